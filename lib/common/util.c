@@ -1,0 +1,251 @@
+/* util.c - checked arithmetic, number parsing, whole-file reads, atomic
+ * output files and the monotonic clock. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+
+bool mul_overflows_i64(int64_t a, int64_t b, int64_t *out)
+{
+	return __builtin_mul_overflow(a, b, out);
+}
+
+bool add_overflows_i64(int64_t a, int64_t b, int64_t *out)
+{
+	return __builtin_add_overflow(a, b, out);
+}
+
+bool parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return false;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (!*s)
+		return false;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno == ERANGE || end == s)
+		return false;
+	while (*end == ' ' || *end == '\t')
+		end++;
+	if (*end)
+		return false;
+	*out = (int64_t)v;
+	return true;
+}
+
+bool parse_double(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno == ERANGE)
+		return false;
+	while (*end == ' ' || *end == '\t')
+		end++;
+	if (*end)
+		return false;
+	*out = v;
+	return true;
+}
+
+enum tcx_status read_file(const char *path, char **out, size_t *len, struct tcx_error *err)
+{
+	FILE *fp;
+	char *buf = NULL, *p;
+	size_t n = 0, cap = 0, got;
+
+	*out = NULL;
+	if (len)
+		*len = 0;
+	if (strcmp(path, "-") == 0)
+		fp = stdin;
+	else
+		fp = fopen(path, "rb");
+	if (!fp)
+		return tcx_fail(err, TCX_EIO, "cannot open '%s': %s", path, strerror(errno));
+	for (;;) {
+		if (cap - n < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			p = realloc(buf, cap + 1);
+			if (!p) {
+				free(buf);
+				if (fp != stdin)
+					fclose(fp);
+				return tcx_fail(err, TCX_ENOMEM, "out of memory reading '%s'", path);
+			}
+			buf = p;
+		}
+		got = fread(buf + n, 1, cap - n, fp);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(fp)) {
+		int e = errno;
+
+		free(buf);
+		if (fp != stdin)
+			fclose(fp);
+		return tcx_fail(err, TCX_EIO, "cannot read '%s': %s", path, strerror(e));
+	}
+	if (fp != stdin)
+		fclose(fp);
+	buf[n] = '\0';
+	*out = buf;
+	if (len)
+		*len = n;
+	return TCX_OK;
+}
+
+/* Temporary files still open, for removal from a signal handler.  Slots
+ * are claimed and released by the thread that opens and closes them; the
+ * handler only reads them. */
+#define MAX_LIVE_TMP 32
+static char *volatile live_tmp[MAX_LIVE_TMP];
+
+static void live_add(char *tmp)
+{
+	for (int i = 0; i < MAX_LIVE_TMP; i++)
+		if (!live_tmp[i]) {
+			live_tmp[i] = tmp;
+			return;
+		}
+}
+
+static void live_del(char *tmp)
+{
+	for (int i = 0; i < MAX_LIVE_TMP; i++)
+		if (live_tmp[i] == tmp)
+			live_tmp[i] = NULL;
+}
+
+void atomic_file_cleanup_all(void)
+{
+	for (int i = 0; i < MAX_LIVE_TMP; i++)
+		if (live_tmp[i])
+			unlink(live_tmp[i]);
+}
+
+enum tcx_status atomic_file_open(struct atomic_file *af, const char *path, struct tcx_error *err)
+{
+	size_t n;
+	int fd;
+
+	memset(af, 0, sizeof(*af));
+	if (strcmp(path, "-") == 0) {
+		af->fp = stdout;
+		return TCX_OK;
+	}
+	n = strlen(path);
+	af->path = strdup(path);
+	af->tmp = malloc(n + 16);
+	if (!af->path || !af->tmp) {
+		atomic_file_abort(af);
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	}
+	snprintf(af->tmp, n + 16, "%s.tmp.XXXXXX", path);
+	fd = mkstemp(af->tmp);
+	if (fd < 0) {
+		int e = errno;
+
+		free(af->tmp);
+		af->tmp = NULL;
+		atomic_file_abort(af);
+		return tcx_fail(err, TCX_EIO, "cannot create '%s': %s", path, strerror(e));
+	}
+	{
+		/* mkstemp makes 0600; outputs are ordinary files under the umask */
+		mode_t mask = umask(022);
+
+		umask(mask);
+		if (fchmod(fd, 0666 & ~mask) != 0)
+			tcx_log(TCX_LOG_DEBUG, "cannot set the mode of '%s'", af->tmp);
+	}
+	af->fp = fdopen(fd, "wb");
+	if (!af->fp) {
+		close(fd);
+		unlink(af->tmp);
+		atomic_file_abort(af);
+		return tcx_fail(err, TCX_EIO, "cannot open '%s'", path);
+	}
+	live_add(af->tmp);
+	return TCX_OK;
+}
+
+enum tcx_status atomic_file_commit(struct atomic_file *af, struct tcx_error *err)
+{
+	enum tcx_status st = TCX_OK;
+	int bad;
+
+	if (af->fp == stdout) {
+		if (fflush(stdout) != 0)
+			st = tcx_fail(err, TCX_EIO, "cannot write to standard output: %s",
+				      strerror(errno));
+		af->fp = NULL;
+		return st;
+	}
+	if (!af->fp)
+		return tcx_fail(err, TCX_EINVAL, "output file is not open");
+	bad = ferror(af->fp) || fflush(af->fp) != 0 || fsync(fileno(af->fp)) != 0;
+	if (bad) {
+		st = tcx_fail(err, TCX_EIO, "cannot write '%s': %s", af->path, strerror(errno));
+		atomic_file_abort(af);
+		return st;
+	}
+	if (fclose(af->fp) != 0) {
+		af->fp = NULL;
+		st = tcx_fail(err, TCX_EIO, "cannot write '%s': %s", af->path, strerror(errno));
+		atomic_file_abort(af);
+		return st;
+	}
+	af->fp = NULL;
+	if (rename(af->tmp, af->path) != 0) {
+		st = tcx_fail(err, TCX_EIO, "cannot rename to '%s': %s", af->path, strerror(errno));
+		atomic_file_abort(af);
+		return st;
+	}
+	live_del(af->tmp);
+	free(af->tmp);
+	free(af->path);
+	af->tmp = af->path = NULL;
+	return TCX_OK;
+}
+
+void atomic_file_abort(struct atomic_file *af)
+{
+	if (af->fp && af->fp != stdout)
+		fclose(af->fp);
+	af->fp = NULL;
+	if (af->tmp) {
+		unlink(af->tmp);
+		live_del(af->tmp);
+	}
+	free(af->tmp);
+	free(af->path);
+	af->tmp = af->path = NULL;
+}
+
+double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
