@@ -1,0 +1,196 @@
+/* test_notation.c - the notation parser, index classification, D0/D1/DU and
+ * the host reference, through the internal and the public API. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "backend/host/host.h"
+#include "notation/notation.h"
+
+static struct tcx_contraction *parse(const char *e)
+{
+	struct tcx_contraction *c = NULL;
+	struct tcx_error err;
+
+	if (notation_parse(e, TCX_DTYPE_S, LAYOUT_BY_STYLE, &c, &err) != TCX_OK)
+		fprintf(stderr, "parse '%s': %s\n", e, err.msg);
+	return c;
+}
+
+static int id_of(const struct tcx_contraction *c, const char *n)
+{
+	return contraction_find(c, n);
+}
+
+static void test_classes(void)
+{
+	struct tcx_contraction *c = parse("C[ijk]=A[ilk]*B[jlk]");
+	struct classification cls;
+	char name[64];
+
+	CHECK(c && c->nidx == 4);
+	if (!c)
+		return;
+	CHECK(id_of(c, "i") == 0 && id_of(c, "j") == 1 && id_of(c, "k") == 2 && id_of(c, "l") == 3);
+	CHECK(c->idx[0].cls == IDX_FREE_A && c->idx[1].cls == IDX_FREE_B);
+	CHECK(c->idx[2].cls == IDX_BATCH && c->idx[3].cls == IDX_BOUND);
+	contraction_tensile_name(c, name, sizeof(name));
+	CHECK(strcmp(name, "Cijk_Ailk_Bjlk_S") == 0);
+	classify(c, NULL, &cls);
+	CHECK(cls.d0 == 0 && cls.d1 == 1 && cls.du == 3 && cls.d0_from_a);
+	CHECK(cls.tlu[T_A] && cls.tlu[T_B]);
+	contraction_free(c);
+
+	/* einsum: last index fastest, so C's ids run k, j, i */
+	c = parse("ilk,jlk->ijk");
+	CHECK(c && id_of(c, "k") == 0 && id_of(c, "j") == 1 && id_of(c, "i") == 2);
+	if (c) {
+		classify(c, NULL, &cls);
+		CHECK(cls.d0 == id_of(c, "j") && !cls.d0_from_a);
+	}
+	contraction_free(c);
+
+	/* implicit output: once-appearing indices, sorted */
+	c = parse("ba,ac");
+	CHECK(c && c->rank[T_C] == 2 && strcmp(c->idx[c->written[T_C][0]].name, "b") == 0 &&
+	      strcmp(c->idx[c->written[T_C][1]].name, "c") == 0);
+	contraction_free(c);
+
+	/* Tensile's 7-index convolution: DU = o by both rules */
+	c = parse("C[i,j,k,l] = Sum[m,n,o] A[o,n,i,j,m,l] * B[o,n,j,m,k,l]");
+	if (c) {
+		classify(c, NULL, &cls);
+		CHECK(cls.d0 == id_of(c, "i") && cls.d1 == id_of(c, "k"));
+		CHECK(cls.du == id_of(c, "o") && cls.tensile_du == cls.du);
+		CHECK(!cls.tlu[T_A] && !cls.tlu[T_B]);
+		CHECK(c->idx[id_of(c, "j")].cls == IDX_BATCH && c->idx[id_of(c, "l")].cls == IDX_BATCH);
+	}
+	contraction_free(c);
+
+	/* degenerate forms map to size-1 stand-ins */
+	c = parse("C[]=A[k]*B[k]");
+	if (c) {
+		classify(c, NULL, &cls);
+		CHECK(cls.d0 == IDX_VIRTUAL && cls.d1 == IDX_VIRTUAL && cls.du == 0);
+	}
+	contraction_free(c);
+	c = parse("C[ij]=A[i]*B[j]");
+	if (c) {
+		classify(c, NULL, &cls);
+		CHECK(cls.du == IDX_VIRTUAL && cls.d0 == 0 && cls.d1 == 1);
+	}
+	contraction_free(c);
+}
+
+static void test_du_by_stride(void)
+{
+	struct tcx_contraction *c = parse("C[i,j] = Sum[k,l] A[i,k,l] * B[j,l,k]");
+	struct problem p;
+	struct classification cls;
+	struct tcx_error err;
+	int64_t s1[4] = { 8, 8, 1000, 2 }, s2[4] = { 8, 8, 2, 1000 };
+
+	if (!c)
+		return;
+	CHECK(problem_init(&p, c, s1, &err) == TCX_OK);
+	classify(c, &p, &cls);
+	CHECK(cls.du == id_of(c, "k")); /* A stride 8 + B stride 16 beats l's 8000 + 8 */
+	CHECK(cls.tensile_du == id_of(c, "l"));
+	CHECK(problem_init(&p, c, s2, &err) == TCX_OK);
+	classify(c, &p, &cls);
+	CHECK(cls.du == id_of(c, "l"));
+	contraction_free(c);
+}
+
+static void test_errors(void)
+{
+	static const struct {
+		const char *expr;
+		unsigned col;
+	} bad[] = {
+		{ "", 1 },		       { "C[ij]=A[ik]*", 13 },	   { "C[ijn]=A[ik]*B[kj]", 5 },
+		{ "C[ij]=A[ikk]*B[kj]", 11 }, { "C[ij=A[ik]*B[kj]", 2 },   { "ij,jk,kl->il", 7 },
+		{ "C[ij]=A[ikl]*B[kj]", 11 }, { "...ij,jk->ik", 1 },	   { "C[ii]=A[ik]*B[ki]", 4 },
+	};
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		struct tcx_contraction *c = (void *)1;
+		struct tcx_error err = { 0 };
+
+		CHECK_MSG(notation_parse(bad[k].expr, TCX_DTYPE_S, LAYOUT_BY_STYLE, &c, &err) ==
+				  TCX_EPARSE,
+			  "'%s' parsed", bad[k].expr);
+		CHECK(c == NULL);
+		CHECK_MSG(err.col == bad[k].col, "'%s': col %u, want %u", bad[k].expr, err.col,
+			  bad[k].col);
+		CHECK(err.msg[0] != '\0');
+	}
+}
+
+static void test_reference(void)
+{
+	/* a 2x3 by 3x2 GEMM by hand, through the public API */
+	struct tcx_contraction *c = NULL;
+	struct tcx_error err;
+	int64_t sizes[3] = { 2, 2, 3 }; /* i, j, k */
+	/* A[ik], first index fastest: A(i,k) = a[i + 2k] */
+	float a[6] = { 1, 2, 3, 4, 5, 6 }, b[6] = { 1, 0, -1, 2, 1, 0.5f }, cc[4] = { 1, 1, 1, 1 };
+	double alpha = 2, beta = 0.5;
+	char name[64];
+
+	CHECK(tcx_contraction_parse("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, &c, &err) == TCX_OK);
+	if (!c)
+		return;
+	CHECK(tcx_contraction_num_indices(c) == 3);
+	CHECK(strcmp(tcx_contraction_index_name(c, 2), "k") == 0);
+	CHECK(tcx_contraction_index_name(c, 3) == NULL);
+	tcx_contraction_name(c, name, sizeof(name));
+	CHECK(strcmp(name, "Cij_Aik_Bkj_S") == 0);
+	CHECK(tcx_contraction_reference(c, sizes, a, b, cc, &alpha, &beta, &err) == TCX_OK);
+	/* B(k,j) = b[k + 3j]; C(i,j) = 2 * sum_k A(i,k) B(k,j) + 0.5 */
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 2; j++) {
+			double s = 0;
+
+			for (int k = 0; k < 3; k++)
+				s += a[i + 2 * k] * b[k + 3 * j];
+			CHECK_MSG(fabs(cc[i + 2 * j] - (2 * s + 0.5)) < 1e-6, "C(%d,%d) = %g", i, j,
+				  cc[i + 2 * j]);
+		}
+	tcx_contraction_destroy(c);
+	CHECK(tcx_contraction_parse("C[ij]=A[ik]*", TCX_DTYPE_S, &c, &err) == TCX_EPARSE && !c);
+	CHECK(strcmp(tcx_status_str(TCX_EMISMATCH), "result mismatch") == 0);
+	CHECK(strcmp(tcx_status_str((enum tcx_status)999), "unknown status") == 0);
+	for (int s = 0; s < TCX_STATUS_COUNT; s++)
+		CHECK(strcmp(tcx_status_str((enum tcx_status)s), "unknown status") != 0);
+}
+
+static void test_complex_conj(void)
+{
+	/* C = conj(A) . B for 1-element vectors: (1+2i)* (3+4i) = (1-2i)(3+4i) = 11 - 2i */
+	struct tcx_contraction *c = NULL;
+	struct tcx_error err;
+	struct problem p;
+	int64_t sizes[1] = { 1 };
+	float a[2] = { 1, 2 }, b[2] = { 3, 4 }, cc[2] = { 0, 0 };
+	double one[2] = { 1, 0 }, zero[2] = { 0, 0 };
+
+	CHECK(notation_parse("C[]=conj(A[k])*B[k]", TCX_DTYPE_C, LAYOUT_BY_STYLE, &c, &err) ==
+	      TCX_OK);
+	if (!c)
+		return;
+	CHECK(problem_init(&p, c, sizes, &err) == TCX_OK);
+	CHECK(host_contract(&p, a, b, cc, one, zero, 1, &err) == TCX_OK);
+	CHECK(cc[0] == 11 && cc[1] == -2);
+	contraction_free(c);
+}
+
+int main(void)
+{
+	test_classes();
+	test_du_by_stride();
+	test_errors();
+	test_reference();
+	test_complex_conj();
+	return check_done();
+}
