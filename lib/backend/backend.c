@@ -1,0 +1,386 @@
+/* backend.c - the backend registry, device listing and choice, the
+ * process-wide program cache, and thin wrappers over the ops. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+
+/* One line per backend.  Order matters only for listing. */
+static void (*const registry[])(struct backend_ops *) = {
+#ifdef TCX_WITH_OPENCL
+	tcx_backend_opencl_ops,
+#endif
+#ifdef TCX_WITH_CUDA
+	tcx_backend_cuda_ops,
+#endif
+#ifdef TCX_WITH_HIP
+	tcx_backend_hip_ops,
+#endif
+	tcx_backend_host_ops,
+};
+
+#define NBACKENDS ARRAY_SIZE(registry)
+static struct backend_ops backends[NBACKENDS];
+static pthread_once_t backends_once = PTHREAD_ONCE_INIT;
+
+static void backends_init(void)
+{
+	for (size_t k = 0; k < NBACKENDS; k++)
+		registry[k](&backends[k]);
+}
+
+int backend_count(void)
+{
+	pthread_once(&backends_once, backends_init);
+	return (int)NBACKENDS;
+}
+
+const struct backend_ops *backend_at(int k)
+{
+	pthread_once(&backends_once, backends_init);
+	return k >= 0 && (size_t)k < NBACKENDS ? &backends[k] : NULL;
+}
+
+const struct backend_ops *backend_find(const char *name)
+{
+	for (int k = 0; k < backend_count(); k++)
+		if (strcmp(backends[k].name, name) == 0)
+			return &backends[k];
+	return NULL;
+}
+
+#define MAX_DEVICES_PER_BACKEND 64
+
+enum tcx_status devices_list(struct device_info **out, int *count, struct strbuf *why,
+			     struct tcx_error *err)
+{
+	struct device_info *all = NULL, *p;
+	int n = 0;
+
+	*out = NULL;
+	*count = 0;
+	for (int k = 0; k < backend_count(); k++) {
+		struct device_info tmp[MAX_DEVICES_PER_BACKEND];
+		struct tcx_error e = { 0 };
+		int got = 0;
+		enum tcx_status st = backends[k].probe(tmp, MAX_DEVICES_PER_BACKEND, &got, &e);
+
+		if (st != TCX_OK || got == 0) {
+			if (why)
+				strbuf_addf(why, "%s: %s\n", backends[k].name,
+					    st ? e.msg : "no devices found");
+			continue;
+		}
+		p = realloc(all, (size_t)(n + got) * sizeof(*all));
+		if (!p) {
+			free(all);
+			return tcx_fail(err, TCX_ENOMEM, "out of memory");
+		}
+		all = p;
+		memcpy(all + n, tmp, (size_t)got * sizeof(*tmp));
+		n += got;
+	}
+	*out = all;
+	*count = n;
+	return TCX_OK;
+}
+
+/* The default: the first GPU (preferring CUDA, then HIP, then OpenCL), else
+ * the first OpenCL CPU device. */
+static int default_rank(const struct device_info *d)
+{
+	if (d->type == DEV_GPU)
+		return strcmp(d->backend, "cuda") == 0 ? 0 : strcmp(d->backend, "hip") == 0 ? 1 : 2;
+	if (d->type == DEV_ACCEL)
+		return 3;
+	if (d->type == DEV_CPU)
+		return 4;
+	return 100; /* the host reference is never a default */
+}
+
+enum tcx_status device_open(const char *id, struct device **out, struct tcx_error *err)
+{
+	struct device_info *all;
+	struct strbuf why = STRBUF_INIT;
+	enum tcx_status st;
+	int n, pick = -1, index = 0;
+	const struct backend_ops *ops;
+
+	*out = NULL;
+	if (!id || !*id)
+		id = getenv("TCX_DEVICE");
+	if (id && !*id)
+		id = NULL;
+	st = devices_list(&all, &n, &why, err);
+	if (st) {
+		strbuf_release(&why);
+		return st;
+	}
+	if (id) {
+		for (int k = 0; k < n; k++)
+			if (strcmp(all[k].id, id) == 0)
+				pick = k;
+		if (pick < 0) {
+			const char *colon = strchr(id, ':');
+			size_t blen = colon ? (size_t)(colon - id) : strlen(id);
+			bool known = false;
+
+			for (int k = 0; k < backend_count(); k++)
+				known |= strlen(backends[k].name) == blen &&
+					 strncmp(backends[k].name, id, blen) == 0;
+			st = tcx_fail(err, known ? TCX_ENODEV : TCX_EINVAL,
+				      "unknown device id '%s'; 'tcx devices' lists them%s%s", id,
+				      why.len ? "; " : "", why.len ? strbuf_str(&why) : "");
+			if (err && why.len && err->msg[strlen(err->msg) - 1] == '\n')
+				err->msg[strlen(err->msg) - 1] = '\0';
+			free(all);
+			strbuf_release(&why);
+			return st;
+		}
+	} else {
+		for (int k = 0; k < n; k++)
+			if (default_rank(&all[k]) < 100 &&
+			    (pick < 0 || default_rank(&all[k]) < default_rank(&all[pick])))
+				pick = k;
+		if (pick < 0) {
+			st = tcx_fail(err, TCX_ENODEV,
+				      "no usable device: no GPU and no OpenCL CPU device (install "
+				      "pocl-opencl-icd) %s%s",
+				      why.len ? "- " : "", strbuf_str(&why));
+			if (err && err->msg[0] && err->msg[strlen(err->msg) - 1] == '\n')
+				err->msg[strlen(err->msg) - 1] = '\0';
+			free(all);
+			strbuf_release(&why);
+			return st;
+		}
+	}
+	strbuf_release(&why);
+	ops = backend_find(all[pick].backend);
+	for (int k = 0; k < pick; k++)
+		index += strcmp(all[k].backend, all[pick].backend) == 0;
+	free(all);
+	if (!ops)
+		return tcx_fail(err, TCX_ENODEV, "no backend for device '%s'", id ? id : "?");
+	st = ops->open(index, out, err);
+	if (st == TCX_OK)
+		((struct device_base *)*out)->ops = ops;
+	return st;
+}
+
+/* The process-wide program cache: a short list keyed by a hash of the
+ * source and options (compared in full on a hit). */
+struct cache_entry {
+	uint64_t key;
+	char *src;
+	size_t len;
+	char *opts;
+	struct program *prog;
+	struct cache_entry *next;
+};
+
+struct program_cache {
+	pthread_mutex_t lock;
+	struct cache_entry *head;
+};
+
+static struct device_base *base_of(const struct device *dev)
+{
+	return (struct device_base *)dev;
+}
+
+const struct backend_ops *device_ops(const struct device *dev)
+{
+	return base_of(dev)->ops;
+}
+
+const struct device_info *device_info_of(const struct device *dev)
+{
+	return base_of(dev)->ops->info(dev);
+}
+
+bool device_is_host(const struct device *dev)
+{
+	return device_info_of(dev)->type == DEV_HOST;
+}
+
+void device_close(struct device *dev)
+{
+	struct device_base *b;
+	struct cache_entry *e, *next;
+
+	if (!dev)
+		return;
+	b = base_of(dev);
+	if (b->cache) {
+		for (e = b->cache->head; e; e = next) {
+			next = e->next;
+			b->ops->program_free(e->prog);
+			free(e->src);
+			free(e->opts);
+			free(e);
+		}
+		pthread_mutex_destroy(&b->cache->lock);
+		free(b->cache);
+		b->cache = NULL;
+	}
+	b->ops->close(dev);
+}
+
+enum tcx_status device_build(struct device *dev, const char *src, size_t len, const char *opts,
+			     struct program **out, double *compile_s, struct strbuf *log,
+			     struct tcx_error *err)
+{
+	struct device_base *b = base_of(dev);
+	struct cache_entry *e;
+	uint64_t key;
+	enum tcx_status st;
+	struct program *prog = NULL;
+	double t0;
+
+	*out = NULL;
+	if (compile_s)
+		*compile_s = 0;
+	if (!b->ops->build)
+		return tcx_fail(err, TCX_EUNSUPPORTED,
+				"device '%s' runs the host reference and compiles no kernels",
+				device_info_of(dev)->id);
+	if (!opts)
+		opts = "";
+	if (!b->cache) {
+		b->cache = calloc(1, sizeof(*b->cache));
+		if (!b->cache)
+			return tcx_fail(err, TCX_ENOMEM, "out of memory");
+		pthread_mutex_init(&b->cache->lock, NULL);
+	}
+	key = hash64(opts, strlen(opts), hash64(src, len, 0));
+	pthread_mutex_lock(&b->cache->lock);
+	for (e = b->cache->head; e; e = e->next)
+		if (e->key == key && e->len == len && memcmp(e->src, src, len) == 0 &&
+		    strcmp(e->opts, opts) == 0) {
+			b->cache_hits++;
+			*out = e->prog;
+			pthread_mutex_unlock(&b->cache->lock);
+			return TCX_OK;
+		}
+	pthread_mutex_unlock(&b->cache->lock);
+
+	t0 = now_seconds();
+	st = b->ops->build(dev, src, len, opts, &prog, err);
+	if (compile_s)
+		*compile_s = now_seconds() - t0;
+	if (st) {
+		if (prog && log)
+			strbuf_adds(log, b->ops->build_log(prog));
+		if (prog)
+			b->ops->program_free(prog);
+		return st;
+	}
+	e = calloc(1, sizeof(*e));
+	if (e) {
+		e->src = malloc(len + 1);
+		e->opts = strdup(opts);
+	}
+	if (!e || !e->src || !e->opts) {
+		if (e) {
+			free(e->src);
+			free(e->opts);
+			free(e);
+		}
+		b->ops->program_free(prog);
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	}
+	memcpy(e->src, src, len);
+	e->src[len] = '\0';
+	e->len = len;
+	e->key = key;
+	e->prog = prog;
+	pthread_mutex_lock(&b->cache->lock);
+	e->next = b->cache->head;
+	b->cache->head = e;
+	b->builds++;
+	pthread_mutex_unlock(&b->cache->lock);
+	*out = prog;
+	return TCX_OK;
+}
+
+enum tcx_status buffer_alloc(struct device *dev, size_t bytes, struct buffer **out,
+			     struct tcx_error *err)
+{
+	if (bytes == 0)
+		bytes = 1;
+	return base_of(dev)->ops->alloc(dev, bytes, out, err);
+}
+
+void buffer_free(struct device *dev, struct buffer *buf)
+{
+	if (buf)
+		base_of(dev)->ops->free(buf);
+}
+
+enum tcx_status buffer_write(struct device *dev, struct buffer *buf, size_t off, const void *src,
+			     size_t bytes, struct tcx_error *err)
+{
+	return base_of(dev)->ops->write(dev, buf, off, src, bytes, err);
+}
+
+enum tcx_status buffer_read(struct device *dev, struct buffer *buf, size_t off, void *dst,
+			    size_t bytes, struct tcx_error *err)
+{
+	return base_of(dev)->ops->read(dev, buf, off, dst, bytes, err);
+}
+
+enum tcx_status device_launch(struct device *dev, struct program *prog, const struct launch *l,
+			      double *event_ms, struct tcx_error *err)
+{
+	if (!base_of(dev)->ops->launch)
+		return tcx_fail(err, TCX_EUNSUPPORTED, "device '%s' cannot launch kernels",
+				device_info_of(dev)->id);
+	return base_of(dev)->ops->launch(dev, prog, l, event_ms, err);
+}
+
+enum tcx_status device_finish(struct device *dev, struct tcx_error *err)
+{
+	if (!base_of(dev)->ops->finish)
+		return TCX_OK;
+	return base_of(dev)->ops->finish(dev, err);
+}
+
+void launch_init(struct launch *l, const char *kernel)
+{
+	memset(l, 0, sizeof(*l));
+	l->kernel = kernel;
+	for (int k = 0; k < 3; k++)
+		l->global[k] = l->local[k] = 1;
+}
+
+static struct karg *next_arg(struct launch *l)
+{
+	/* LAUNCH_MAX_ARGS is far above what any template takes */
+	return l->nargs < LAUNCH_MAX_ARGS ? &l->args[l->nargs++] : &l->args[LAUNCH_MAX_ARGS - 1];
+}
+
+void launch_arg_buffer(struct launch *l, struct buffer *buf)
+{
+	struct karg *a = next_arg(l);
+
+	a->kind = KARG_BUFFER;
+	a->buf = buf;
+}
+
+void launch_arg_bytes(struct launch *l, const void *ptr, size_t size)
+{
+	struct karg *a = next_arg(l);
+
+	a->kind = KARG_BYTES;
+	a->ptr = ptr;
+	a->size = size;
+}
+
+void launch_arg_local(struct launch *l, size_t size)
+{
+	struct karg *a = next_arg(l);
+
+	a->kind = KARG_LOCAL;
+	a->size = size;
+}

@@ -1,0 +1,200 @@
+/* backend.h - the backend interface: how tcx finds devices, builds kernels,
+ * moves data and launches work on OpenCL, CUDA, HIP and the host.
+ *
+ * A backend fills a struct backend_ops (pocl's device-ops idea): one
+ * directory lib/backend/<name>/ providing tcx_backend_<name>_ops(), and one
+ * registry line in backend.c.  The tuner and the generator never ask which
+ * backend they have; they read struct device_info.
+ *
+ * Ownership: objects a hook creates (device, program, buffer) are freed by
+ * the matching hook (close, program_free, free).  Strings a hook returns are
+ * borrowed from the object they describe.
+ */
+#ifndef TCX_BACKEND_H
+#define TCX_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+
+enum device_type { DEV_CPU, DEV_GPU, DEV_ACCEL, DEV_HOST };
+
+/* What tcx knows of a device.  Zero / empty where the runtime does not say. */
+struct device_info {
+	char id[64];        /* "opencl:0:1", "cuda:0", "hip:0", "host" */
+	char backend[16];   /* "opencl" */
+	char name[128];     /* "NVIDIA H100 80GB HBM3" */
+	char vendor[128];
+	char driver[256];   /* driver / runtime version, part of cache keys */
+	char arch[64];      /* "sm_90", "gfx90a", CPU model for PoCL */
+	char lang[16];      /* kernel language: "opencl" or "cuda" (CUDA and HIP) */
+	enum device_type type;
+	int compute_units;
+	int64_t global_mem;      /* bytes */
+	int64_t max_alloc;       /* largest single buffer, bytes */
+	int64_t local_mem;       /* local/shared memory a work-group may use, bytes */
+	int64_t local_mem_per_cu;/* per compute unit (SM), bytes; 0 if unknown */
+	int max_wg_size;         /* work-items per work-group */
+	int max_wg_dim[3];
+	int max_regs_per_wg;     /* 32-bit registers per work-group; 0 if unknown */
+	int clock_mhz;
+	int simd_width;          /* warp / wavefront size; 1 for CPUs */
+	int pref_vector_float;   /* preferred float vector width */
+	bool fp64;               /* double arithmetic */
+	bool fp16;               /* half arithmetic (storage works everywhere) */
+	bool timer_events;       /* device-side event timing is trustworthy */
+	bool local_mem_real;     /* local memory is on-chip (not emulated in RAM) */
+	int wg_multiple;         /* preferred work-group size multiple */
+	int cc_major, cc_minor;  /* CUDA compute capability */
+};
+
+struct device;   /* an opened device (context + queue) */
+struct program;  /* a compiled program */
+struct buffer;   /* device memory */
+
+enum karg_kind { KARG_BUFFER, KARG_BYTES, KARG_LOCAL };
+
+/* One kernel argument: a buffer, a value (bytes copied at launch), or, in
+ * OpenCL, a dynamic __local allocation of `size` bytes. */
+struct karg {
+	enum karg_kind kind;
+	struct buffer *buf;
+	const void *ptr;
+	size_t size;
+};
+
+#define LAUNCH_MAX_ARGS 24
+
+/* A launch: `global` counts work-items (OpenCL's NDRange, so CUDA's grid is
+ * global / local), `local` the work-group shape. */
+struct launch {
+	const char *kernel;
+	size_t global[3];
+	size_t local[3];
+	int nargs;
+	struct karg args[LAUNCH_MAX_ARGS];
+};
+
+struct backend_ops {
+	const char *name;
+
+	/* Lists this backend's devices into out[0..max), sets *count.  A
+	 * backend whose runtime is missing returns TCX_ENODEV with the reason
+	 * in err ("libcuda.so.1 not found"), which `tcx devices` shows. */
+	enum tcx_status (*probe)(struct device_info *out, int max, int *count,
+				 struct tcx_error *err);
+
+	/* Opens device `index` of this backend's list (probe order).  The
+	 * device's struct device_base comes zeroed; device_open sets its ops. */
+	enum tcx_status (*open)(int index, struct device **out, struct tcx_error *err);
+	void (*close)(struct device *dev);
+	const struct device_info *(*info)(const struct device *dev);
+
+	/* Compiles `src` (len bytes) with backend options `opts` (may be NULL).
+	 * On TCX_EBUILD *out may still be set so build_log can be read; the
+	 * caller frees it with program_free either way. */
+	enum tcx_status (*build)(struct device *dev, const char *src, size_t len, const char *opts,
+				 struct program **out, struct tcx_error *err);
+	/* The compiler's log (borrowed from the program; "" when none). */
+	const char *(*build_log)(const struct program *prog);
+	void (*program_free)(struct program *prog);
+	/* Optional: the compiled binary, for the on-disk kernel cache (caller
+	 * frees *bin), and a build from such a binary. */
+	enum tcx_status (*binary)(const struct program *prog, unsigned char **bin, size_t *len,
+				  struct tcx_error *err);
+	enum tcx_status (*build_binary)(struct device *dev, const unsigned char *bin, size_t len,
+					struct program **out, struct tcx_error *err);
+	/* Optional: resources of a compiled kernel (registers per work-item,
+	 * spilled bytes, static local memory); -1 where unknown. */
+	void (*kernel_resources)(const struct program *prog, const char *kernel, int *regs,
+				 int *spill_bytes, int64_t *local_bytes);
+
+	enum tcx_status (*alloc)(struct device *dev, size_t bytes, struct buffer **out,
+				 struct tcx_error *err);
+	void (*free)(struct buffer *buf);
+	enum tcx_status (*write)(struct device *dev, struct buffer *buf, size_t offset,
+				 const void *src, size_t bytes, struct tcx_error *err);
+	enum tcx_status (*read)(struct device *dev, struct buffer *buf, size_t offset, void *dst,
+				size_t bytes, struct tcx_error *err);
+	/* Optional: fill a buffer with a repeated byte pattern (poisoning). */
+	enum tcx_status (*fill)(struct device *dev, struct buffer *buf, const void *pattern,
+				size_t pattern_size, size_t bytes, struct tcx_error *err);
+
+	/* Enqueues a kernel.  With event_ms non-NULL the call waits for the
+	 * kernel and stores its device-side duration in milliseconds. */
+	enum tcx_status (*launch)(struct device *dev, struct program *prog,
+				  const struct launch *l, double *event_ms, struct tcx_error *err);
+	/* Waits until everything enqueued has finished. */
+	enum tcx_status (*finish)(struct device *dev, struct tcx_error *err);
+};
+
+/* The registry. */
+int backend_count(void);
+const struct backend_ops *backend_at(int k);
+const struct backend_ops *backend_find(const char *name);
+
+/* Every device of every backend.  `why` receives one line per backend that
+ * has no devices and says why (NULL allowed).  Caller frees *out. */
+enum tcx_status devices_list(struct device_info **out, int *count, struct strbuf *why,
+			     struct tcx_error *err);
+
+/* Opens a device by id ("opencl:0:0", "cuda:1", "host"), or the default
+ * when id is NULL or empty: $TCX_DEVICE, else the first GPU, else the first
+ * OpenCL CPU device; TCX_ENODEV when there is none. */
+enum tcx_status device_open(const char *id, struct device **out, struct tcx_error *err);
+void device_close(struct device *dev);
+const struct device_info *device_info_of(const struct device *dev);
+const struct backend_ops *device_ops(const struct device *dev);
+/* True for the host reference device, which computes but never compiles. */
+bool device_is_host(const struct device *dev);
+
+/* Every backend's `struct device` starts with this header, so the generic
+ * code can find the ops and the in-process program cache. */
+struct device_base {
+	const struct backend_ops *ops;
+	struct program_cache *cache;
+	unsigned long builds, cache_hits, disk_hits; /* counters, for tests */
+};
+
+/* Builds through the process-wide cache keyed by source and options, then
+ * the compiler.  The program stays owned by the cache (freed by
+ * device_close); *compile_s gets the seconds spent compiling (0 on a cache
+ * hit).  On TCX_EBUILD the compiler's log is appended to `log` (NULL
+ * allowed). */
+enum tcx_status device_build(struct device *dev, const char *src, size_t len, const char *opts,
+			     struct program **out, double *compile_s, struct strbuf *log,
+			     struct tcx_error *err);
+
+/* Thin wrappers over the ops. */
+enum tcx_status buffer_alloc(struct device *dev, size_t bytes, struct buffer **out,
+			     struct tcx_error *err);
+void buffer_free(struct device *dev, struct buffer *buf);
+enum tcx_status buffer_write(struct device *dev, struct buffer *buf, size_t off, const void *src,
+			     size_t bytes, struct tcx_error *err);
+enum tcx_status buffer_read(struct device *dev, struct buffer *buf, size_t off, void *dst,
+			    size_t bytes, struct tcx_error *err);
+enum tcx_status device_launch(struct device *dev, struct program *prog, const struct launch *l,
+			      double *event_ms, struct tcx_error *err);
+enum tcx_status device_finish(struct device *dev, struct tcx_error *err);
+
+/* Launch helpers. */
+void launch_init(struct launch *l, const char *kernel);
+void launch_arg_buffer(struct launch *l, struct buffer *buf);
+void launch_arg_bytes(struct launch *l, const void *ptr, size_t size);
+void launch_arg_local(struct launch *l, size_t size);
+
+/* Each backend: */
+void tcx_backend_host_ops(struct backend_ops *ops);
+#ifdef TCX_WITH_OPENCL
+void tcx_backend_opencl_ops(struct backend_ops *ops);
+#endif
+#ifdef TCX_WITH_CUDA
+void tcx_backend_cuda_ops(struct backend_ops *ops);
+#endif
+#ifdef TCX_WITH_HIP
+void tcx_backend_hip_ops(struct backend_ops *ops);
+#endif
+
+#endif /* TCX_BACKEND_H */

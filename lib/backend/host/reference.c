@@ -1,0 +1,261 @@
+/* reference.c - the host reference contraction.  Straightforward loops that
+ * accumulate in double (complex double), split over threads by output
+ * element: the oracle for every validation.  It is never tuned. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/host/host.h"
+
+int host_cpu_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (int)n : 1;
+}
+
+void elem_get(enum tcx_dtype t, const void *base, int64_t off, double *re, double *im)
+{
+	switch (t) {
+	case TCX_DTYPE_S:
+		*re = ((const float *)base)[off];
+		*im = 0;
+		break;
+	case TCX_DTYPE_D:
+		*re = ((const double *)base)[off];
+		*im = 0;
+		break;
+	case TCX_DTYPE_C:
+		*re = ((const float *)base)[2 * off];
+		*im = ((const float *)base)[2 * off + 1];
+		break;
+	case TCX_DTYPE_Z:
+		*re = ((const double *)base)[2 * off];
+		*im = ((const double *)base)[2 * off + 1];
+		break;
+	case TCX_DTYPE_H:
+		*re = half_to_float(((const uint16_t *)base)[off]);
+		*im = 0;
+		break;
+	case TCX_DTYPE_B:
+		*re = bf16_to_float(((const uint16_t *)base)[off]);
+		*im = 0;
+		break;
+	}
+}
+
+void elem_set(enum tcx_dtype t, void *base, int64_t off, double re, double im)
+{
+	switch (t) {
+	case TCX_DTYPE_S:
+		((float *)base)[off] = (float)re;
+		break;
+	case TCX_DTYPE_D:
+		((double *)base)[off] = re;
+		break;
+	case TCX_DTYPE_C:
+		((float *)base)[2 * off] = (float)re;
+		((float *)base)[2 * off + 1] = (float)im;
+		break;
+	case TCX_DTYPE_Z:
+		((double *)base)[2 * off] = re;
+		((double *)base)[2 * off + 1] = im;
+		break;
+	case TCX_DTYPE_H:
+		((uint16_t *)base)[off] = float_to_half((float)re);
+		break;
+	case TCX_DTYPE_B:
+		((uint16_t *)base)[off] = float_to_bf16((float)re);
+		break;
+	}
+}
+
+int64_t c_offset_of(const struct problem *p, int64_t lin, int64_t *idx)
+{
+	const struct tcx_contraction *c = p->c;
+	int ids[TCX_MAX_INDICES], n = contraction_dims(c, T_C, ids);
+	int64_t off = 0;
+
+	for (int k = 0; k < n; k++) {
+		int64_t s = p->size[ids[k]], v = lin % s;
+
+		lin /= s;
+		if (idx)
+			idx[ids[k]] = v;
+		off += v * p->stride[T_C][ids[k]];
+	}
+	return off;
+}
+
+struct ref_job {
+	const struct problem *p;
+	const void *a, *b, *c_in;
+	void *c_out;            /* host_contract: write here */
+	const int64_t *lin;     /* host_reference_at: these elements */
+	double *out;
+	int64_t begin, end;
+	double alpha[2], beta[2];
+	int bound[TCX_MAX_INDICES], nbound;
+};
+
+/* The sum over the bound indices for one output element. */
+static void element_sum(const struct ref_job *j, const int64_t *idx, double *sre, double *sim)
+{
+	const struct problem *p = j->p;
+	const struct tcx_contraction *c = p->c;
+	enum tcx_dtype t = c->dtype;
+	bool cplx = dtype_info(t)->complex;
+	int64_t oa = 0, ob = 0, bi[TCX_MAX_INDICES] = { 0 };
+	double re = 0, im = 0;
+
+	for (int id = 0; id < c->nidx; id++) {
+		if (c->idx[id].cls == IDX_BOUND)
+			continue;
+		oa += idx[id] * p->stride[T_A][id];
+		ob += idx[id] * p->stride[T_B][id];
+	}
+	for (;;) {
+		int64_t a_off = oa, b_off = ob;
+		double ar, ai, br, bim;
+		int k;
+
+		for (k = 0; k < j->nbound; k++) {
+			a_off += bi[k] * p->stride[T_A][j->bound[k]];
+			b_off += bi[k] * p->stride[T_B][j->bound[k]];
+		}
+		elem_get(t, j->a, a_off, &ar, &ai);
+		elem_get(t, j->b, b_off, &br, &bim);
+		if (cplx) {
+			if (c->conj[T_A])
+				ai = -ai;
+			if (c->conj[T_B])
+				bim = -bim;
+			re += ar * br - ai * bim;
+			im += ar * bim + ai * br;
+		} else {
+			re += ar * br;
+		}
+		for (k = 0; k < j->nbound; k++) {
+			if (++bi[k] < p->size[j->bound[k]])
+				break;
+			bi[k] = 0;
+		}
+		if (k == j->nbound)
+			break;
+	}
+	*sre = re;
+	*sim = im;
+}
+
+static void finish_element(const struct ref_job *j, int64_t coff, double sre, double sim,
+			   double *re, double *im)
+{
+	enum tcx_dtype t = j->p->c->dtype;
+	double r = j->alpha[0] * sre - j->alpha[1] * sim;
+	double i = j->alpha[0] * sim + j->alpha[1] * sre;
+
+	if (j->beta[0] != 0 || j->beta[1] != 0) {
+		double cr, ci;
+
+		elem_get(t, j->c_in, coff, &cr, &ci);
+		r += j->beta[0] * cr - j->beta[1] * ci;
+		i += j->beta[0] * ci + j->beta[1] * cr;
+	}
+	*re = r;
+	*im = i;
+}
+
+static void *ref_worker(void *arg)
+{
+	struct ref_job *j = arg;
+	int64_t idx[TCX_MAX_INDICES] = { 0 };
+
+	for (int64_t e = j->begin; e < j->end; e++) {
+		int64_t lin = j->lin ? j->lin[e] : e;
+		int64_t coff = c_offset_of(j->p, lin, idx);
+		double sre, sim, re, im;
+
+		element_sum(j, idx, &sre, &sim);
+		finish_element(j, coff, sre, sim, &re, &im);
+		if (j->out) {
+			j->out[2 * e] = re;
+			j->out[2 * e + 1] = im;
+		} else {
+			elem_set(j->p->c->dtype, j->c_out, coff, re, im);
+		}
+	}
+	return NULL;
+}
+
+static enum tcx_status run_jobs(struct ref_job *tmpl, int64_t total, int threads,
+				struct tcx_error *err)
+{
+	pthread_t tid[256];
+	struct ref_job jobs[256];
+	int started = 0;
+
+	if (threads <= 0)
+		threads = host_cpu_count();
+	if (threads > 256)
+		threads = 256;
+	if (total < 64 * threads)
+		threads = total >= 64 ? (int)(total / 64) : 1;
+	for (int k = 0; k < tmpl->p->c->nidx; k++)
+		if (tmpl->p->c->idx[k].cls == IDX_BOUND)
+			tmpl->bound[tmpl->nbound++] = k;
+	for (int k = 0; k < threads; k++) {
+		jobs[k] = *tmpl;
+		jobs[k].begin = total * k / threads;
+		jobs[k].end = total * (k + 1) / threads;
+	}
+	for (int k = 1; k < threads; k++) {
+		if (pthread_create(&tid[k], NULL, ref_worker, &jobs[k]) != 0)
+			break;
+		started = k;
+	}
+	/* whatever could not get a thread runs here */
+	ref_worker(&jobs[0]);
+	for (int k = started + 1; k < threads; k++)
+		ref_worker(&jobs[k]);
+	for (int k = 1; k <= started; k++)
+		pthread_join(tid[k], NULL);
+	(void)err;
+	return TCX_OK;
+}
+
+enum tcx_status host_contract(const struct problem *p, const void *a, const void *b, void *c,
+			      const double alpha[2], const double beta[2], int threads,
+			      struct tcx_error *err)
+{
+	struct ref_job j;
+
+	memset(&j, 0, sizeof(j));
+	j.p = p;
+	j.a = a;
+	j.b = b;
+	j.c_in = c;
+	j.c_out = c;
+	memcpy(j.alpha, alpha, sizeof(j.alpha));
+	memcpy(j.beta, beta, sizeof(j.beta));
+	return run_jobs(&j, problem_count(p, T_C), threads, err);
+}
+
+enum tcx_status host_reference_at(const struct problem *p, const void *a, const void *b,
+				  const void *c_in, const int64_t *lin, size_t n,
+				  const double alpha[2], const double beta[2], double *out,
+				  int threads, struct tcx_error *err)
+{
+	struct ref_job j;
+
+	memset(&j, 0, sizeof(j));
+	j.p = p;
+	j.a = a;
+	j.b = b;
+	j.c_in = c_in;
+	j.lin = lin;
+	j.out = out;
+	memcpy(j.alpha, alpha, sizeof(j.alpha));
+	memcpy(j.beta, beta, sizeof(j.beta));
+	return run_jobs(&j, (int64_t)n, threads, err);
+}

@@ -1,0 +1,1169 @@
+/* opencl.c - the "opencl" backend: every device of every platform the
+ * OpenCL ICD loader knows (PoCL on CPUs, NVIDIA, AMD and Intel drivers),
+ * through the OpenCL 1.2 API only. */
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+
+#include "backend/backend.h"
+
+/* Vendor queries, spelled out in case an older cl_ext.h lacks them. */
+#ifndef CL_PLATFORM_NOT_FOUND_KHR
+#define CL_PLATFORM_NOT_FOUND_KHR -1001
+#endif
+#ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
+#define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000
+#endif
+#ifndef CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV
+#define CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
+#endif
+#ifndef CL_DEVICE_REGISTERS_PER_BLOCK_NV
+#define CL_DEVICE_REGISTERS_PER_BLOCK_NV 0x4002
+#endif
+#ifndef CL_DEVICE_WARP_SIZE_NV
+#define CL_DEVICE_WARP_SIZE_NV 0x4003
+#endif
+#ifndef CL_DEVICE_WAVEFRONT_WIDTH_AMD
+#define CL_DEVICE_WAVEFRONT_WIDTH_AMD 0x4043
+#endif
+
+#define MAX_PLATFORMS	     16
+#define MAX_PLATFORM_DEVICES 64
+
+struct device {
+	struct device_base base; /* first: backend.c casts to it */
+	struct device_info info;
+	cl_platform_id platform;
+	cl_device_id id;
+	cl_context ctx;
+	cl_command_queue queue;
+};
+
+/* A kernel object of a program, created on its first launch. */
+struct kernel_entry {
+	char *name;
+	cl_kernel kernel;
+	cl_uint nargs;
+	size_t wg_max;	       /* CL_KERNEL_WORK_GROUP_SIZE */
+	cl_ulong static_local; /* CL_KERNEL_LOCAL_MEM_SIZE before any argument is set */
+	struct kernel_entry *next;
+};
+
+struct program {
+	struct device *dev; /* the device it was built for */
+	cl_program prog;
+	char *log;	      /* the build log, never NULL once built */
+	pthread_mutex_t lock; /* guards `kernels` and their arguments */
+	struct kernel_entry *kernels;
+};
+
+struct buffer {
+	cl_mem mem;
+	size_t size;
+};
+
+/* The name of an OpenCL error code, as cl.h spells it. */
+static const char *cl_err_name(cl_int rc)
+{
+	switch (rc) {
+	case CL_SUCCESS:
+		return "CL_SUCCESS";
+	case CL_DEVICE_NOT_FOUND:
+		return "CL_DEVICE_NOT_FOUND";
+	case CL_DEVICE_NOT_AVAILABLE:
+		return "CL_DEVICE_NOT_AVAILABLE";
+	case CL_COMPILER_NOT_AVAILABLE:
+		return "CL_COMPILER_NOT_AVAILABLE";
+	case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+		return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+	case CL_OUT_OF_RESOURCES:
+		return "CL_OUT_OF_RESOURCES";
+	case CL_OUT_OF_HOST_MEMORY:
+		return "CL_OUT_OF_HOST_MEMORY";
+	case CL_PROFILING_INFO_NOT_AVAILABLE:
+		return "CL_PROFILING_INFO_NOT_AVAILABLE";
+	case CL_MEM_COPY_OVERLAP:
+		return "CL_MEM_COPY_OVERLAP";
+	case CL_IMAGE_FORMAT_MISMATCH:
+		return "CL_IMAGE_FORMAT_MISMATCH";
+	case CL_IMAGE_FORMAT_NOT_SUPPORTED:
+		return "CL_IMAGE_FORMAT_NOT_SUPPORTED";
+	case CL_BUILD_PROGRAM_FAILURE:
+		return "CL_BUILD_PROGRAM_FAILURE";
+	case CL_MAP_FAILURE:
+		return "CL_MAP_FAILURE";
+	case CL_MISALIGNED_SUB_BUFFER_OFFSET:
+		return "CL_MISALIGNED_SUB_BUFFER_OFFSET";
+	case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST:
+		return "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST";
+	case CL_COMPILE_PROGRAM_FAILURE:
+		return "CL_COMPILE_PROGRAM_FAILURE";
+	case CL_LINKER_NOT_AVAILABLE:
+		return "CL_LINKER_NOT_AVAILABLE";
+	case CL_LINK_PROGRAM_FAILURE:
+		return "CL_LINK_PROGRAM_FAILURE";
+	case CL_DEVICE_PARTITION_FAILED:
+		return "CL_DEVICE_PARTITION_FAILED";
+	case CL_KERNEL_ARG_INFO_NOT_AVAILABLE:
+		return "CL_KERNEL_ARG_INFO_NOT_AVAILABLE";
+	case CL_INVALID_VALUE:
+		return "CL_INVALID_VALUE";
+	case CL_INVALID_DEVICE_TYPE:
+		return "CL_INVALID_DEVICE_TYPE";
+	case CL_INVALID_PLATFORM:
+		return "CL_INVALID_PLATFORM";
+	case CL_INVALID_DEVICE:
+		return "CL_INVALID_DEVICE";
+	case CL_INVALID_CONTEXT:
+		return "CL_INVALID_CONTEXT";
+	case CL_INVALID_QUEUE_PROPERTIES:
+		return "CL_INVALID_QUEUE_PROPERTIES";
+	case CL_INVALID_COMMAND_QUEUE:
+		return "CL_INVALID_COMMAND_QUEUE";
+	case CL_INVALID_HOST_PTR:
+		return "CL_INVALID_HOST_PTR";
+	case CL_INVALID_MEM_OBJECT:
+		return "CL_INVALID_MEM_OBJECT";
+	case CL_INVALID_IMAGE_FORMAT_DESCRIPTOR:
+		return "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR";
+	case CL_INVALID_IMAGE_SIZE:
+		return "CL_INVALID_IMAGE_SIZE";
+	case CL_INVALID_SAMPLER:
+		return "CL_INVALID_SAMPLER";
+	case CL_INVALID_BINARY:
+		return "CL_INVALID_BINARY";
+	case CL_INVALID_BUILD_OPTIONS:
+		return "CL_INVALID_BUILD_OPTIONS";
+	case CL_INVALID_PROGRAM:
+		return "CL_INVALID_PROGRAM";
+	case CL_INVALID_PROGRAM_EXECUTABLE:
+		return "CL_INVALID_PROGRAM_EXECUTABLE";
+	case CL_INVALID_KERNEL_NAME:
+		return "CL_INVALID_KERNEL_NAME";
+	case CL_INVALID_KERNEL_DEFINITION:
+		return "CL_INVALID_KERNEL_DEFINITION";
+	case CL_INVALID_KERNEL:
+		return "CL_INVALID_KERNEL";
+	case CL_INVALID_ARG_INDEX:
+		return "CL_INVALID_ARG_INDEX";
+	case CL_INVALID_ARG_VALUE:
+		return "CL_INVALID_ARG_VALUE";
+	case CL_INVALID_ARG_SIZE:
+		return "CL_INVALID_ARG_SIZE";
+	case CL_INVALID_KERNEL_ARGS:
+		return "CL_INVALID_KERNEL_ARGS";
+	case CL_INVALID_WORK_DIMENSION:
+		return "CL_INVALID_WORK_DIMENSION";
+	case CL_INVALID_WORK_GROUP_SIZE:
+		return "CL_INVALID_WORK_GROUP_SIZE";
+	case CL_INVALID_WORK_ITEM_SIZE:
+		return "CL_INVALID_WORK_ITEM_SIZE";
+	case CL_INVALID_GLOBAL_OFFSET:
+		return "CL_INVALID_GLOBAL_OFFSET";
+	case CL_INVALID_EVENT_WAIT_LIST:
+		return "CL_INVALID_EVENT_WAIT_LIST";
+	case CL_INVALID_EVENT:
+		return "CL_INVALID_EVENT";
+	case CL_INVALID_OPERATION:
+		return "CL_INVALID_OPERATION";
+	case CL_INVALID_GL_OBJECT:
+		return "CL_INVALID_GL_OBJECT";
+	case CL_INVALID_BUFFER_SIZE:
+		return "CL_INVALID_BUFFER_SIZE";
+	case CL_INVALID_MIP_LEVEL:
+		return "CL_INVALID_MIP_LEVEL";
+	case CL_INVALID_GLOBAL_WORK_SIZE:
+		return "CL_INVALID_GLOBAL_WORK_SIZE";
+	case CL_INVALID_PROPERTY:
+		return "CL_INVALID_PROPERTY";
+	case CL_INVALID_IMAGE_DESCRIPTOR:
+		return "CL_INVALID_IMAGE_DESCRIPTOR";
+	case CL_INVALID_COMPILER_OPTIONS:
+		return "CL_INVALID_COMPILER_OPTIONS";
+	case CL_INVALID_LINKER_OPTIONS:
+		return "CL_INVALID_LINKER_OPTIONS";
+	case CL_INVALID_DEVICE_PARTITION_COUNT:
+		return "CL_INVALID_DEVICE_PARTITION_COUNT";
+	case CL_PLATFORM_NOT_FOUND_KHR:
+		return "CL_PLATFORM_NOT_FOUND_KHR";
+	default:
+		return "unknown OpenCL error";
+	}
+}
+
+/* As tcx_fail, with ": CL_NAME (code)" appended and err->native = rc. */
+static enum tcx_status cl_fail(struct tcx_error *err, enum tcx_status code, cl_int rc,
+			       const char *fmt, ...) TCX_PRINTF(4, 5);
+static enum tcx_status cl_fail(struct tcx_error *err, enum tcx_status code, cl_int rc,
+			       const char *fmt, ...)
+{
+	char what[TCX_ERROR_SIZE];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	tcx_fail(err, code, "%s: %s (%d)", what, cl_err_name(rc), (int)rc);
+	if (err)
+		err->native = rc;
+	return code;
+}
+
+/* --- device discovery ------------------------------------------------ */
+
+/* A heap copy of a string-valued device or platform query ("" on failure;
+ * NULL only when out of memory). */
+static char *dev_str(cl_device_id d, cl_device_info param)
+{
+	size_t n = 0;
+	char *s;
+
+	if (clGetDeviceInfo(d, param, 0, NULL, &n) != CL_SUCCESS)
+		n = 0;
+	s = malloc(n + 1);
+	if (!s)
+		return NULL;
+	if (n && clGetDeviceInfo(d, param, n, s, NULL) != CL_SUCCESS)
+		n = 0;
+	s[n] = '\0';
+	return s;
+}
+
+static void dev_str_into(cl_device_id d, cl_device_info param, char *buf, size_t size)
+{
+	char *s = dev_str(d, param);
+
+	snprintf(buf, size, "%s", s ? s : "");
+	free(s);
+}
+
+static void platform_str_into(cl_platform_id p, cl_platform_info param, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (clGetPlatformInfo(p, param, size, buf, NULL) != CL_SUCCESS)
+		buf[0] = '\0';
+	buf[size - 1] = '\0';
+}
+
+static cl_ulong dev_ulong(cl_device_id d, cl_device_info param)
+{
+	cl_ulong v = 0;
+
+	return clGetDeviceInfo(d, param, sizeof(v), &v, NULL) == CL_SUCCESS ? v : 0;
+}
+
+static cl_uint dev_uint(cl_device_id d, cl_device_info param)
+{
+	cl_uint v = 0;
+
+	return clGetDeviceInfo(d, param, sizeof(v), &v, NULL) == CL_SUCCESS ? v : 0;
+}
+
+static size_t dev_size(cl_device_id d, cl_device_info param)
+{
+	size_t v = 0;
+
+	return clGetDeviceInfo(d, param, sizeof(v), &v, NULL) == CL_SUCCESS ? v : 0;
+}
+
+static int clamp_int(unsigned long long v)
+{
+	return v > INT_MAX ? INT_MAX : (int)v;
+}
+
+static int64_t clamp_i64(unsigned long long v)
+{
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* True when the space-separated list `exts` names `ext`. */
+static bool has_ext(const char *exts, const char *ext)
+{
+	size_t n = strlen(ext);
+
+	for (const char *p = exts; p && (p = strstr(p, ext)) != NULL; p += n)
+		if ((p == exts || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+/* Collapses runs of spaces and trims the ends, in place. */
+static void squeeze_spaces(char *s)
+{
+	char *w = s;
+
+	for (const char *r = s; *r; r++)
+		if (*r != ' ' || (w > s && w[-1] != ' '))
+			*w++ = *r;
+	while (w > s && w[-1] == ' ')
+		w--;
+	*w = '\0';
+}
+
+static void describe(cl_platform_id plat, cl_device_id d, int pi, int di, struct device_info *info)
+{
+	char pver[256], dver[256];
+	char *exts = dev_str(d, CL_DEVICE_EXTENSIONS);
+	const char *hstr;
+	cl_device_type type = 0;
+	size_t dims[3] = {0, 0, 0};
+	cl_uint ndims;
+
+	memset(info, 0, sizeof(*info));
+	snprintf(info->id, sizeof(info->id), "opencl:%d:%d", pi, di);
+	snprintf(info->backend, sizeof(info->backend), "opencl");
+	snprintf(info->lang, sizeof(info->lang), "opencl");
+	dev_str_into(d, CL_DEVICE_NAME, info->name, sizeof(info->name));
+	squeeze_spaces(info->name);
+	dev_str_into(d, CL_DEVICE_VENDOR, info->vendor, sizeof(info->vendor));
+	squeeze_spaces(info->vendor);
+
+	/* driver: the device driver's version, then the platform's, which
+	 * together identify the compiler for the kernel cache */
+	dev_str_into(d, CL_DRIVER_VERSION, info->driver, sizeof(info->driver));
+	platform_str_into(plat, CL_PLATFORM_VERSION, pver, sizeof(pver));
+	squeeze_spaces(pver);
+	if (pver[0]) {
+		char drv[sizeof(info->driver)];
+
+		memcpy(drv, info->driver, sizeof(drv));
+		snprintf(info->driver, sizeof(info->driver), "%s; %s", drv, pver);
+	}
+
+	clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof(type), &type, NULL);
+	info->type = (type & CL_DEVICE_TYPE_GPU)	   ? DEV_GPU
+		     : (type & CL_DEVICE_TYPE_ACCELERATOR) ? DEV_ACCEL
+							   : DEV_CPU;
+	info->compute_units = clamp_int(dev_uint(d, CL_DEVICE_MAX_COMPUTE_UNITS));
+	info->global_mem = clamp_i64(dev_ulong(d, CL_DEVICE_GLOBAL_MEM_SIZE));
+	info->max_alloc = clamp_i64(dev_ulong(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE));
+	info->local_mem = clamp_i64(dev_ulong(d, CL_DEVICE_LOCAL_MEM_SIZE));
+	info->max_wg_size = clamp_int(dev_size(d, CL_DEVICE_MAX_WORK_GROUP_SIZE));
+	ndims = dev_uint(d, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS);
+	if (ndims >= 3 && clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(dims), dims,
+					  NULL) != CL_SUCCESS) {
+		/* a device with more than three dimensions: ask for all of them */
+		size_t *all = calloc(ndims, sizeof(*all));
+
+		if (all && clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, ndims * sizeof(*all),
+					   all, NULL) == CL_SUCCESS)
+			memcpy(dims, all, sizeof(dims));
+		free(all);
+	} else if (ndims > 0 && ndims < 3) {
+		clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, ndims * sizeof(size_t), dims,
+				NULL);
+		for (cl_uint k = ndims; k < 3; k++)
+			dims[k] = 1;
+	}
+	for (int k = 0; k < 3; k++)
+		info->max_wg_dim[k] = clamp_int(dims[k]);
+	info->clock_mhz = clamp_int(dev_uint(d, CL_DEVICE_MAX_CLOCK_FREQUENCY));
+	info->pref_vector_float = clamp_int(dev_uint(d, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT));
+	info->fp64 = has_ext(exts, "cl_khr_fp64") || dev_ulong(d, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
+	info->fp16 = has_ext(exts, "cl_khr_fp16");
+	info->simd_width = info->type == DEV_CPU ? 1 : 32;
+	/* PoCL's events say 0.5 us for launches that cost 24-119 us */
+	info->timer_events = info->type != DEV_CPU;
+	{
+		cl_device_local_mem_type lt = CL_GLOBAL;
+
+		clGetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_TYPE, sizeof(lt), &lt, NULL);
+		info->local_mem_real = lt == CL_LOCAL && info->type != DEV_CPU;
+	}
+	info->wg_multiple = info->type == DEV_CPU ? 8 : info->simd_width;
+
+	/* arch: what kernels are compiled for */
+	dev_str_into(d, CL_DEVICE_VERSION, dver, sizeof(dver));
+	hstr = strstr(dver, "HSTR: ");
+	if (has_ext(exts, "cl_nv_device_attribute_query")) {
+		info->cc_major = clamp_int(dev_uint(d, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV));
+		info->cc_minor = clamp_int(dev_uint(d, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV));
+		info->max_regs_per_wg = clamp_int(dev_uint(d, CL_DEVICE_REGISTERS_PER_BLOCK_NV));
+		if (dev_uint(d, CL_DEVICE_WARP_SIZE_NV))
+			info->simd_width = clamp_int(dev_uint(d, CL_DEVICE_WARP_SIZE_NV));
+		snprintf(info->arch, sizeof(info->arch), "sm_%d%d", info->cc_major, info->cc_minor);
+	} else if (hstr) {
+		/* PoCL: "OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu-skylake-avx512" */
+		snprintf(info->arch, sizeof(info->arch), "%s", hstr + strlen("HSTR: "));
+		info->arch[strcspn(info->arch, " ")] = '\0';
+	} else {
+		/* AMD names devices "gfx90a:sramecc+:xnack-"; others by model */
+		snprintf(info->arch, sizeof(info->arch), "%s", info->name);
+		if (strncmp(info->arch, "gfx", 3) == 0)
+			info->arch[strcspn(info->arch, ":")] = '\0';
+	}
+	if (has_ext(exts, "cl_amd_device_attribute_query") && info->type == DEV_GPU &&
+	    dev_uint(d, CL_DEVICE_WAVEFRONT_WIDTH_AMD))
+		info->simd_width = clamp_int(dev_uint(d, CL_DEVICE_WAVEFRONT_WIDTH_AMD));
+	free(exts);
+}
+
+/* One device found by enumeration. */
+struct found {
+	cl_platform_id platform;
+	cl_device_id device;
+	int pi, di;
+};
+
+/* Every device of every platform, in probe order, up to `max`. */
+static enum tcx_status enumerate(struct found *out, int max, int *count, struct tcx_error *err)
+{
+	cl_platform_id plats[MAX_PLATFORMS];
+	cl_uint np = 0;
+	cl_int rc;
+	int n = 0;
+
+	*count = 0;
+	rc = clGetPlatformIDs(MAX_PLATFORMS, plats, &np);
+	if (rc == CL_PLATFORM_NOT_FOUND_KHR || (rc == CL_SUCCESS && np == 0))
+		return tcx_fail(err, TCX_ENODEV,
+				"no OpenCL platform found (is an ICD such as pocl-opencl-icd "
+				"installed?)");
+	if (rc != CL_SUCCESS)
+		return cl_fail(err, TCX_ENODEV, rc, "cannot list OpenCL platforms");
+	if (np > MAX_PLATFORMS)
+		np = MAX_PLATFORMS;
+	for (cl_uint p = 0; p < np && n < max; p++) {
+		cl_device_id devs[MAX_PLATFORM_DEVICES];
+		cl_uint nd = 0;
+
+		rc = clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, MAX_PLATFORM_DEVICES, devs, &nd);
+		if (rc != CL_SUCCESS)
+			continue; /* CL_DEVICE_NOT_FOUND: a platform with no devices */
+		if (nd > MAX_PLATFORM_DEVICES)
+			nd = MAX_PLATFORM_DEVICES;
+		for (cl_uint k = 0; k < nd && n < max; k++) {
+			out[n].platform = plats[p];
+			out[n].device = devs[k];
+			out[n].pi = (int)p;
+			out[n].di = (int)k;
+			n++;
+		}
+	}
+	if (n == 0)
+		return tcx_fail(err, TCX_ENODEV, "%u OpenCL platform%s but no devices", np,
+				np == 1 ? "" : "s");
+	*count = n;
+	return TCX_OK;
+}
+
+static enum tcx_status ocl_probe(struct device_info *out, int max, int *count,
+				 struct tcx_error *err)
+{
+	struct found *f;
+	enum tcx_status st;
+	int n;
+
+	*count = 0;
+	if (max <= 0)
+		return TCX_OK;
+	f = calloc((size_t)max, sizeof(*f));
+	if (!f)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	st = enumerate(f, max, &n, err);
+	if (st)
+		goto out_free;
+	for (int k = 0; k < n; k++)
+		describe(f[k].platform, f[k].device, f[k].pi, f[k].di, &out[k]);
+	*count = n;
+out_free:
+	free(f);
+	return st;
+}
+
+/* --- devices --------------------------------------------------------- */
+
+static enum tcx_status ocl_open(int index, struct device **out, struct tcx_error *err)
+{
+	struct found *all;
+	struct device *d;
+	cl_context_properties props[3];
+	enum tcx_status st;
+	cl_int rc;
+	int n, max = index + 1;
+
+	*out = NULL;
+	if (index < 0 || index >= MAX_PLATFORMS * MAX_PLATFORM_DEVICES)
+		return tcx_fail(err, TCX_ENODEV, "no OpenCL device %d", index);
+	all = calloc((size_t)max, sizeof(*all));
+	if (!all)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	st = enumerate(all, max, &n, err);
+	if (st)
+		goto out_free_all;
+	if (index >= n) {
+		st = tcx_fail(err, TCX_ENODEV, "no OpenCL device %d (there are %d)", index, n);
+		goto out_free_all;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+		goto out_free_all;
+	}
+	/* device_open does not fill the header; the registry's copy of our ops */
+	d->base.ops = backend_find("opencl");
+	d->platform = all[index].platform;
+	d->id = all[index].device;
+	describe(d->platform, d->id, all[index].pi, all[index].di, &d->info);
+
+	props[0] = CL_CONTEXT_PLATFORM;
+	props[1] = (cl_context_properties)d->platform;
+	props[2] = 0;
+	d->ctx = clCreateContext(props, 1, &d->id, NULL, NULL, &rc);
+	if (!d->ctx) {
+		st = cl_fail(err, TCX_EDEVICE, rc, "cannot create an OpenCL context on '%s'",
+			     d->info.id);
+		goto out_free_dev;
+	}
+	d->queue = clCreateCommandQueue(d->ctx, d->id, CL_QUEUE_PROFILING_ENABLE, &rc);
+	if (!d->queue) {
+		st = cl_fail(err, TCX_EDEVICE, rc, "cannot create a command queue on '%s'",
+			     d->info.id);
+		goto out_release_ctx;
+	}
+	free(all);
+	*out = d;
+	return TCX_OK;
+
+out_release_ctx:
+	clReleaseContext(d->ctx);
+out_free_dev:
+	free(d);
+out_free_all:
+	free(all);
+	return st;
+}
+
+static void ocl_close(struct device *dev)
+{
+	if (!dev)
+		return;
+	if (dev->queue) {
+		clFinish(dev->queue);
+		clReleaseCommandQueue(dev->queue);
+	}
+	if (dev->ctx)
+		clReleaseContext(dev->ctx);
+	free(dev);
+}
+
+static const struct device_info *ocl_info(const struct device *dev)
+{
+	return &dev->info;
+}
+
+/* --- programs -------------------------------------------------------- */
+
+/* Reads the program's build log into prog->log. */
+static void fetch_log(struct program *p)
+{
+	size_t n = 0;
+
+	free(p->log);
+	p->log = NULL;
+	if (clGetProgramBuildInfo(p->prog, p->dev->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) !=
+	    CL_SUCCESS)
+		n = 0;
+	p->log = malloc(n + 1);
+	if (!p->log)
+		return;
+	if (n && clGetProgramBuildInfo(p->prog, p->dev->id, CL_PROGRAM_BUILD_LOG, n, p->log,
+				       NULL) != CL_SUCCESS)
+		n = 0;
+	p->log[n] = '\0';
+	/* drivers end the log with blank lines */
+	while (n > 0 && (p->log[n - 1] == '\n' || p->log[n - 1] == ' ' || p->log[n - 1] == '\0'))
+		p->log[--n] = '\0';
+}
+
+/* The first line of the log that reports an error (else the first line),
+ * and the line after it, joined for an error message. */
+static void log_head(const char *log, char *buf, size_t size)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *start = log, *e;
+
+	if (!log || !*log) {
+		snprintf(buf, size, "(the compiler gave no log)");
+		return;
+	}
+	e = strstr(log, "error");
+	if (e) {
+		while (e > log && e[-1] != '\n')
+			e--;
+		start = e;
+	}
+	for (int line = 0; line < 2; line++) {
+		size_t n;
+
+		start += strspn(start, "\n ");
+		n = strcspn(start, "\n");
+		if (n == 0)
+			break;
+		if (line)
+			strbuf_adds(&sb, "; ");
+		strbuf_add(&sb, start, n);
+		start += n;
+	}
+	snprintf(buf, size, "%s", strbuf_str(&sb));
+	strbuf_release(&sb);
+}
+
+static struct program *program_new(struct device *dev)
+{
+	struct program *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->dev = dev;
+	pthread_mutex_init(&p->lock, NULL);
+	return p;
+}
+
+static void ocl_program_free(struct program *p)
+{
+	struct kernel_entry *k, *next;
+
+	if (!p)
+		return;
+	for (k = p->kernels; k; k = next) {
+		next = k->next;
+		clReleaseKernel(k->kernel);
+		free(k->name);
+		free(k);
+	}
+	if (p->prog)
+		clReleaseProgram(p->prog);
+	pthread_mutex_destroy(&p->lock);
+	free(p->log);
+	free(p);
+}
+
+static const char *ocl_build_log(const struct program *prog)
+{
+	return prog && prog->log ? prog->log : "";
+}
+
+static enum tcx_status ocl_build(struct device *dev, const char *src, size_t len, const char *opts,
+				 struct program **out, struct tcx_error *err)
+{
+	struct program *p;
+	cl_int rc;
+	char head[320];
+
+	*out = NULL;
+	p = program_new(dev);
+	if (!p)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	p->prog = clCreateProgramWithSource(dev->ctx, 1, &src, &len, &rc);
+	if (!p->prog) {
+		ocl_program_free(p);
+		return cl_fail(err, TCX_EBUILD, rc, "cannot create a program on '%s'",
+			       dev->info.id);
+	}
+	rc = clBuildProgram(p->prog, 1, &dev->id, opts ? opts : "", NULL, NULL);
+	fetch_log(p);
+	*out = p;
+	if (rc == CL_SUCCESS)
+		return TCX_OK;
+	if (rc == CL_INVALID_BUILD_OPTIONS)
+		return cl_fail(err, TCX_EBUILD, rc, "invalid build options '%s' for '%s'",
+			       opts ? opts : "", dev->info.id);
+	if (rc == CL_BUILD_PROGRAM_FAILURE) {
+		log_head(p->log, head, sizeof(head));
+		tcx_fail(err, TCX_EBUILD, "kernel does not compile for '%s': %s", dev->info.id,
+			 head);
+		if (err)
+			err->native = rc;
+		return TCX_EBUILD;
+	}
+	return cl_fail(err, TCX_EBUILD, rc, "cannot build a program for '%s'", dev->info.id);
+}
+
+static enum tcx_status ocl_binary(const struct program *prog, unsigned char **bin, size_t *len,
+				  struct tcx_error *err)
+{
+	cl_uint ndev = 0;
+	cl_device_id *devs = NULL;
+	size_t *sizes = NULL;
+	unsigned char **bins = NULL;
+	enum tcx_status st = TCX_OK;
+	cl_int rc;
+	cl_uint at = 0;
+
+	*bin = NULL;
+	*len = 0;
+	rc = clGetProgramInfo(prog->prog, CL_PROGRAM_NUM_DEVICES, sizeof(ndev), &ndev, NULL);
+	if (rc != CL_SUCCESS || ndev == 0)
+		return cl_fail(err, TCX_EDEVICE, rc ? rc : CL_INVALID_PROGRAM,
+			       "cannot read the program's devices");
+	devs = calloc(ndev, sizeof(*devs));
+	sizes = calloc(ndev, sizeof(*sizes));
+	bins = calloc(ndev, sizeof(*bins));
+	if (!devs || !sizes || !bins) {
+		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+		goto out_free;
+	}
+	rc = clGetProgramInfo(prog->prog, CL_PROGRAM_DEVICES, ndev * sizeof(*devs), devs, NULL);
+	if (rc == CL_SUCCESS)
+		rc = clGetProgramInfo(prog->prog, CL_PROGRAM_BINARY_SIZES, ndev * sizeof(*sizes),
+				      sizes, NULL);
+	if (rc != CL_SUCCESS) {
+		st = cl_fail(err, TCX_EDEVICE, rc, "cannot read the program's binary size");
+		goto out_free;
+	}
+	for (cl_uint k = 0; k < ndev; k++)
+		if (devs[k] == prog->dev->id)
+			at = k;
+	if (sizes[at] == 0) {
+		st = tcx_fail(err, TCX_EUNSUPPORTED, "'%s' gives no binary for this program",
+			      prog->dev->info.id);
+		goto out_free;
+	}
+	/* the runtime fills every non-NULL pointer; ask only for ours */
+	bins[at] = malloc(sizes[at]);
+	if (!bins[at]) {
+		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+		goto out_free;
+	}
+	rc = clGetProgramInfo(prog->prog, CL_PROGRAM_BINARIES, ndev * sizeof(*bins), bins, NULL);
+	if (rc != CL_SUCCESS) {
+		free(bins[at]);
+		st = cl_fail(err, TCX_EDEVICE, rc, "cannot read the program's binary");
+		goto out_free;
+	}
+	*bin = bins[at];
+	*len = sizes[at];
+out_free:
+	free(bins);
+	free(sizes);
+	free(devs);
+	return st;
+}
+
+static enum tcx_status ocl_build_binary(struct device *dev, const unsigned char *bin, size_t len,
+					struct program **out, struct tcx_error *err)
+{
+	struct program *p;
+	cl_int rc, status = CL_SUCCESS;
+	char head[320];
+
+	*out = NULL;
+	if (!bin || len == 0)
+		return tcx_fail(err, TCX_ECORRUPT, "empty program binary for '%s'", dev->info.id);
+	p = program_new(dev);
+	if (!p)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	p->prog = clCreateProgramWithBinary(dev->ctx, 1, &dev->id, &len, &bin, &status, &rc);
+	if (!p->prog || rc != CL_SUCCESS || status != CL_SUCCESS) {
+		ocl_program_free(p);
+		if (rc == CL_INVALID_BINARY || status != CL_SUCCESS)
+			return cl_fail(err, TCX_ECORRUPT, status != CL_SUCCESS ? status : rc,
+				       "program binary rejected by '%s'", dev->info.id);
+		return cl_fail(err, TCX_EDEVICE, rc, "cannot load a program binary on '%s'",
+			       dev->info.id);
+	}
+	rc = clBuildProgram(p->prog, 1, &dev->id, NULL, NULL, NULL);
+	fetch_log(p);
+	if (rc != CL_SUCCESS) {
+		/* a binary that loads but does not build is as good as damaged */
+		log_head(p->log, head, sizeof(head));
+		tcx_fail(err, TCX_ECORRUPT, "program binary rejected by '%s': %s: %s", dev->info.id,
+			 cl_err_name(rc), head);
+		if (err)
+			err->native = rc;
+		*out = p;
+		return TCX_ECORRUPT;
+	}
+	*out = p;
+	return TCX_OK;
+}
+
+/* The cached kernel object `name` of a program, created on first use.
+ * Call with p->lock held. */
+static enum tcx_status kernel_get(struct program *p, const char *name, struct kernel_entry **out,
+				  struct tcx_error *err)
+{
+	struct kernel_entry *k;
+	cl_int rc;
+
+	*out = NULL;
+	if (!name || !*name)
+		return tcx_fail(err, TCX_EINVAL, "a launch without a kernel name");
+	for (k = p->kernels; k; k = k->next)
+		if (strcmp(k->name, name) == 0) {
+			*out = k;
+			return TCX_OK;
+		}
+	k = calloc(1, sizeof(*k));
+	if (!k || !(k->name = strdup(name))) {
+		free(k);
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	}
+	k->kernel = clCreateKernel(p->prog, name, &rc);
+	if (!k->kernel) {
+		free(k->name);
+		free(k);
+		if (rc == CL_INVALID_KERNEL_NAME)
+			return cl_fail(err, TCX_ELAUNCH, rc, "no kernel '%s' in the program", name);
+		return cl_fail(err, TCX_ELAUNCH, rc, "cannot create kernel '%s'", name);
+	}
+	rc = clGetKernelInfo(k->kernel, CL_KERNEL_NUM_ARGS, sizeof(k->nargs), &k->nargs, NULL);
+	if (rc == CL_SUCCESS)
+		rc = clGetKernelWorkGroupInfo(k->kernel, p->dev->id, CL_KERNEL_WORK_GROUP_SIZE,
+					      sizeof(k->wg_max), &k->wg_max, NULL);
+	/* before any argument is set, __local pointer arguments count as 0 */
+	if (rc == CL_SUCCESS)
+		rc = clGetKernelWorkGroupInfo(k->kernel, p->dev->id, CL_KERNEL_LOCAL_MEM_SIZE,
+					      sizeof(k->static_local), &k->static_local, NULL);
+	if (rc != CL_SUCCESS) {
+		clReleaseKernel(k->kernel);
+		free(k->name);
+		free(k);
+		return cl_fail(err, TCX_ELAUNCH, rc, "cannot query kernel '%s'", name);
+	}
+	k->next = p->kernels;
+	p->kernels = k;
+	*out = k;
+	return TCX_OK;
+}
+
+static void ocl_kernel_resources(const struct program *cprog, const char *kernel, int *regs,
+				 int *spill_bytes, int64_t *local_bytes)
+{
+	/* the kernel list is a cache; filling it does not change the program */
+	struct program *p = (struct program *)cprog;
+	struct kernel_entry *k;
+	cl_ulong priv = 0;
+
+	if (regs)
+		*regs = -1; /* OpenCL does not report registers */
+	if (spill_bytes)
+		*spill_bytes = -1;
+	if (local_bytes)
+		*local_bytes = -1;
+	pthread_mutex_lock(&p->lock);
+	if (kernel_get(p, kernel, &k, NULL) == TCX_OK) {
+		if (spill_bytes &&
+		    clGetKernelWorkGroupInfo(k->kernel, p->dev->id, CL_KERNEL_PRIVATE_MEM_SIZE,
+					     sizeof(priv), &priv, NULL) == CL_SUCCESS)
+			*spill_bytes = clamp_int(priv);
+		if (local_bytes)
+			*local_bytes = clamp_i64(k->static_local);
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* --- memory ---------------------------------------------------------- */
+
+static enum tcx_status ocl_alloc(struct device *dev, size_t bytes, struct buffer **out,
+				 struct tcx_error *err)
+{
+	struct buffer *b;
+	cl_int rc;
+
+	*out = NULL;
+	if (bytes == 0)
+		bytes = 1;
+	if (dev->info.max_alloc > 0 && (uint64_t)bytes > (uint64_t)dev->info.max_alloc)
+		return tcx_fail(err, TCX_EDEVICE,
+				"cannot allocate %zu bytes on '%s': above the device's largest "
+				"buffer of %lld bytes",
+				bytes, dev->info.id, (long long)dev->info.max_alloc);
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	b->mem = clCreateBuffer(dev->ctx, CL_MEM_READ_WRITE, bytes, NULL, &rc);
+	if (!b->mem) {
+		free(b);
+		if (rc == CL_OUT_OF_HOST_MEMORY)
+			return cl_fail(err, TCX_ENOMEM, rc, "cannot allocate %zu bytes on '%s'",
+				       bytes, dev->info.id);
+		return cl_fail(err, TCX_EDEVICE, rc,
+			       "cannot allocate %zu bytes on '%s' (largest buffer %lld bytes, "
+			       "memory %lld bytes)",
+			       bytes, dev->info.id, (long long)dev->info.max_alloc,
+			       (long long)dev->info.global_mem);
+	}
+	b->size = bytes;
+	*out = b;
+	return TCX_OK;
+}
+
+static void ocl_free(struct buffer *buf)
+{
+	if (!buf)
+		return;
+	if (buf->mem)
+		clReleaseMemObject(buf->mem);
+	free(buf);
+}
+
+static enum tcx_status check_range(const struct buffer *buf, size_t off, size_t bytes,
+				   const char *what, struct tcx_error *err)
+{
+	if (!buf)
+		return tcx_fail(err, TCX_EINVAL, "%s of a NULL buffer", what);
+	if (off > buf->size || bytes > buf->size - off)
+		return tcx_fail(err, TCX_EINVAL,
+				"%s of %zu bytes at offset %zu past the end of a %zu-byte buffer",
+				what, bytes, off, buf->size);
+	return TCX_OK;
+}
+
+/* Errors of a transfer: memory errors are the device's, the rest ours. */
+static enum tcx_status transfer_status(cl_int rc)
+{
+	return rc == CL_OUT_OF_HOST_MEMORY ? TCX_ENOMEM : TCX_EDEVICE;
+}
+
+static enum tcx_status ocl_write(struct device *dev, struct buffer *buf, size_t off,
+				 const void *src, size_t bytes, struct tcx_error *err)
+{
+	enum tcx_status st = check_range(buf, off, bytes, "write", err);
+	cl_int rc;
+
+	if (st || bytes == 0)
+		return st;
+	rc = clEnqueueWriteBuffer(dev->queue, buf->mem, CL_TRUE, off, bytes, src, 0, NULL, NULL);
+	if (rc != CL_SUCCESS)
+		return cl_fail(err, transfer_status(rc), rc, "cannot write %zu bytes to '%s'",
+			       bytes, dev->info.id);
+	return TCX_OK;
+}
+
+static enum tcx_status ocl_read(struct device *dev, struct buffer *buf, size_t off, void *dst,
+				size_t bytes, struct tcx_error *err)
+{
+	enum tcx_status st = check_range(buf, off, bytes, "read", err);
+	cl_int rc;
+
+	if (st || bytes == 0)
+		return st;
+	rc = clEnqueueReadBuffer(dev->queue, buf->mem, CL_TRUE, off, bytes, dst, 0, NULL, NULL);
+	if (rc != CL_SUCCESS)
+		return cl_fail(err, transfer_status(rc), rc, "cannot read %zu bytes from '%s'",
+			       bytes, dev->info.id);
+	return TCX_OK;
+}
+
+/* Enqueued, not waited for: the in-order queue runs it before later work,
+ * and the runtime copies the pattern at once. */
+static enum tcx_status ocl_fill(struct device *dev, struct buffer *buf, const void *pattern,
+				size_t pattern_size, size_t bytes, struct tcx_error *err)
+{
+	enum tcx_status st = check_range(buf, 0, bytes, "fill", err);
+	cl_int rc;
+
+	if (st || bytes == 0)
+		return st;
+	if (pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)) ||
+	    bytes % pattern_size)
+		return tcx_fail(err, TCX_EINVAL,
+				"cannot fill %zu bytes with a %zu-byte pattern (a power of two up "
+				"to 128 that divides the size)",
+				bytes, pattern_size);
+	rc = clEnqueueFillBuffer(dev->queue, buf->mem, pattern, pattern_size, 0, bytes, 0, NULL,
+				 NULL);
+	if (rc != CL_SUCCESS)
+		return cl_fail(err, transfer_status(rc), rc, "cannot fill %zu bytes on '%s'", bytes,
+			       dev->info.id);
+	return TCX_OK;
+}
+
+/* --- launches -------------------------------------------------------- */
+
+/* Checks the NDRange against the device's and the kernel's limits, so that
+ * a bad solution is rejected with a reason rather than a bare error code. */
+static enum tcx_status check_launch(const struct device *dev, const struct kernel_entry *k,
+				    const struct launch *l, struct tcx_error *err)
+{
+	const struct device_info *di = &dev->info;
+	size_t wg = 1;
+	cl_ulong local = k->static_local;
+
+	for (int d = 0; d < 3; d++) {
+		if (l->local[d] == 0 || l->global[d] == 0)
+			return tcx_fail(err, TCX_ELAUNCH,
+					"kernel '%s': empty %s size in dimension %d", k->name,
+					l->local[d] == 0 ? "work-group" : "global", d);
+		if (l->global[d] % l->local[d])
+			return tcx_fail(err, TCX_ELAUNCH,
+					"kernel '%s': global size %zu in dimension %d is not a "
+					"multiple of the work-group size %zu",
+					k->name, l->global[d], d, l->local[d]);
+		if (wg > SIZE_MAX / l->local[d])
+			return tcx_fail(err, TCX_ELAUNCH, "kernel '%s': work-group size overflows",
+					k->name);
+		wg *= l->local[d];
+	}
+	if (wg > (size_t)di->max_wg_size)
+		return tcx_fail(
+		    err, TCX_ELAUNCH,
+		    "kernel '%s': work-group of %zu work-items exceeds the device limit "
+		    "of %d",
+		    k->name, wg, di->max_wg_size);
+	if (k->wg_max && wg > k->wg_max)
+		return tcx_fail(
+		    err, TCX_ELAUNCH,
+		    "kernel '%s': work-group of %zu work-items exceeds the kernel's limit "
+		    "of %zu on this device",
+		    k->name, wg, k->wg_max);
+	for (int d = 0; d < 3; d++)
+		if (l->local[d] > (size_t)di->max_wg_dim[d])
+			return tcx_fail(
+			    err, TCX_ELAUNCH,
+			    "kernel '%s': work-group size %zu in dimension %d exceeds the "
+			    "device limit of %d",
+			    k->name, l->local[d], d, di->max_wg_dim[d]);
+	if ((cl_uint)l->nargs != k->nargs)
+		return tcx_fail(err, TCX_ELAUNCH, "kernel '%s' takes %u arguments, not %d", k->name,
+				(unsigned)k->nargs, l->nargs);
+	for (int a = 0; a < l->nargs; a++)
+		if (l->args[a].kind == KARG_LOCAL)
+			local += l->args[a].size;
+	if (di->local_mem > 0 && local > (cl_ulong)di->local_mem)
+		return tcx_fail(err, TCX_ELAUNCH,
+				"kernel '%s': needs %llu bytes of local memory, above the device "
+				"limit of %lld",
+				k->name, (unsigned long long)local, (long long)di->local_mem);
+	return TCX_OK;
+}
+
+static enum tcx_status set_args(const struct device *dev, struct kernel_entry *k,
+				const struct launch *l, struct tcx_error *err)
+{
+	for (int a = 0; a < l->nargs; a++) {
+		const struct karg *g = &l->args[a];
+		cl_int rc;
+
+		switch (g->kind) {
+		case KARG_BUFFER:
+			if (!g->buf)
+				return tcx_fail(err, TCX_EINVAL,
+						"kernel '%s': argument %d is a NULL buffer",
+						k->name, a);
+			rc = clSetKernelArg(k->kernel, (cl_uint)a, sizeof(cl_mem), &g->buf->mem);
+			break;
+		case KARG_BYTES:
+			rc = clSetKernelArg(k->kernel, (cl_uint)a, g->size, g->ptr);
+			break;
+		case KARG_LOCAL:
+			rc = clSetKernelArg(k->kernel, (cl_uint)a, g->size, NULL);
+			break;
+		default:
+			return tcx_fail(err, TCX_EINVAL, "kernel '%s': argument %d of unknown kind",
+					k->name, a);
+		}
+		if (rc != CL_SUCCESS)
+			return cl_fail(err, TCX_ELAUNCH, rc, "kernel '%s': cannot set argument %d",
+				       k->name, a);
+	}
+	return TCX_OK;
+}
+
+/* Waits for a kernel's event and reads its device-side duration. */
+static enum tcx_status event_time(struct device *dev, const char *kernel, cl_event ev, double *ms,
+				  struct tcx_error *err)
+{
+	cl_ulong t0 = 0, t1 = 0;
+	cl_int status = CL_COMPLETE, rc;
+
+	rc = clWaitForEvents(1, &ev);
+	if (rc == CL_SUCCESS)
+		rc = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+				    NULL);
+	if (rc == CL_SUCCESS && status < 0)
+		rc = status;
+	if (rc != CL_SUCCESS)
+		return cl_fail(err, TCX_ELAUNCH, rc, "kernel '%s' failed on '%s'", kernel,
+			       dev->info.id);
+	rc = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(t0), &t0, NULL);
+	if (rc == CL_SUCCESS)
+		rc = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(t1), &t1, NULL);
+	if (rc != CL_SUCCESS)
+		return cl_fail(err, TCX_EDEVICE, rc, "cannot time kernel '%s' on '%s'", kernel,
+			       dev->info.id);
+	*ms = t1 > t0 ? (double)(t1 - t0) / 1e6 : 0.0;
+	return TCX_OK;
+}
+
+static enum tcx_status ocl_launch(struct device *dev, struct program *prog, const struct launch *l,
+				  double *event_ms, struct tcx_error *err)
+{
+	struct kernel_entry *k;
+	enum tcx_status st;
+	cl_event ev = NULL;
+	cl_int rc;
+
+	if (event_ms)
+		*event_ms = 0;
+	if (!prog || !l)
+		return tcx_fail(err, TCX_EINVAL, "a launch without a program");
+	if (prog->dev != dev)
+		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'",
+				l->kernel ? l->kernel : "", prog->dev->info.id, dev->info.id);
+	if (l->nargs < 0 || l->nargs > LAUNCH_MAX_ARGS)
+		return tcx_fail(err, TCX_EINVAL, "a launch with %d arguments", l->nargs);
+	pthread_mutex_lock(&prog->lock);
+	st = kernel_get(prog, l->kernel, &k, err);
+	if (!st)
+		st = check_launch(dev, k, l, err);
+	if (!st)
+		st = set_args(dev, k, l, err);
+	if (!st) {
+		rc = clEnqueueNDRangeKernel(dev->queue, k->kernel, 3, NULL, l->global, l->local, 0,
+					    NULL, event_ms ? &ev : NULL);
+		if (rc != CL_SUCCESS)
+			st = cl_fail(err,
+				     rc == CL_OUT_OF_HOST_MEMORY || rc == CL_INVALID_COMMAND_QUEUE
+					 ? TCX_EDEVICE
+					 : TCX_ELAUNCH,
+				     rc, "cannot launch kernel '%s' on '%s'", l->kernel,
+				     dev->info.id);
+	}
+	pthread_mutex_unlock(&prog->lock);
+	if (!st && ev)
+		st = event_time(dev, l->kernel, ev, event_ms, err);
+	if (ev)
+		clReleaseEvent(ev);
+	return st;
+}
+
+static enum tcx_status ocl_finish(struct device *dev, struct tcx_error *err)
+{
+	cl_int rc = clFinish(dev->queue);
+
+	if (rc != CL_SUCCESS)
+		return cl_fail(err, TCX_EDEVICE, rc, "cannot finish the work queued on '%s'",
+			       dev->info.id);
+	return TCX_OK;
+}
+
+void tcx_backend_opencl_ops(struct backend_ops *ops)
+{
+	memset(ops, 0, sizeof(*ops));
+	ops->name = "opencl";
+	ops->probe = ocl_probe;
+	ops->open = ocl_open;
+	ops->close = ocl_close;
+	ops->info = ocl_info;
+	ops->build = ocl_build;
+	ops->build_log = ocl_build_log;
+	ops->program_free = ocl_program_free;
+	ops->binary = ocl_binary;
+	ops->build_binary = ocl_build_binary;
+	ops->kernel_resources = ocl_kernel_resources;
+	ops->alloc = ocl_alloc;
+	ops->free = ocl_free;
+	ops->write = ocl_write;
+	ops->read = ocl_read;
+	ops->fill = ocl_fill;
+	ops->launch = ocl_launch;
+	ops->finish = ocl_finish;
+}
