@@ -1,0 +1,118 @@
+/* cmd.h - what every subcommand file shares: exit codes, messages, the
+ * option tables that drive getopt_long, usage text, man-page checks and
+ * shell completion, and output-format helpers. */
+#ifndef TCX_CMD_H
+#define TCX_CMD_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "common/common.h"
+
+/* Exit codes (DESIGN.md; man tcx(1), EXIT STATUS). */
+enum {
+	TCX_EXIT_OK = 0,
+	TCX_EXIT_CHECK = 1,   /* a check failed: mismatch, regression */
+	TCX_EXIT_USAGE = 2,   /* bad input or usage */
+	TCX_EXIT_RUNTIME = 3, /* device or runtime error */
+	TCX_EXIT_NODEV = 4,   /* no usable device */
+	TCX_EXIT_INTR = 130,  /* interrupted by SIGINT/SIGTERM after saving */
+};
+
+/* What a value of an option completes to (shell completion, man checks). */
+enum opt_values {
+	OV_NONE,   /* a flag, or free text */
+	OV_ENUM,   /* one of `values`, space separated */
+	OV_FILE,   /* a file name */
+	OV_DIR,    /* a directory */
+	OV_DEVICE, /* a device id, as `tcx devices` lists */
+};
+
+/* One option of a subcommand: the single source for getopt_long, the
+ * usage text, the man-page drift test and the completions. */
+struct cmd_option {
+	const char *name;   /* long name, without "--" */
+	int short_name;     /* 0 when none; for options with only a long name,
+			     * a unique value >= 256 identifies the option */
+	int has_arg;        /* no_argument / required_argument / optional_argument */
+	const char *arg;    /* metavariable, e.g. "<file>" */
+	const char *help;   /* one line */
+	enum opt_values kind;
+	const char *values; /* for OV_ENUM */
+};
+
+#define CMD_NEEDS_DEVICE 0x1
+#define CMD_HIDDEN 0x2
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *const *synopsis; /* NULL-terminated lines */
+	const char *summary;
+	const struct cmd_option *options; /* terminated by { NULL } */
+	const char *const *examples;      /* NULL-terminated, may be NULL */
+	const char *args;                 /* what positional arguments complete to: "expr", "file", ... */
+	unsigned flags;
+};
+
+/* The command table (cmd/tcx.c). */
+extern const struct cmd commands[];
+const struct cmd *cmd_find(const char *name);
+
+/* Global options set by main. */
+extern int verbosity; /* 0 normal, -1 quiet, >0 verbose */
+
+/* Messages, git style: "tcx: <msg>" on stderr. */
+int error(const char *fmt, ...) TCX_PRINTF(1, 2);   /* returns -1 */
+void warning(const char *fmt, ...) TCX_PRINTF(1, 2);
+void info(const char *fmt, ...) TCX_PRINTF(1, 2);   /* unless --quiet */
+void verbose(const char *fmt, ...) TCX_PRINTF(1, 2); /* with -v */
+
+/* Routes lib/'s log messages to stderr at the chosen verbosity. */
+void cmd_log_setup(void);
+
+/* Maps a status to an exit code. */
+int exit_code(enum tcx_status st);
+/* Prints "tcx: <err->msg>" and returns the exit code for st. */
+int report(enum tcx_status st, const struct tcx_error *err);
+/* As report, for a parse error in `text`: also prints the text and a caret
+ * under err->col. */
+int report_at(enum tcx_status st, const struct tcx_error *err, const char *what,
+	      const char *text);
+
+/* Prints the usage of a command to fp (stdout for --help, stderr on misuse). */
+void cmd_usage(const struct cmd *c, FILE *fp);
+/* Prints usage to stderr and returns TCX_EXIT_USAGE. */
+int usage_error(const struct cmd *c, const char *fmt, ...) TCX_PRINTF(2, 3);
+
+/* getopt_long over a command's option table.  Call like getopt_long; "help"
+ * (-h/--help) is handled: it prints usage to stdout and returns 'h' so the
+ * caller can return 0.  Unknown options return '?'. */
+int cmd_getopt(const struct cmd *c, int argc, char **argv);
+
+/* Output formats. */
+enum out_format { FMT_TABLE, FMT_JSON, FMT_YAML, FMT_CSV };
+bool parse_format(const char *s, enum out_format *out, unsigned allowed);
+#define FMT_ALLOW(f) (1u << (f))
+
+/* Writes a JSON value (pretty, ordered) to fp with a final newline. */
+int print_json(FILE *fp, json_t *v);
+/* Writes a JSON value as YAML (block style). */
+int print_yaml(FILE *fp, json_t *v);
+
+/* Reads a contraction from an expression argument with the common options. */
+struct tcx_contraction;
+int load_contraction(const char *expr, const char *type, const char *layout,
+		     struct tcx_contraction **out);
+
+/* True when standard error is a terminal (progress displays). */
+bool stderr_is_tty(void);
+
+/* Signals: SIGINT/SIGTERM set this flag; long loops check it and stop. */
+extern volatile int interrupted;
+void install_signal_handlers(void);
+
+#endif /* TCX_CMD_H */

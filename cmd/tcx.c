@@ -1,0 +1,190 @@
+/* tcx.c - main: global options, the command table and dispatch, help,
+ * version, and the hidden --complete helper the shell completions call. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+#include <yaml.h>
+
+#include "cmd.h"
+#include "backend/backend.h"
+
+/* Each subcommand is defined in cmd/<name>.c. */
+extern const struct cmd cmd_parse_def, cmd_sizes_def, cmd_devices_def;
+
+/* One row per subcommand, in the order `tcx --help` lists them. */
+static const struct cmd *const command_table[] = {
+	&cmd_parse_def,
+	&cmd_sizes_def,
+	&cmd_devices_def,
+	NULL,
+};
+
+const struct cmd *cmd_find(const char *name)
+{
+	for (int k = 0; command_table[k]; k++)
+		if (strcmp(command_table[k]->name, name) == 0)
+			return command_table[k];
+	return NULL;
+}
+
+static const char *const main_usage[] = {
+	"usage: tcx [--version] [--help] [-v | --verbose] [-q | --quiet] <command> [<args>]",
+	NULL,
+};
+
+static void print_main_help(FILE *fp)
+{
+	fprintf(fp, "%s\n", main_usage[0]);
+	fprintf(fp, "\ntcx reads a tensor contraction in index notation, generates GPU kernels for "
+		    "it,\ntunes, benchmarks and validates them, and writes library logic and a C "
+		    "library.\n\nCommands:\n");
+	for (int k = 0; command_table[k]; k++)
+		if (!(command_table[k]->flags & CMD_HIDDEN))
+			fprintf(fp, "   %-12s %s\n", command_table[k]->name,
+				command_table[k]->summary);
+	fprintf(fp, "\nGlobal options:\n"
+		    "   -h, --help       show this help, or a command's with 'tcx help <command>'\n"
+		    "   --version        show the version, backends and library versions\n"
+		    "   -v, --verbose    say more (repeat for debug detail)\n"
+		    "   -q, --quiet      say only errors\n"
+		    "\nSee 'tcx help <command>' or 'man tcx-<command>' for a command's options.\n"
+		    "Exit status: 0 ok, 1 a check failed, 2 bad input or usage, 3 device or "
+		    "runtime\nerror, 4 no usable device.\n");
+}
+
+static void print_version(void)
+{
+	printf("tcx %s\n", tcx_version());
+	printf("backends:");
+	for (int k = 0; k < backend_count(); k++)
+		printf(" %s", backend_at(k)->name);
+	printf("\n");
+	printf("libyaml %s, jansson %s, sqlite %s\n", yaml_get_version_string(), JANSSON_VERSION,
+	       sqlite3_libversion());
+}
+
+/* tcx --complete                  -> commands
+ * tcx --complete CMD              -> CMD's options ("--name" per line)
+ * tcx --complete CMD --opt        -> values of an enumerated option, or a
+ *                                    word naming what to complete: @file
+ *                                    @dir @device
+ * tcx --complete CMD --args       -> what positional arguments are */
+static int complete(int argc, char **argv)
+{
+	const struct cmd *c;
+
+	if (argc < 2) {
+		for (int k = 0; command_table[k]; k++)
+			if (!(command_table[k]->flags & CMD_HIDDEN))
+				printf("%s\n", command_table[k]->name);
+		printf("help\n");
+		return 0;
+	}
+	c = cmd_find(argv[1]);
+	if (!c)
+		return 0;
+	if (argc < 3) {
+		for (const struct cmd_option *o = c->options; o->name; o++)
+			printf("--%s\n", o->name);
+		printf("--help\n");
+		return 0;
+	}
+	if (strcmp(argv[2], "--args") == 0) {
+		printf("%s\n", c->args ? c->args : "");
+		return 0;
+	}
+	for (const struct cmd_option *o = c->options; o->name; o++) {
+		bool match = strncmp(argv[2], "--", 2) == 0 && strcmp(argv[2] + 2, o->name) == 0;
+
+		if (!match && o->short_name > 0 && o->short_name < 256 && argv[2][0] == '-' &&
+		    argv[2][1] == o->short_name && argv[2][2] == '\0')
+			match = true;
+		if (!match)
+			continue;
+		switch (o->kind) {
+		case OV_ENUM:
+			for (const char *p = o->values; *p;) {
+				size_t n = strcspn(p, " ");
+
+				printf("%.*s\n", (int)n, p);
+				p += n;
+				p += strspn(p, " ");
+			}
+			break;
+		case OV_FILE:
+			printf("@file\n");
+			break;
+		case OV_DIR:
+			printf("@dir\n");
+			break;
+		case OV_DEVICE:
+			printf("@device\n");
+			break;
+		case OV_NONE:
+			printf(o->has_arg ? "@text\n" : "@none\n");
+			break;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd *c;
+	int k;
+
+	for (k = 1; k < argc && argv[k][0] == '-'; k++) {
+		const char *a = argv[k];
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			print_main_help(stdout);
+			return 0;
+		} else if (strcmp(a, "--version") == 0) {
+			print_version();
+			return 0;
+		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+			verbosity++;
+		} else if (strcmp(a, "-vv") == 0) {
+			verbosity += 2;
+		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+			verbosity = -1;
+		} else if (strcmp(a, "--complete") == 0) {
+			return complete(argc - k, argv + k);
+		} else {
+			error("unknown option '%s'", a);
+			fprintf(stderr, "%s\n", main_usage[0]);
+			return TCX_EXIT_USAGE;
+		}
+	}
+	if (k >= argc) {
+		print_main_help(stderr);
+		return TCX_EXIT_USAGE;
+	}
+	if (strcmp(argv[k], "help") == 0) {
+		if (k + 1 >= argc) {
+			print_main_help(stdout);
+			return 0;
+		}
+		c = cmd_find(argv[k + 1]);
+		if (!c)
+			return error("'%s' is not a tcx command; see 'tcx --help'", argv[k + 1]),
+			       TCX_EXIT_USAGE;
+		cmd_usage(c, stdout);
+		return 0;
+	}
+	if (strcmp(argv[k], "version") == 0) {
+		print_version();
+		return 0;
+	}
+	c = cmd_find(argv[k]);
+	if (!c) {
+		error("'%s' is not a tcx command; see 'tcx --help'", argv[k]);
+		return TCX_EXIT_USAGE;
+	}
+	cmd_log_setup();
+	install_signal_handlers();
+	optind = 0; /* glibc: 0 re-initialises getopt for the subcommand */
+	return c->fn(argc - k, argv + k);
+}

@@ -1,0 +1,335 @@
+/* util.c - the helpers cmd/ shares: messages, exit codes, option tables to
+ * getopt_long, usage text, output formats and signals. */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "logic/yamlout.h"
+#include "notation/notation.h"
+
+int verbosity;
+volatile int interrupted;
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "tcx: %s", prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbosity < 0)
+		return;
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbosity < 0)
+		return;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void verbose(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbosity < 1)
+		return;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+static void log_to_stderr(enum tcx_log_level level, const char *msg, void *ctx)
+{
+	switch (level) {
+	case TCX_LOG_ERROR:
+		error("%s", msg);
+		break;
+	case TCX_LOG_WARN:
+		warning("%s", msg);
+		break;
+	default:
+		info("%s", msg);
+		break;
+	}
+}
+
+void cmd_log_setup(void)
+{
+	enum tcx_log_level max = verbosity < 0	 ? TCX_LOG_ERROR
+				 : verbosity == 0 ? TCX_LOG_WARN
+				 : verbosity == 1 ? TCX_LOG_INFO
+						  : TCX_LOG_DEBUG;
+
+	tcx_log_set(log_to_stderr, NULL, max);
+}
+
+int exit_code(enum tcx_status st)
+{
+	switch (st) {
+	case TCX_OK:
+		return TCX_EXIT_OK;
+	case TCX_EMISMATCH:
+	case TCX_EREGRESS:
+		return TCX_EXIT_CHECK;
+	case TCX_EINVAL:
+	case TCX_EPARSE:
+	case TCX_ERANGE:
+	case TCX_EUNSUPPORTED:
+	case TCX_EREJECT:
+	case TCX_EIO:
+	case TCX_ECORRUPT:
+		return TCX_EXIT_USAGE;
+	case TCX_ENODEV:
+		return TCX_EXIT_NODEV;
+	case TCX_EINTR:
+		return TCX_EXIT_INTR;
+	case TCX_ENOMEM:
+	case TCX_EBUILD:
+	case TCX_ELAUNCH:
+	case TCX_EDEVICE:
+	case TCX_EBUSY:
+	case TCX_ETIMEOUT:
+	default:
+		return TCX_EXIT_RUNTIME;
+	}
+}
+
+int report(enum tcx_status st, const struct tcx_error *err)
+{
+	if (st == TCX_OK)
+		return 0;
+	if (err && err->msg[0])
+		error("%s", err->msg);
+	else
+		error("%s", tcx_status_str(st));
+	return exit_code(st);
+}
+
+int report_at(enum tcx_status st, const struct tcx_error *err, const char *what,
+	      const char *text)
+{
+	if (st == TCX_OK)
+		return 0;
+	if (err && err->col > 0 && text && strlen(text) < 200 && !strchr(text, '\n')) {
+		error("cannot parse %s '%s': %s (col %u)", what, text, err->msg, err->col);
+		fprintf(stderr, "  %s\n  %*s^\n", text, (int)err->col - 1, "");
+	} else {
+		error("cannot parse %s '%s': %s", what, text ? text : "", err ? err->msg : "");
+	}
+	return exit_code(st);
+}
+
+void cmd_usage(const struct cmd *c, FILE *fp)
+{
+	for (int k = 0; c->synopsis[k]; k++)
+		fprintf(fp, "%s %s\n", k == 0 ? "usage:" : "   or:", c->synopsis[k]);
+	fprintf(fp, "\n%s\n\n", c->summary);
+	for (const struct cmd_option *o = c->options; o->name; o++) {
+		char left[64];
+
+		if (o->short_name > 0 && o->short_name < 256)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name, o->name,
+				 o->arg ? " " : "", o->arg ? o->arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? " " : "",
+				 o->arg ? o->arg : "");
+		if (strlen(left) > 26)
+			fprintf(fp, "    %s\n    %-26s  %s\n", left, "", o->help);
+		else
+			fprintf(fp, "    %-26s  %s\n", left, o->help);
+	}
+	fprintf(fp, "    %-26s  %s\n", "-h, --help", "show this help");
+	if (c->examples && c->examples[0]) {
+		fprintf(fp, "\nExamples:\n");
+		for (int k = 0; c->examples[k]; k++)
+			fprintf(fp, "    %s\n", c->examples[k]);
+	}
+}
+
+int usage_error(const struct cmd *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	cmd_usage(c, stderr);
+	return TCX_EXIT_USAGE;
+}
+
+#define MAX_OPTS 96
+
+int cmd_getopt(const struct cmd *c, int argc, char **argv)
+{
+	static const struct cmd *built_for;
+	static struct option longopts[MAX_OPTS + 2];
+	static char shortopts[3 * MAX_OPTS + 4];
+	int n = 0, r;
+	char *s = shortopts;
+
+	if (built_for != c) {
+		*s++ = ':'; /* report a missing argument as ':' */
+		for (const struct cmd_option *o = c->options; o->name && n < MAX_OPTS; o++, n++) {
+			longopts[n].name = o->name;
+			longopts[n].has_arg = o->has_arg;
+			longopts[n].flag = NULL;
+			longopts[n].val = o->short_name;
+			if (o->short_name > 0 && o->short_name < 256) {
+				*s++ = (char)o->short_name;
+				if (o->has_arg == required_argument)
+					*s++ = ':';
+				else if (o->has_arg == optional_argument) {
+					*s++ = ':';
+					*s++ = ':';
+				}
+			}
+		}
+		longopts[n].name = "help";
+		longopts[n].has_arg = no_argument;
+		longopts[n].flag = NULL;
+		longopts[n].val = 'h';
+		n++;
+		memset(&longopts[n], 0, sizeof(longopts[n]));
+		*s++ = 'h';
+		*s = '\0';
+		built_for = c;
+	}
+	opterr = 0;
+	r = getopt_long(argc, argv, shortopts, longopts, NULL);
+	if (r == 'h') {
+		cmd_usage(c, stdout);
+		return 'h';
+	}
+	if (r == '?') {
+		if (optopt && optopt < 256)
+			error("unknown option '-%c'", optopt);
+		else
+			error("unknown option '%s'", argv[optind - 1]);
+		fprintf(stderr, "\n");
+		cmd_usage(c, stderr);
+	} else if (r == ':') {
+		error("option '%s' needs a value", argv[optind - 1]);
+		fprintf(stderr, "\n");
+		cmd_usage(c, stderr);
+		r = '?';
+	}
+	return r;
+}
+
+bool parse_format(const char *s, enum out_format *out, unsigned allowed)
+{
+	static const char *const names[] = { "table", "json", "yaml", "csv" };
+
+	for (unsigned k = 0; k < ARRAY_SIZE(names); k++)
+		if (strcmp(s, names[k]) == 0 && (allowed & (1u << k))) {
+			*out = (enum out_format)k;
+			return true;
+		}
+	return false;
+}
+
+int print_json(FILE *fp, json_t *v)
+{
+	if (json_dumpf(v, fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) != 0)
+		return -1;
+	fputc('\n', fp);
+	return 0;
+}
+
+int print_yaml(FILE *fp, json_t *v)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct tcx_error err;
+	enum tcx_status st = yaml_from_json(v, &sb, &err);
+
+	if (st == TCX_OK)
+		fputs(strbuf_str(&sb), fp);
+	else
+		report(st, &err);
+	strbuf_release(&sb);
+	return st == TCX_OK ? 0 : -1;
+}
+
+int load_contraction(const char *expr, const char *type, const char *layout,
+		     struct tcx_contraction **out)
+{
+	enum tcx_dtype dt = TCX_DTYPE_S;
+	int lay = LAYOUT_BY_STYLE;
+	struct tcx_error err = { 0 };
+	enum tcx_status st;
+
+	*out = NULL;
+	if (type && !dtype_parse(type, &dt))
+		return error("unknown element type '%s' (expected s, d, c, z, h or b)", type),
+		       TCX_EXIT_USAGE;
+	if (layout) {
+		if (strcmp(layout, "first-fastest") == 0)
+			lay = LAYOUT_FIRST_FASTEST;
+		else if (strcmp(layout, "last-fastest") == 0)
+			lay = LAYOUT_LAST_FASTEST;
+		else
+			return error("unknown layout '%s' (expected first-fastest or last-fastest)",
+				     layout),
+			       TCX_EXIT_USAGE;
+	}
+	st = notation_parse(expr, dt, lay, out, &err);
+	if (st)
+		return report_at(st, &err, "expression", expr);
+	return 0;
+}
+
+bool stderr_is_tty(void)
+{
+	return isatty(STDERR_FILENO);
+}
+
+static void on_signal(int sig)
+{
+	if (interrupted) {
+		/* a second signal: give up at once, without leaving temporaries */
+		atomic_file_cleanup_all();
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	interrupted = sig;
+}
+
+void install_signal_handlers(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
