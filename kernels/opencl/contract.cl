@@ -1,0 +1,743 @@
+/* contract.cl - the general tensor-contraction kernel, in Tensile's model.
+ *
+ * C[...] = alpha * sum over the bound indices of P[...] * Q[...] + beta * C[...]
+ *
+ * P is the operand that owns D0 (A, or B when C's fastest free index is
+ * B's), Q the other.  Work-group dimension 0 walks D0 in macro tiles of
+ * MT0 = WG0 * TT0 elements, dimension 1 walks D1 in tiles of MT1 = WG1 *
+ * TT1, dimension 2 folds every other free and batch index (unfolded below)
+ * and the GlobalSplitU parts.  The bound indices form one loop: DU, the
+ * innermost, in chunks of DEPTHU, nested in the other bound indices.
+ *
+ * Every tunable is a macro with a default here; the generator (lib/gen)
+ * writes a #define prelude and never edits this text.  Sizes and strides
+ * arrive in `struct tcx_args` by "slot": 0 = D0, 1 = D1, 2 = DU,
+ * 3 .. 3+NF2-1 = the folded dimension-2 indices, then NB outer bound
+ * indices.  A contraction without a D0, D1 or DU gets a size-1 slot.
+ *
+ * Index arithmetic on tensors is 64-bit (long): a tensor may exceed 2^31
+ * elements.  Arithmetic inside a tile is int.
+ */
+
+/* ---- tunables (Tensile's names in comments) ---------------------------- */
+#ifndef WG0
+#define WG0 16 /* WorkGroup[0] */
+#endif
+#ifndef WG1
+#define WG1 16 /* WorkGroup[1] */
+#endif
+#ifndef LSU
+#define LSU 1 /* WorkGroup[2] = LocalSplitU */
+#endif
+#ifndef TT0
+#define TT0 4 /* ThreadTile[0] */
+#endif
+#ifndef TT1
+#define TT1 4 /* ThreadTile[1] */
+#endif
+#ifndef DEPTHU
+#define DEPTHU 16 /* DepthU: bound elements per loop iteration */
+#endif
+#ifndef VW
+#define VW 1 /* VectorWidth */
+#endif
+#ifndef VW1
+#define VW1 VW /* the vector width along D1: VW, or less when TT1 is smaller */
+#endif
+#ifndef GSU
+#define GSU 1 /* GlobalSplitU */
+#endif
+#ifndef PGR
+#define PGR 1 /* PrefetchGlobalRead */
+#endif
+#ifndef PLR
+#define PLR 1 /* PrefetchLocalRead */
+#endif
+#ifndef EDGE
+#define EDGE 0 /* EdgeType: 0 Branch, 1 ShiftPtr, 2 None */
+#endif
+#ifndef WGM
+#define WGM 1 /* WorkGroupMapping */
+#endif
+#ifndef LOOP_TAIL
+#define LOOP_TAIL 1 /* LoopTail */
+#endif
+#ifndef USE_LDS
+#define USE_LDS 1 /* tcx: stage tiles in local memory (0: read global directly) */
+#endif
+#ifndef LDS_PAD
+#define LDS_PAD 0 /* LdsPad */
+#endif
+#ifndef NLC_P
+#define NLC_P 1 /* NumLoadsCoalesced of P (resolved by the generator) */
+#endif
+#ifndef NLP_P
+#define NLP_P ((MT0 * DEPTHU) / (GLVW * NT * NLC_P))
+#endif
+#ifndef NLC_Q
+#define NLC_Q 1
+#endif
+#ifndef NLP_Q
+#define NLP_Q ((MT1 * DEPTHU) / (GLVW * NT * NLC_Q))
+#endif
+#ifndef TLU_P
+#define TLU_P 1 /* P's D0 moves faster than DU: loads coalesce along D0 */
+#endif
+#ifndef TLU_Q
+#define TLU_Q 0
+#endif
+/* Known unit strides (packed layouts), which allow vector memory access. */
+#ifndef UNIT_P_D0
+#define UNIT_P_D0 0
+#endif
+#ifndef UNIT_P_DU
+#define UNIT_P_DU 0
+#endif
+#ifndef UNIT_Q_D1
+#define UNIT_Q_D1 0
+#endif
+#ifndef UNIT_Q_DU
+#define UNIT_Q_DU 0
+#endif
+#ifndef UNIT_C_D0
+#define UNIT_C_D0 0
+#endif
+/* Test only: drop the last DEPTHU chunk, so validation must fail. */
+#ifndef TEST_SKIP_LAST_U
+#define TEST_SKIP_LAST_U 0
+#endif
+
+#define MT0 (WG0 * TT0)
+#define MT1 (WG1 * TT1)
+#define NT (WG0 * WG1 * LSU)
+#define GLVW VW /* global-read vector width */
+#define DU_PER_LSU (DEPTHU / LSU)
+
+/* ---- element types ------------------------------------------------------ */
+#if defined(TCX_TYPE_D) || defined(TCX_TYPE_Z)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#if defined(TCX_TYPE_S)
+#define DATA_T float
+#define REAL_T float
+#define TCX_COMPLEX 0
+#elif defined(TCX_TYPE_D)
+#define DATA_T double
+#define REAL_T double
+#define TCX_COMPLEX 0
+#elif defined(TCX_TYPE_C)
+#define DATA_T float2
+#define REAL_T float
+#define TCX_COMPLEX 1
+#elif defined(TCX_TYPE_Z)
+#define DATA_T double2
+#define REAL_T double
+#define TCX_COMPLEX 1
+#elif defined(TCX_TYPE_H)
+#define DATA_T half
+#define REAL_T float
+#define TCX_COMPLEX 0
+#define TCX_STORE_HALF 1
+#elif defined(TCX_TYPE_B)
+#define DATA_T ushort
+#define REAL_T float
+#define TCX_COMPLEX 0
+#define TCX_STORE_BF16 1
+#else
+#error "define one of TCX_TYPE_S D C Z H B"
+#endif
+
+#if TCX_COMPLEX
+#define VAL_T TCX_CAT(REAL_T, 2)
+#define ZERO ((VAL_T)(0, 0))
+#else
+#define VAL_T REAL_T
+#define ZERO ((REAL_T)0)
+#endif
+
+/* Scalars alpha and beta: complex for C and Z, else the arithmetic type. */
+#define SCALAR_T VAL_T
+
+#if VW > 1 && !TCX_COMPLEX
+#define VEC_T TCX_CAT(REAL_T, VW)
+#else
+#define VEC_T VAL_T
+#endif
+
+/* Sizes and strides, by slot (see the top of this file). */
+struct tcx_args {
+	long size[16];
+	long sp[16]; /* strides in P */
+	long sq[16]; /* strides in Q */
+	long sc[16]; /* strides in C */
+	long off_p, off_q, off_c;
+	long ws_stride; /* elements between GlobalSplitU parts of the workspace */
+	long nf2;       /* folded dimension-2 indices (slots 3 ..) */
+	long nb;        /* bound indices besides DU (slots 3 + nf2 ..) */
+	long conj_p, conj_q; /* complex conjugation of P, Q */
+};
+/* Counts and flags arrive at run time, so that one compiled program serves
+ * every contraction with the same layout facts. */
+#define NF2 ((int)args.nf2)
+#define NB ((int)args.nb)
+#define CONJ_P (args.conj_p != 0)
+#define CONJ_Q (args.conj_q != 0)
+#define MAX_NB 16
+
+#ifndef SIZE_D0
+#define SIZE_D0 (args.size[0])
+#endif
+#ifndef SIZE_D1
+#define SIZE_D1 (args.size[1])
+#endif
+#ifndef SIZE_DU
+#define SIZE_DU (args.size[2])
+#endif
+#ifndef STRIDE_P_D0
+#define STRIDE_P_D0 (UNIT_P_D0 ? 1L : args.sp[0])
+#endif
+#ifndef STRIDE_P_DU
+#define STRIDE_P_DU (UNIT_P_DU ? 1L : args.sp[2])
+#endif
+#ifndef STRIDE_Q_D1
+#define STRIDE_Q_D1 (UNIT_Q_D1 ? 1L : args.sq[1])
+#endif
+#ifndef STRIDE_Q_DU
+#define STRIDE_Q_DU (UNIT_Q_DU ? 1L : args.sq[2])
+#endif
+#ifndef STRIDE_C_D0
+#define STRIDE_C_D0 (UNIT_C_D0 ? 1L : args.sc[0])
+#endif
+#ifndef STRIDE_C_D1
+#define STRIDE_C_D1 (args.sc[1])
+#endif
+
+/* ---- loads and stores ---------------------------------------------------- */
+INLINE VAL_T ld1(const GLOBAL DATA_T *p, long off)
+{
+#if defined(TCX_TYPE_H)
+	return vload_half(0, p + off);
+#elif defined(TCX_TYPE_B)
+	return as_float((uint)p[off] << 16);
+#else
+	return p[off];
+#endif
+}
+
+#if TCX_COMPLEX
+#define CONJ_IF(v, c) ((c) ? (VAL_T)((v).x, -(v).y) : (v))
+#else
+#define CONJ_IF(v, c) (v)
+#endif
+
+#if defined(TCX_TYPE_B)
+INLINE ushort to_bf16(float f)
+{
+	uint x = as_uint(f);
+
+	if ((x & 0x7f800000u) == 0x7f800000u && (x & 0x7fffffu))
+		return (ushort)((x >> 16) | 0x40u);
+	x += 0x7fffu + ((x >> 16) & 1u);
+	return (ushort)(x >> 16);
+}
+#endif
+
+INLINE void st1(GLOBAL DATA_T *p, long off, VAL_T v)
+{
+#if defined(TCX_TYPE_H)
+	vstore_half_rte(v, 0, p + off);
+#elif defined(TCX_TYPE_B)
+	p[off] = to_bf16(v);
+#else
+	p[off] = v;
+#endif
+}
+
+/* VW contiguous elements (unit stride) as a vector. */
+#if VW > 1 && !TCX_COMPLEX
+INLINE VEC_T ldv(const GLOBAL DATA_T *p, long off)
+{
+#if defined(TCX_TYPE_H)
+	return TCX_CAT(vload_half, VW)(0, p + off);
+#elif defined(TCX_TYPE_B)
+	return TCX_CAT(as_float, VW)(TCX_CAT(convert_uint, VW)(TCX_CAT(vload, VW)(0, p + off)) << 16);
+#else
+	return TCX_CAT(vload, VW)(0, p + off);
+#endif
+}
+#endif
+
+/* multiply-accumulate */
+#if TCX_COMPLEX
+#define MAC(acc, a, b)                                          \
+	do {                                                    \
+		(acc).x = FMA((a).x, (b).x, (acc).x);           \
+		(acc).x = FMA(-(a).y, (b).y, (acc).x);          \
+		(acc).y = FMA((a).x, (b).y, (acc).y);           \
+		(acc).y = FMA((a).y, (b).x, (acc).y);           \
+	} while (0)
+INLINE VAL_T cmul(VAL_T a, VAL_T b)
+{
+	return (VAL_T)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+#define SMUL(a, b) cmul(a, b)
+#define IS_ZERO(s) ((s).x == 0 && (s).y == 0)
+#else
+#define MAC(acc, a, b) ((acc) = FMA((a), (b), (acc)))
+#define SMUL(a, b) ((a) * (b))
+#define IS_ZERO(s) ((s) == 0)
+#endif
+
+/* the element of a vector register: lane v of x */
+#if VW > 1 && !TCX_COMPLEX
+#define LANE(x, v) (((REAL_T *)&(x))[v])
+#define BCAST(s) ((VEC_T)(s))
+#else
+#define LANE(x, v) (x)
+#define BCAST(s) (s)
+#endif
+
+/* The thread tile holds, per D1 element j and D0 vector i, VW lanes:
+ *   d0 = ((i * WG0) + t0) * VW + lane        i < TT0 / VW
+ *   d1 = ((j / VW1) * WG1 + t1) * VW1 + j % VW1  j < TT1
+ * so that neighbouring work-items touch neighbouring vectors. */
+#if TCX_COMPLEX
+#define NV0 TT0 /* complex: one element per "vector" */
+#define D0_OF(i, t0) ((((i) / VW) * WG0 + (t0)) * VW + (i) % VW)
+#else
+#define NV0 (TT0 / VW)
+#define D0_OF(i, t0) (((i) * WG0 + (t0)) * VW)
+#endif
+#define D1_OF(j, t1) ((((j) / VW1) * WG1 + (t1)) * VW1 + (j) % VW1)
+
+/* ---- local-memory tiles --------------------------------------------------- */
+#if USE_LDS
+#if PGR
+#define NBUF 2
+#else
+#define NBUF 1
+#endif
+#define LDS_P_ROW (MT0 + LDS_PAD)
+#define LDS_Q_ROW (MT1 + LDS_PAD)
+#endif
+
+/* A tile of one operand from global memory into registers, the pattern
+ * Tensile's NumLoadsCoalesced describes: the coalesced extent EC is split
+ * into LSC work-items reading GLVW elements NLC times, the perpendicular
+ * extent EP into LSP work-items reading NLP times. */
+#define EC_P (TLU_P ? MT0 : DEPTHU)
+#define EP_P (TLU_P ? DEPTHU : MT0)
+#define LSC_P (EC_P / (GLVW * NLC_P))
+#define LSP_P (EP_P / NLP_P)
+#define EC_Q (TLU_Q ? MT1 : DEPTHU)
+#define EP_Q (TLU_Q ? DEPTHU : MT1)
+#define LSC_Q (EC_Q / (GLVW * NLC_Q))
+#define LSP_Q (EP_Q / NLP_Q)
+#define UNIT_P_C (TLU_P ? UNIT_P_D0 : UNIT_P_DU)
+#define UNIT_Q_C (TLU_Q ? UNIT_Q_D1 : UNIT_Q_DU)
+
+/* Reads element (d, u) of an operand tile whose origin is (t_origin,
+ * u0): d along the free index (size S, stride sd), u along DU (stride su).
+ * `chk_d`/`chk_u` ask for bounds checks; an element outside reads as 0
+ * (Branch), or is clamped inside (ShiftPtr, never used for output). */
+INLINE VAL_T ld_tile(const GLOBAL DATA_T *p, long base, long d, long u, long S, long SU,
+		     long sd, long su, int chk_d, int chk_u)
+{
+	if (chk_u && u >= SU)
+		return ZERO;
+	if (chk_d && d >= S) {
+#if EDGE == 1
+		d = S - 1;
+#else
+		return ZERO;
+#endif
+	}
+	return ld1(p, base + d * sd + u * su);
+}
+
+/* The loop over one operand's share of a tile load: for each of its
+ * NLC * NLP * GLVW elements, (d, u) within the tile and the value. */
+#define TILE_LOADS(OP, TLU, NLC, NLP, LSC, LSP, EC)                                         \
+	for (int a_ = 0; a_ < NLC; a_++)                                                    \
+		for (int b_ = 0; b_ < NLP; b_++)                                            \
+			for (int v_ = 0; v_ < GLVW; v_++) {                                 \
+				int c_ = (int)(tid % LSC) * GLVW + a_ * LSC * GLVW + v_;    \
+				int q_ = (int)(tid / LSC) + b_ * LSP;                       \
+				int dd_ = TLU ? c_ : q_;                                    \
+				int uu_ = TLU ? q_ : c_;                                    \
+				int r_ = (a_ * NLP + b_) * GLVW + v_;                       \
+				OP(dd_, uu_, r_);                                           \
+			}
+
+KERNEL void tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
+			 const GLOBAL DATA_T *RESTRICT Q, GLOBAL VAL_T *RESTRICT W,
+			 const struct tcx_args args, const SCALAR_T alpha, const SCALAR_T beta)
+	WG_SIZE_HINT(WG0, WG1, LSU);
+
+KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void
+tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
+	     const GLOBAL DATA_T *RESTRICT Q, GLOBAL VAL_T *RESTRICT W, const struct tcx_args args,
+	     const SCALAR_T alpha, const SCALAR_T beta)
+{
+	const int t0 = (int)LID(0), t1 = (int)LID(1), ts = (int)LID(2);
+	const int tid = t0 + WG0 * (t1 + WG1 * ts);
+	const long S0 = SIZE_D0, S1 = SIZE_D1, SU = SIZE_DU;
+	long g0 = GROUP(0), g1 = GROUP(1), gz = GROUP(2);
+	long baseP = args.off_p, baseQ = args.off_q, baseC = args.off_c;
+	int gsu_part = 0;
+
+#if WGM > 1
+	/* WorkGroupMapping: walk the groups in bands of WGM along dimension
+	 * 1, so that groups running together share rows of P and Q in cache. */
+	{
+		const long n0 = NGROUPS(0), n1 = NGROUPS(1);
+		const long lin = g0 + g1 * n0;
+		const long band = lin / (WGM * n0);
+		const long first = band * WGM;
+		const long rows = min((long)WGM, n1 - first);
+		const long in_band = lin % (WGM * n0);
+
+		g1 = first + in_band % rows;
+		g0 = in_band / rows;
+	}
+#endif
+
+	/* dimension 2: GlobalSplitU part, then the folded indices */
+#if GSU > 1
+	gsu_part = (int)(gz % GSU);
+	gz /= GSU;
+#endif
+	for (int f = 0; f < NF2; f++) {
+		const long s = args.size[3 + f], x = gz % s;
+
+		gz /= s;
+		baseP += x * args.sp[3 + f];
+		baseQ += x * args.sq[3 + f];
+		baseC += x * args.sc[3 + f];
+	}
+
+	/* tile origins; ShiftPtr moves an edge tile back inside the tensor */
+	const long tile0_own = g0 * MT0, tile1_own = g1 * MT1;
+	long tile0 = tile0_own, tile1 = tile1_own;
+#if EDGE == 1
+	if (tile0 + MT0 > S0 && S0 >= MT0)
+		tile0 = S0 - MT0;
+	if (tile1 + MT1 > S1 && S1 >= MT1)
+		tile1 = S1 - MT1;
+#endif
+	const long pP = baseP + tile0 * STRIDE_P_D0; /* P at (tile0, u = 0) */
+	const long pQ = baseQ + tile1 * STRIDE_Q_D1;
+#if EDGE == 2
+	const int chk0 = 0, chk1 = 0;
+#else
+	const int chk0 = tile0 + MT0 > S0, chk1 = tile1 + MT1 > S1;
+#endif
+	const long rem0 = S0 - tile0, rem1 = S1 - tile1; /* elements left in each tile */
+
+	/* the bound loop: NB outer indices x chunks of DU, split GSU ways */
+	const long nch = (SU + DEPTHU - 1) / DEPTHU;
+	long nouter = 1;
+	for (int b = 0; b < NB; b++)
+		nouter *= args.size[3 + NF2 + b];
+	const long niter = nouter * nch;
+	long it = (niter * gsu_part) / GSU;
+	const long it_end = (niter * (gsu_part + 1)) / GSU - (TEST_SKIP_LAST_U ? 1 : 0);
+	long ch = it % nch, ob_off_p = 0, ob_off_q = 0;
+	long ob_idx[MAX_NB];
+	{
+		long o = it / nch;
+
+		for (int b = 0; b < NB; b++) {
+			const long s = args.size[3 + NF2 + b];
+
+			ob_idx[b] = o % s;
+			o /= s;
+			ob_off_p += ob_idx[b] * args.sp[3 + NF2 + b];
+			ob_off_q += ob_idx[b] * args.sq[3 + NF2 + b];
+		}
+	}
+
+#if LSU > 1
+	/* OpenCL wants local arrays at the kernel's outermost scope */
+	LOCAL_MEM VAL_T red[LSU - 1][TT1][TT0][WG0 * WG1];
+#endif
+	VEC_T acc[TT1][NV0];
+	for (int j = 0; j < TT1; j++)
+		for (int i = 0; i < NV0; i++)
+			acc[j][i] = BCAST(ZERO);
+
+#if USE_LDS
+	LOCAL_MEM VAL_T lds_p[NBUF][DEPTHU][LDS_P_ROW];
+	LOCAL_MEM VAL_T lds_q[NBUF][DEPTHU][LDS_Q_ROW];
+	VAL_T rp[NLC_P * NLP_P * GLVW], rq[NLC_Q * NLP_Q * GLVW];
+	int buf = 0;
+
+	/* global -> registers for the chunk at (ob offsets, ch) */
+#define LOAD_P(dd, uu, r)                                                                   \
+	rp[r] = CONJ_IF(ld_tile(P, pP + ob_off_p, dd, u0 + (uu), rem0, SU, STRIDE_P_D0,         \
+				STRIDE_P_DU, chk0, chk_u),                                  \
+			CONJ_P)
+#define LOAD_Q(dd, uu, r)                                                                   \
+	rq[r] = CONJ_IF(ld_tile(Q, pQ + ob_off_q, dd, u0 + (uu), rem1, SU, STRIDE_Q_D1,         \
+				STRIDE_Q_DU, chk1, chk_u),                                  \
+			CONJ_Q)
+#define STORE_P(dd, uu, r) (lds_p[buf][uu][dd] = rp[r])
+#define STORE_Q(dd, uu, r) (lds_q[buf][uu][dd] = rq[r])
+#define GLOBAL_READ()                                                                       \
+	do {                                                                                \
+		const long u0 = ch * DEPTHU;                                                \
+		const int chk_u = LOOP_TAIL && u0 + DEPTHU > SU;                            \
+		TILE_LOADS(LOAD_P, TLU_P, NLC_P, NLP_P, LSC_P, LSP_P, EC_P)                 \
+		TILE_LOADS(LOAD_Q, TLU_Q, NLC_Q, NLP_Q, LSC_Q, LSP_Q, EC_Q)                 \
+	} while (0)
+#define LOCAL_WRITE()                                                                       \
+	do {                                                                                \
+		TILE_LOADS(STORE_P, TLU_P, NLC_P, NLP_P, LSC_P, LSP_P, EC_P)                \
+		TILE_LOADS(STORE_Q, TLU_Q, NLC_Q, NLP_Q, LSC_Q, LSP_Q, EC_Q)                \
+	} while (0)
+	/* moves (ch, outer index) to the next chunk */
+#define ADVANCE()                                                                           \
+	do {                                                                                \
+		if (++ch == nch) {                                                          \
+			ch = 0;                                                             \
+			for (int b = 0; b < NB; b++) {                                      \
+				const long s = args.size[3 + NF2 + b];                      \
+				ob_off_p += args.sp[3 + NF2 + b];                           \
+				ob_off_q += args.sq[3 + NF2 + b];                           \
+				if (++ob_idx[b] < s)                                        \
+					break;                                              \
+				ob_off_p -= s * args.sp[3 + NF2 + b];                       \
+				ob_off_q -= s * args.sq[3 + NF2 + b];                       \
+				ob_idx[b] = 0;                                              \
+			}                                                                   \
+		}                                                                           \
+	} while (0)
+
+	if (it < it_end) {
+		GLOBAL_READ();
+		LOCAL_WRITE();
+		BARRIER();
+	}
+	for (; it < it_end; it++) {
+		const int last = it + 1 >= it_end;
+
+		if (!last) {
+			ADVANCE();
+#if PGR
+			GLOBAL_READ(); /* in flight while this chunk computes */
+#endif
+		}
+		/* compute on lds[buf]; this sub-group's share of the chunk */
+		{
+			VEC_T a[NV0], an[NV0];
+			VAL_T b[TT1], bn[TT1];
+			const int ub = ts * DU_PER_LSU;
+
+#if VW > 1 && !TCX_COMPLEX
+#define READ_A(dst, uu)                                                                     \
+	for (int i = 0; i < NV0; i++)                                                       \
+		dst[i] = TCX_CAT(vload, VW)(0, &lds_p[buf][uu][D0_OF(i, t0)]);
+#else
+#define READ_A(dst, uu)                                                                     \
+	for (int i = 0; i < NV0; i++)                                                       \
+		dst[i] = lds_p[buf][uu][D0_OF(i, t0)];
+#endif
+#define READ_B(dst, uu)                                                                     \
+	for (int j = 0; j < TT1; j++)                                                       \
+		dst[j] = lds_q[buf][uu][D1_OF(j, t1)];
+
+#if PLR
+			READ_A(a, ub);
+			READ_B(b, ub);
+#endif
+#pragma unroll
+			for (int u = 0; u < DU_PER_LSU; u++) {
+#if PLR
+				if (u + 1 < DU_PER_LSU) {
+					READ_A(an, ub + u + 1);
+					READ_B(bn, ub + u + 1);
+				}
+#else
+				READ_A(a, ub + u);
+				READ_B(b, ub + u);
+#endif
+				for (int j = 0; j < TT1; j++)
+					for (int i = 0; i < NV0; i++) {
+#if TCX_COMPLEX
+						MAC(acc[j][i], a[i], b[j]);
+#else
+						acc[j][i] = FMA(a[i], BCAST(b[j]), acc[j][i]);
+#endif
+					}
+#if PLR
+				for (int i = 0; i < NV0; i++)
+					a[i] = an[i];
+				for (int j = 0; j < TT1; j++)
+					b[j] = bn[j];
+#endif
+			}
+			(void)an;
+			(void)bn;
+		}
+		if (!last) {
+#if PGR
+			buf ^= 1; /* the other buffer: nobody reads it since the last barrier */
+#else
+			BARRIER(); /* everyone is done with lds before it is overwritten */
+			GLOBAL_READ();
+#endif
+			LOCAL_WRITE();
+			BARRIER();
+		}
+	}
+#else /* !USE_LDS: each work-item reads its operands straight from global memory */
+	for (; it < it_end; it++) {
+		const long u0 = ch * DEPTHU;
+		const int ulen = (int)min((long)DEPTHU, SU - u0);
+		const long offp = pP + ob_off_p + u0 * STRIDE_P_DU;
+		const long offq = pQ + ob_off_q + u0 * STRIDE_Q_DU;
+
+		for (int u = ts; u < ulen; u += LSU) {
+			VEC_T a[NV0];
+			VAL_T b[TT1];
+
+			for (int i = 0; i < NV0; i++) {
+				const int d = D0_OF(i, t0);
+#if VW > 1 && !TCX_COMPLEX
+				if (UNIT_P_D0 && (!chk0 || d + VW <= rem0)) {
+					a[i] = ldv(P, offp + u * STRIDE_P_DU + d);
+				} else {
+					for (int v = 0; v < VW; v++)
+						LANE(a[i], v) = ld_tile(P, offp, d + v, u, rem0, ulen,
+									STRIDE_P_D0, STRIDE_P_DU, chk0, 0);
+				}
+#else
+				a[i] = CONJ_IF(ld_tile(P, offp, d, u, rem0, ulen, STRIDE_P_D0,
+						       STRIDE_P_DU, chk0, 0),
+					       CONJ_P);
+#endif
+			}
+			for (int j = 0; j < TT1; j++)
+				b[j] = CONJ_IF(ld_tile(Q, offq, D1_OF(j, t1), u, rem1, ulen,
+						       STRIDE_Q_D1, STRIDE_Q_DU, chk1, 0),
+					       CONJ_Q);
+			for (int j = 0; j < TT1; j++)
+				for (int i = 0; i < NV0; i++) {
+#if TCX_COMPLEX
+					MAC(acc[j][i], a[i], b[j]);
+#else
+					acc[j][i] = FMA(a[i], BCAST(b[j]), acc[j][i]);
+#endif
+				}
+		}
+		if (++ch == nch) {
+			ch = 0;
+			for (int b = 0; b < NB; b++) {
+				const long s = args.size[3 + NF2 + b];
+
+				ob_off_p += args.sp[3 + NF2 + b];
+				ob_off_q += args.sq[3 + NF2 + b];
+				if (++ob_idx[b] < s)
+					break;
+				ob_off_p -= s * args.sp[3 + NF2 + b];
+				ob_off_q -= s * args.sq[3 + NF2 + b];
+				ob_idx[b] = 0;
+			}
+		}
+	}
+#endif /* USE_LDS */
+
+#if LSU > 1
+	/* LocalSplitU: the sub-groups' partial sums meet in local memory */
+	{
+		const int w = t0 + WG0 * t1;
+
+		BARRIER();
+		if (ts > 0)
+			for (int j = 0; j < TT1; j++)
+				for (int i = 0; i < NV0; i++)
+					for (int v = 0; v < (TCX_COMPLEX ? 1 : VW); v++)
+						red[ts - 1][j][i * (TCX_COMPLEX ? 1 : VW) + v][w] =
+							LANE(acc[j][i], v);
+		BARRIER();
+		if (ts > 0)
+			return;
+		for (int s = 0; s < LSU - 1; s++)
+			for (int j = 0; j < TT1; j++)
+				for (int i = 0; i < NV0; i++)
+					for (int v = 0; v < (TCX_COMPLEX ? 1 : VW); v++)
+						LANE(acc[j][i], v) +=
+							red[s][j][i * (TCX_COMPLEX ? 1 : VW) + v][w];
+	}
+#endif
+
+	/* write out: C = alpha * acc + beta * C, or the partial sum to W */
+	const int beta0 = IS_ZERO(beta);
+
+	for (int j = 0; j < TT1; j++) {
+		const long d1 = tile1 + D1_OF(j, t1);
+
+#if EDGE != 2
+		if (d1 >= S1 || d1 < tile1_own)
+			continue;
+#endif
+		for (int i = 0; i < NV0; i++)
+			for (int v = 0; v < (TCX_COMPLEX ? 1 : VW); v++) {
+				const long d0 = tile0 + D0_OF(i, t0) + v;
+				long oc;
+				VAL_T r = LANE(acc[j][i], v);
+
+#if EDGE != 2
+				if (d0 >= S0 || d0 < tile0_own)
+					continue;
+#endif
+				oc = baseC + d0 * STRIDE_C_D0 + d1 * STRIDE_C_D1;
+#if GSU > 1
+				W[gsu_part * args.ws_stride + oc] = r;
+				(void)alpha;
+				(void)beta0;
+#else
+				r = SMUL(alpha, r);
+				if (!beta0)
+					r += SMUL(beta, ld1(C, oc));
+				st1(C, oc, r);
+#endif
+			}
+	}
+}
+
+/* GlobalSplitU: C = alpha * (sum of the GSU partial results) + beta * C,
+ * one work-item per element of C (D0, D1 and the folded slots). */
+KERNEL void tcx_gsu_reduce(GLOBAL DATA_T *RESTRICT C, const GLOBAL VAL_T *RESTRICT W,
+			   const struct tcx_args args, const SCALAR_T alpha, const SCALAR_T beta,
+			   const long total)
+{
+	long e = (long)get_global_id(0) + (long)get_global_id(1) * (long)get_global_size(0);
+	long oc = args.off_c;
+	VAL_T s = ZERO;
+
+	if (e >= total)
+		return;
+	{
+		long x = e % args.size[0];
+
+		e /= args.size[0];
+		oc += x * args.sc[0];
+		x = e % args.size[1];
+		e /= args.size[1];
+		oc += x * args.sc[1];
+	}
+	for (int f = 0; f < NF2; f++) {
+		const long n = args.size[3 + f], x = e % n;
+
+		e /= n;
+		oc += x * args.sc[3 + f];
+	}
+	for (int g = 0; g < GSU; g++)
+		s += W[g * args.ws_stride + oc];
+	s = SMUL(alpha, s);
+	if (!IS_ZERO(beta))
+		s += SMUL(beta, ld1(C, oc));
+	st1(C, oc, s);
+}

@@ -1,0 +1,173 @@
+/* test_solution.c - solution parameters (text, JSON, Tensile v2 names) and
+ * the generator's validity rules, each shown to reject what it should. */
+#include <string.h>
+
+#include "check.h"
+#include "gen/gen.h"
+#include "notation/notation.h"
+
+static struct device_info gpu(void)
+{
+	struct device_info d;
+
+	memset(&d, 0, sizeof(d));
+	snprintf(d.name, sizeof(d.name), "test gpu");
+	snprintf(d.lang, sizeof(d.lang), "opencl");
+	d.type = DEV_GPU;
+	d.max_wg_size = 1024;
+	d.max_wg_dim[0] = d.max_wg_dim[1] = d.max_wg_dim[2] = 1024;
+	d.local_mem = 65536;
+	d.fp64 = false;
+	return d;
+}
+
+/* plan_make with a parameter string on top of the defaults; returns the
+ * status and leaves the reason in err. */
+static enum tcx_status plan(const struct tcx_contraction *c, const char *params,
+			    struct kernel_plan *k, struct tcx_error *err)
+{
+	struct solution s;
+	struct device_info d = gpu();
+	enum tcx_status st;
+
+	solution_default(&s);
+	st = solution_parse(&s, params, err);
+	if (st)
+		return st;
+	return plan_make(c, NULL, &s, &d, k, err);
+}
+
+int main(void)
+{
+	struct solution s, t;
+	struct tcx_error err;
+	struct tcx_contraction *c = NULL, *cd = NULL;
+	struct kernel_plan k;
+	char key[1024], key2[1024];
+	json_t *j;
+
+	solution_default(&s);
+	CHECK(s.wg[0] == 16 && s.wg[1] == 16 && s.wg[2] == 1 && s.tt[0] == 4 && s.depth_u == 16);
+	CHECK(solution_parse(&s, "WorkGroup=[8,4,2],ThreadTile=[2,8],DepthU=32,VectorWidth=2,"
+				 "EdgeType=ShiftPtr,PrefetchGlobalRead=False,GSU=4",
+			     &err) == TCX_OK);
+	CHECK(s.wg[0] == 8 && s.wg[1] == 4 && s.wg[2] == 2 && s.tt[1] == 8 && s.depth_u == 32);
+	CHECK(s.vw == 2 && s.edge == EDGE_SHIFTPTR && !s.pgr && s.gsu == 4);
+	/* the key round-trips through JSON */
+	solution_key(&s, key, sizeof(key));
+	j = solution_to_json(&s);
+	CHECK(solution_from_json(&t, j, &err) == TCX_OK);
+	json_decref(j);
+	solution_key(&t, key2, sizeof(key2));
+	CHECK(strcmp(key, key2) == 0);
+	CHECK(solution_equal(&s, &t));
+	CHECK(strstr(key, "\"WorkGroup\":[8,4,2]") != NULL);
+
+	/* bad text and values */
+	CHECK(solution_parse(&s, "WorkGroup=[8,4]", &err) == TCX_EINVAL);
+	CHECK(strstr(err.msg, "WorkGroup") != NULL);
+	CHECK(solution_parse(&s, "DepthU=abc", &err) == TCX_EINVAL);
+	CHECK(solution_parse(&s, "EdgeType=Sideways", &err) == TCX_EINVAL);
+	CHECK(solution_parse(&s, "Nonsense=1", &err) == TCX_EINVAL);
+	CHECK(solution_parse(&s, "DepthU", &err) == TCX_EPARSE);
+	CHECK(solution_parse(&s, "WorkGroup=[8,4,1", &err) == TCX_EPARSE);
+	CHECK(solution_parse(&s, "GlobalSplitU=0", &err) == TCX_EINVAL);
+	/* Tensile parameters tcx cannot honour are accepted */
+	CHECK(param_lookup("KernelLanguage") == PARAM_IGNORED);
+	CHECK(param_lookup("DepthU") == PARAM_HONOURED);
+	CHECK(param_lookup("Frob") == PARAM_UNKNOWN);
+	solution_default(&s);
+	CHECK(solution_parse(&s, "KernelLanguage=Assembly", &err) == TCX_OK);
+
+	/* Tensile v2.4: NumThreads 256, GroupShape 0 -> 16x16; SplitU 4 -> 8x8x4 */
+	solution_default(&s);
+	CHECK(solution_parse(&s, "NumThreads=256,GroupShape=0,ThreadTileNumElements=16,"
+				 "ThreadTileShape=4",
+			     &err) == TCX_OK);
+	CHECK(s.wg[0] == 16 && s.wg[1] == 16 && s.wg[2] == 1);
+	CHECK(s.tt[0] == 2 && s.tt[1] == 8);
+	solution_default(&s);
+	CHECK(solution_parse(&s, "NumThreads=256,SplitU=4,GroupShape=-4", &err) == TCX_OK);
+	CHECK(s.wg[0] == 16 && s.wg[1] == 4 && s.wg[2] == 4);
+	solution_default(&s);
+	CHECK(solution_parse(&s, "NumThreads=96,GroupShape=0", &err) == TCX_EREJECT);
+	/* v2.0: edges and LoopUnroll (DepthU = LoopUnroll x SplitU) */
+	solution_default(&s);
+	CHECK(solution_parse(&s, "WorkGroupEdge=8,ThreadTileEdge=4,LoopUnroll=8,SplitU=2",
+			     &err) == TCX_OK);
+	CHECK(s.wg[0] == 8 && s.wg[1] == 8 && s.wg[2] == 2 && s.tt[0] == 4 && s.depth_u == 16);
+
+	/* validity rules */
+	CHECK(notation_parse("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, LAYOUT_BY_STYLE, &c, &err) == 0);
+	CHECK(notation_parse("C[ij]=A[ik]*B[kj]", TCX_DTYPE_D, LAYOUT_BY_STYLE, &cd, &err) == 0);
+	if (!c || !cd)
+		return check_done();
+	CHECK(plan(c, "", &k, &err) == TCX_OK);
+	CHECK(k.mt0 == 64 && k.mt1 == 64 && k.nt == 256 && k.tlu_p && !k.tlu_q);
+	CHECK(k.unit_p_d0 && k.unit_q_du && k.unit_c_d0 && k.p_is_a);
+	CHECK(plan(c, "WorkGroup=[8,8,3]", &k, &err) == TCX_EREJECT);
+	CHECK(strstr(err.msg, "LocalSplitU 3") != NULL);
+	CHECK(plan(c, "WorkGroup=[64,32,1]", &k, &err) == TCX_EREJECT);
+	CHECK(strstr(err.msg, "exceeds the device limit of 1024") != NULL);
+	CHECK(plan(c, "ThreadTile=[6,4],VectorWidth=4", &k, &err) == TCX_EREJECT);
+	CHECK(strstr(err.msg, "VectorWidth 4") != NULL);
+	CHECK(plan(c, "DepthU=12,WorkGroup=[8,8,8]", &k, &err) == TCX_EREJECT);
+	CHECK(strstr(err.msg, "not a multiple of LocalSplitU") != NULL);
+	CHECK(plan(c, "WorkGroup=[16,16,1],ThreadTile=[8,1],MacroTileShapeMax=4", &k, &err) ==
+	      TCX_EREJECT);
+	CHECK(strstr(err.msg, "side ratio 8") != NULL);
+	CHECK(plan(c, "ThreadTile=[8,8],DepthU=64", &k, &err) == TCX_EREJECT);
+	CHECK(strstr(err.msg, "local memory") != NULL);
+	CHECK(plan(c, "NumLoadsCoalescedA=3", &k, &err) == TCX_EREJECT);
+	CHECK(strstr(err.msg, "NumLoadsCoalescedA 3") != NULL);
+	CHECK(plan(c, "NumLoadsCoalescedA=-1", &k, &err) == TCX_OK);
+	CHECK(k.nlc_p >= 1 && k.nlc_p * k.nlp_p == 64 * 16 / 256);
+	CHECK(plan(c, "ThreadTile=[32,16]", &k, &err) == TCX_EREJECT);
+	CHECK(strstr(err.msg, "too many accumulators") != NULL);
+	CHECK(plan(c, "MacroTile=[32,32]", &k, &err) == TCX_EREJECT);
+	CHECK(plan(c, "VectorWidth=-1,ThreadTile=[4,4]", &k, &err) == TCX_OK && k.sol.vw == 4);
+	CHECK(plan(c, "DepthU=-1", &k, &err) == TCX_OK && k.sol.depth_u >= 2);
+	CHECK(plan(cd, "", &k, &err) == TCX_EUNSUPPORTED); /* no fp64 on this device */
+	CHECK(plan(c, "WorkGroupMapping=0", &k, &err) == TCX_EREJECT);
+	CHECK(plan(c, "MatrixInstruction=[16,8,8,1]", &k, &err) == TCX_EREJECT);
+
+	/* size-dependent rules */
+	{
+		struct problem p;
+		int64_t ok[3] = { 128, 64, 32 }, bad[3] = { 100, 64, 32 }, odd[3] = { 128, 64, 33 };
+
+		CHECK(plan(c, "EdgeType=None", &k, &err) == TCX_OK);
+		CHECK(problem_init(&p, c, ok, &err) == TCX_OK);
+		CHECK(plan_accepts(&k, &p, &err) == TCX_OK);
+		CHECK(problem_init(&p, c, bad, &err) == TCX_OK);
+		CHECK(plan_accepts(&k, &p, &err) == TCX_EREJECT);
+		CHECK(strstr(err.msg, "EdgeType None") != NULL);
+		CHECK(plan(c, "LoopTail=False", &k, &err) == TCX_OK);
+		CHECK(problem_init(&p, c, odd, &err) == TCX_OK);
+		CHECK(plan_accepts(&k, &p, &err) == TCX_EREJECT);
+		CHECK(strstr(err.msg, "LoopTail") != NULL);
+	}
+	/* the prelude names every tunable and is the same for two
+	 * contractions with the same layout facts */
+	{
+		struct tcx_contraction *c2 = NULL;
+		struct kernel_plan k2;
+		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+
+		CHECK(notation_parse("C[ijk]=A[ilk]*B[ljk]", TCX_DTYPE_S, LAYOUT_BY_STYLE, &c2, &err) ==
+		      TCX_OK);
+		CHECK(plan(c, "", &k, &err) == TCX_OK && plan_source(&k, &a, NULL, &err) == TCX_OK);
+		CHECK(c2 && plan(c2, "", &k2, &err) == TCX_OK &&
+		      plan_source(&k2, &b, NULL, &err) == TCX_OK);
+		CHECK(strstr(a.buf, "#define WG0 16") && strstr(a.buf, "#define DEPTHU 16"));
+		CHECK(strstr(a.buf, "#define TLU_P 1") && strstr(a.buf, "#define UNIT_Q_DU 1"));
+		CHECK(a.len > 1000 && strcmp(a.buf, b.buf) == 0);
+		CHECK(k2.nf2 == 1 && k2.nb == 0);
+		strbuf_release(&a);
+		strbuf_release(&b);
+		contraction_free(c2);
+	}
+	contraction_free(c);
+	contraction_free(cd);
+	return check_done();
+}
