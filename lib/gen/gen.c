@@ -1,0 +1,621 @@
+/* gen.c - kernel plans: roles and slots of a contraction's indices, the
+ * resolution of automatic parameters, the validity rules (Tensile's, plus
+ * the device's limits), the #define prelude, and launches. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gen/gen.h"
+#include "gen/kernels.h"
+
+enum tcx_status kernel_source(const char *path, char **text, size_t *len, struct tcx_error *err)
+{
+	const char *dir = getenv("TCX_KERNEL_DIR");
+
+	*text = NULL;
+	if (dir && *dir) {
+		struct strbuf full = STRBUF_INIT;
+		enum tcx_status st;
+
+		strbuf_addf(&full, "%s/%s", dir, path);
+		st = read_file(strbuf_str(&full), text, len, err);
+		strbuf_release(&full);
+		return st;
+	}
+	for (const struct embedded_kernel *k = embedded_kernels; k->path; k++)
+		if (strcmp(k->path, path) == 0) {
+			*text = malloc(k->len + 1);
+			if (!*text)
+				return tcx_fail(err, TCX_ENOMEM, "out of memory");
+			memcpy(*text, k->data, k->len);
+			(*text)[k->len] = '\0';
+			if (len)
+				*len = k->len;
+			return TCX_OK;
+		}
+	return tcx_fail(err, TCX_EINVAL, "no kernel template '%s' in this build", path);
+}
+
+/* Registers per element in Tensile's sense (32-bit words), for VectorWidth
+ * -1: S 1, D 2, C 2, Z 4, H and B a half. */
+static double regs_per_elem(enum tcx_dtype t)
+{
+	switch (t) {
+	case TCX_DTYPE_D:
+	case TCX_DTYPE_C:
+		return 2;
+	case TCX_DTYPE_Z:
+		return 4;
+	case TCX_DTYPE_H:
+	case TCX_DTYPE_B:
+		return 0.5;
+	default:
+		return 1;
+	}
+}
+
+/* Bytes of one element in local memory and in registers (fp16 and bf16
+ * are computed in fp32). */
+static int value_bytes(enum tcx_dtype t)
+{
+	const struct dtype_info *d = dtype_info(t);
+
+	if (t == TCX_DTYPE_H || t == TCX_DTYPE_B)
+		return 4;
+	return d->bytes;
+}
+
+/* An index's position in tensor t's memory order, or its stride when the
+ * strides are explicit: what decides coalescing. */
+static double order_key(const struct tcx_contraction *c, const struct problem *p,
+			enum tensor_role t, int id)
+{
+	int ids[TCX_MAX_INDICES], n;
+
+	if (id < 0 || c->idx[id].pos[t] < 0)
+		return -1;
+	if (p && p->explicit_strides)
+		return (double)p->stride[t][id];
+	n = contraction_dims(c, t, ids);
+	for (int k = 0; k < n; k++)
+		if (ids[k] == id)
+			return k;
+	return -1;
+}
+
+/* Whether index id is the fastest-moving one of tensor t in a packed layout. */
+static bool is_unit(const struct tcx_contraction *c, enum tensor_role t, int id)
+{
+	int ids[TCX_MAX_INDICES], n = contraction_dims(c, t, ids);
+
+	return id >= 0 && n > 0 && ids[0] == id;
+}
+
+/* NumLoadsCoalesced: 1 = the smallest working count, -1 = the largest,
+ * else that count, which must work (Tensile's rule 5). */
+static bool resolve_nlc(int want, int num_loads, int ec, int ep, int vw, int *nlc, int *nlp)
+{
+	int best = -1;
+
+	for (int c = 1; c <= num_loads; c++) {
+		if (num_loads % c || (ec / vw) % c || ep % (num_loads / c))
+			continue;
+		if (want > 0 && want != 1 && c != want)
+			continue;
+		best = c;
+		if (want == 1 || want > 1)
+			break;
+	}
+	if (best < 0)
+		return false;
+	*nlc = best;
+	*nlp = num_loads / best;
+	return true;
+}
+
+static bool pow2(int x)
+{
+	return x > 0 && (x & (x - 1)) == 0;
+}
+
+#define REJECT(...) return tcx_fail(err, TCX_EREJECT, __VA_ARGS__)
+
+/* The checks that need a resolved DepthU and VectorWidth; sets the load
+ * pattern and local-memory size. */
+static enum tcx_status check_loads(struct kernel_plan *k, const struct device_info *dev,
+				   struct tcx_error *err)
+{
+	const struct solution *s = &k->sol;
+	const char *pn = k->p_is_a ? "A" : "B", *qn = k->p_is_a ? "B" : "A";
+	int du = s->depth_u, vw = s->vw;
+	int64_t lds;
+
+	if (!s->use_lds) {
+		k->nlc_p = k->nlp_p = k->nlc_q = k->nlp_q = 1;
+		k->lds_bytes = 0;
+		goto lsu;
+	}
+	{
+		int ecp = k->tlu_p ? k->mt0 : du, epp = k->tlu_p ? du : k->mt0;
+		int ecq = k->tlu_q ? k->mt1 : du, epq = k->tlu_q ? du : k->mt1;
+		int64_t np = (int64_t)k->mt0 * du, nq = (int64_t)k->mt1 * du;
+		int want_p = s->nlc[k->p_is_a ? 0 : 1], want_q = s->nlc[k->p_is_a ? 1 : 0];
+
+		if (ecp % vw)
+			REJECT("%s's coalesced extent %d (%s) is not a multiple of VectorWidth %d", pn,
+			       ecp, k->tlu_p ? "the macro tile" : "DepthU", vw);
+		if (ecq % vw)
+			REJECT("%s's coalesced extent %d (%s) is not a multiple of VectorWidth %d", qn,
+			       ecq, k->tlu_q ? "the macro tile" : "DepthU", vw);
+		if (np % ((int64_t)vw * k->nt) || np < (int64_t)vw * k->nt)
+			REJECT("tile of %s (%lld elements) is not a multiple of VectorWidth x "
+			       "work-items (%d x %d)",
+			       pn, (long long)np, vw, k->nt);
+		if (nq % ((int64_t)vw * k->nt) || nq < (int64_t)vw * k->nt)
+			REJECT("tile of %s (%lld elements) is not a multiple of VectorWidth x "
+			       "work-items (%d x %d)",
+			       qn, (long long)nq, vw, k->nt);
+		if (!resolve_nlc(want_p, (int)(np / (vw * k->nt)), ecp, epp, vw, &k->nlc_p,
+				 &k->nlp_p))
+			REJECT("NumLoadsCoalesced%s %d does not split the %lld loads of %s evenly", pn,
+			       want_p, (long long)(np / (vw * k->nt)), pn);
+		if (!resolve_nlc(want_q, (int)(nq / (vw * k->nt)), ecq, epq, vw, &k->nlc_q,
+				 &k->nlp_q))
+			REJECT("NumLoadsCoalesced%s %d does not split the %lld loads of %s evenly", qn,
+			       want_q, (long long)(nq / (vw * k->nt)), qn);
+		if ((k->nlc_p * k->nlp_p + k->nlc_q * k->nlp_q) * vw > 256)
+			REJECT("%d elements staged per work-item: too many registers",
+			       (k->nlc_p * k->nlp_p + k->nlc_q * k->nlp_q) * vw);
+		lds = (int64_t)(s->pgr ? 2 : 1) * du *
+		      ((int64_t)(k->mt0 + s->lds_pad) + (k->mt1 + s->lds_pad)) *
+		      value_bytes(k->c->dtype);
+		k->lds_bytes = lds;
+	}
+lsu:
+	if (s->wg[2] > 1)
+		k->lds_bytes += (int64_t)(s->wg[2] - 1) * s->tt[0] * s->tt[1] * s->wg[0] * s->wg[1] *
+				value_bytes(k->c->dtype);
+	if (dev && dev->local_mem > 0 && k->lds_bytes > dev->local_mem)
+		REJECT("needs %lld bytes of local memory; the device has %lld",
+		       (long long)k->lds_bytes, (long long)dev->local_mem);
+	return TCX_OK;
+}
+
+enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem *p,
+			  const struct solution *sol, const struct device_info *dev,
+			  struct kernel_plan *k, struct tcx_error *err)
+{
+	struct solution *s;
+	const struct dtype_info *di = dtype_info(c->dtype);
+	enum tensor_role P, Q;
+	int n = 3;
+	enum tcx_status st;
+
+	memset(k, 0, sizeof(*k));
+	k->c = c;
+	k->sol = *sol;
+	s = &k->sol;
+	snprintf(k->lang, sizeof(k->lang), "%s", dev && dev->lang[0] ? dev->lang : "opencl");
+	k->packed = !(p && p->explicit_strides);
+	classify(c, k->packed ? NULL : p, &k->cls);
+	k->p_is_a = k->cls.d0_from_a;
+	P = k->p_is_a ? T_A : T_B;
+	Q = k->p_is_a ? T_B : T_A;
+
+	/* slots: D0, D1, DU, then folded free/batch, then outer bound */
+	k->slot[0] = k->cls.d0;
+	k->slot[1] = k->cls.d1;
+	k->slot[2] = k->cls.du;
+	for (int id = 0; id < c->nidx; id++)
+		if (c->idx[id].cls != IDX_BOUND && id != k->cls.d0 && id != k->cls.d1) {
+			k->slot[n++] = id;
+			k->nf2++;
+		}
+	for (int id = 0; id < c->nidx; id++)
+		if (c->idx[id].cls == IDX_BOUND && id != k->cls.du) {
+			k->slot[n++] = id;
+			k->nb++;
+		}
+	k->nslots = n;
+
+	if (k->packed) {
+		k->unit_p_d0 = is_unit(c, P, k->cls.d0);
+		k->unit_p_du = is_unit(c, P, k->cls.du);
+		k->unit_q_d1 = is_unit(c, Q, k->cls.d1);
+		k->unit_q_du = is_unit(c, Q, k->cls.du);
+		k->unit_c_d0 = is_unit(c, T_C, k->cls.d0);
+	}
+	/* coalesce along D0 (D1) when it moves faster than DU in P (Q) */
+	{
+		double pd = order_key(c, p, P, k->cls.d0), pu = order_key(c, p, P, k->cls.du);
+		double qd = order_key(c, p, Q, k->cls.d1), qu = order_key(c, p, Q, k->cls.du);
+
+		k->tlu_p = pu < 0 || (pd >= 0 && pd < pu);
+		k->tlu_q = qu < 0 || (qd >= 0 && qd < qu);
+	}
+
+	/* element type and device */
+	if ((c->dtype == TCX_DTYPE_D || c->dtype == TCX_DTYPE_Z) && dev && !dev->fp64)
+		return tcx_fail(err, TCX_EUNSUPPORTED, "device '%s' cannot compute in fp64 (%s)",
+				dev->name, di->name);
+	if (s->mi[0])
+		REJECT("MatrixInstruction needs the CUDA backend's tensor cores");
+
+	/* shape */
+	if (!pow2(s->wg[2]) || s->wg[2] > 64)
+		REJECT("LocalSplitU %d is not a power of two up to 64", s->wg[2]);
+	k->mt0 = s->wg[0] * s->tt[0];
+	k->mt1 = s->wg[1] * s->tt[1];
+	k->nt = s->wg[0] * s->wg[1] * s->wg[2];
+	if (s->mt_join[0] && (s->mt_join[0] != k->mt0 || s->mt_join[1] != k->mt1))
+		REJECT("MacroTile [%d, %d] differs from WorkGroup x ThreadTile (%d x %d)",
+		       s->mt_join[0], s->mt_join[1], k->mt0, k->mt1);
+	{
+		int ratio = k->mt0 > k->mt1 ? k->mt0 / k->mt1 : k->mt1 / k->mt0;
+
+		if (ratio < s->mt_shape[0] || ratio > s->mt_shape[1])
+			REJECT("macro tile %dx%d has side ratio %d, outside MacroTileShapeMin..Max "
+			       "%d..%d",
+			       k->mt0, k->mt1, ratio, s->mt_shape[0], s->mt_shape[1]);
+	}
+	if (dev && dev->max_wg_size > 0 && k->nt > dev->max_wg_size)
+		REJECT("work-group of %d work-items exceeds the device limit of %d", k->nt,
+		       dev->max_wg_size);
+	for (int d = 0; dev && d < 3; d++)
+		if (dev->max_wg_dim[d] > 0 && s->wg[d] > dev->max_wg_dim[d])
+			REJECT("WorkGroup[%d] = %d exceeds the device limit of %d", d, s->wg[d],
+			       dev->max_wg_dim[d]);
+	if (s->wgm < 1)
+		REJECT("WorkGroupMapping %d: tcx maps work-groups only in positive bands", s->wgm);
+	if ((double)s->tt[0] * s->tt[1] * regs_per_elem(c->dtype) > 256)
+		REJECT("thread tile %dx%d holds too many accumulators for the registers", s->tt[0],
+		       s->tt[1]);
+
+	/* VectorWidth: automatic = 4 registers' worth, halved until it fits */
+	if (s->vw <= 0) {
+		int v = (int)(4 / regs_per_elem(c->dtype));
+
+		while (v > 1 && (s->tt[0] % v || s->tt[1] % v))
+			v /= 2;
+		s->vw = v < 1 ? 1 : v;
+	}
+	if (!pow2(s->vw) || s->vw > 16)
+		REJECT("VectorWidth %d is not 1, 2, 4, 8 or 16", s->vw);
+	/* Tensile also asks TT1 % VW == 0; tcx narrows the vectors along D1
+	 * instead (VW1), so that [16, 8] tiles with 16-wide vectors work */
+	if (s->tt[0] % s->vw)
+		REJECT("ThreadTile[0] = %d is not a multiple of VectorWidth %d", s->tt[0], s->vw);
+	k->vw1 = s->vw;
+	while (s->tt[1] % k->vw1)
+		k->vw1 /= 2;
+
+	/* DepthU: automatic = the first of 2, 4, ... that fits */
+	if (s->depth_u <= 0) {
+		struct tcx_error e2;
+
+		for (int du = 2; du <= 1024; du *= 2) {
+			if (du % s->wg[2])
+				continue;
+			s->depth_u = du;
+			if (check_loads(k, dev, &e2) == TCX_OK)
+				break;
+			s->depth_u = 0;
+		}
+		if (s->depth_u <= 0)
+			REJECT("no DepthU up to 1024 fits this work-group's loads");
+	}
+	if (s->depth_u % s->wg[2])
+		REJECT("DepthU %d is not a multiple of LocalSplitU %d", s->depth_u, s->wg[2]);
+	st = check_loads(k, dev, err);
+	if (st)
+		return st;
+	if (s->const_sizes) {
+		if (!p)
+			return tcx_fail(err, TCX_EINVAL,
+					"ConstantSizes needs the problem's sizes at generation");
+		k->const_sizes = true;
+		memcpy(k->sizes, p->size, sizeof(k->sizes));
+	}
+	return TCX_OK;
+}
+
+static int64_t slot_size(const struct kernel_plan *k, const struct problem *p, int slot)
+{
+	int id = k->slot[slot];
+
+	return id < 0 ? 1 : p->size[id];
+}
+
+enum tcx_status plan_accepts(const struct kernel_plan *k, const struct problem *p,
+			     struct tcx_error *err)
+{
+	const struct solution *s = &k->sol;
+	int64_t s0 = slot_size(k, p, 0), s1 = slot_size(k, p, 1), su = slot_size(k, p, 2);
+
+	if (p->c->nidx != k->c->nidx)
+		REJECT("the kernel was made for another contraction");
+	if (k->packed && p->explicit_strides) {
+		struct problem packed;
+
+		if (problem_init(&packed, p->c, p->size, NULL) != TCX_OK ||
+		    memcmp(packed.stride, p->stride, sizeof(packed.stride)) != 0)
+			REJECT("the kernel assumes packed strides");
+	}
+	if (s->edge == EDGE_NONE && (s0 % k->mt0 || s1 % k->mt1))
+		REJECT("EdgeType None needs sizes that are multiples of the macro tile %dx%d "
+		       "(got %lld x %lld)",
+		       k->mt0, k->mt1, (long long)s0, (long long)s1);
+	if (!s->loop_tail && su % s->depth_u)
+		REJECT("without LoopTail the bound size %lld must be a multiple of DepthU %d",
+		       (long long)su, s->depth_u);
+	if (k->const_sizes && memcmp(k->sizes, p->size, sizeof(int64_t) * (size_t)p->c->nidx))
+		REJECT("the kernel was compiled for other sizes (ConstantSizes)");
+	return TCX_OK;
+}
+
+static const char *type_macro(enum tcx_dtype t)
+{
+	switch (t) {
+	case TCX_DTYPE_S:
+		return "TCX_TYPE_S";
+	case TCX_DTYPE_D:
+		return "TCX_TYPE_D";
+	case TCX_DTYPE_C:
+		return "TCX_TYPE_C";
+	case TCX_DTYPE_Z:
+		return "TCX_TYPE_Z";
+	case TCX_DTYPE_H:
+		return "TCX_TYPE_H";
+	case TCX_DTYPE_B:
+		return "TCX_TYPE_B";
+	}
+	return "TCX_TYPE_S";
+}
+
+static void dump_source(const char *src, size_t len)
+{
+	const char *dir = getenv("TCX_DUMP_KERNELS");
+	struct strbuf path = STRBUF_INIT;
+	FILE *fp;
+
+	if (!dir || !*dir)
+		return;
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		tcx_log(TCX_LOG_WARN, "cannot create TCX_DUMP_KERNELS directory '%s'", dir);
+		return;
+	}
+	strbuf_addf(&path, "%s/tcx-%016llx.cl", dir, (unsigned long long)hash64(src, len, 0));
+	fp = fopen(strbuf_str(&path), "w");
+	if (fp) {
+		fwrite(src, 1, len, fp);
+		fclose(fp);
+		tcx_log(TCX_LOG_DEBUG, "kernel source written to %s", strbuf_str(&path));
+	} else {
+		tcx_log(TCX_LOG_WARN, "cannot write '%s'", strbuf_str(&path));
+	}
+	strbuf_release(&path);
+}
+
+enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, struct strbuf *opts,
+			    struct tcx_error *err)
+{
+	const struct solution *s = &k->sol;
+	char *port = NULL, *body = NULL, key[1024];
+	enum tcx_status st;
+	bool cuda = strcmp(k->lang, "cuda") == 0;
+
+	/* The prelude depends on the contraction only through layout facts, so
+	 * that contractions with the same facts share one compiled program. */
+	solution_key(s, key, sizeof(key));
+	strbuf_addf(src, "/* tcx %s kernel; solution %s */\n", tcx_version(), key);
+	if (cuda)
+		strbuf_adds(src, "#define TCX_LANG_CUDA 1\n");
+	strbuf_addf(src, "#define %s 1\n", type_macro(k->c->dtype));
+	strbuf_addf(src, "#define WG0 %d\n#define WG1 %d\n#define LSU %d\n", s->wg[0], s->wg[1],
+		    s->wg[2]);
+	strbuf_addf(src, "#define TT0 %d\n#define TT1 %d\n#define DEPTHU %d\n#define VW %d\n",
+		    s->tt[0], s->tt[1], s->depth_u, s->vw);
+	strbuf_addf(src, "#define VW1 %d\n", k->vw1);
+	strbuf_addf(src, "#define GSU %d\n#define PGR %d\n#define PLR %d\n#define EDGE %d\n",
+		    s->gsu, s->pgr, s->plr, (int)s->edge);
+	strbuf_addf(src, "#define WGM %d\n#define LOOP_TAIL %d\n#define USE_LDS %d\n", s->wgm,
+		    s->loop_tail, s->use_lds);
+	strbuf_addf(src, "#define LDS_PAD %d\n", s->lds_pad);
+	strbuf_addf(src, "#define NLC_P %d\n#define NLP_P %d\n#define NLC_Q %d\n#define NLP_Q %d\n",
+		    k->nlc_p, k->nlp_p, k->nlc_q, k->nlp_q);
+	strbuf_addf(src, "#define TLU_P %d\n#define TLU_Q %d\n", k->tlu_p, k->tlu_q);
+	strbuf_addf(src,
+		    "#define UNIT_P_D0 %d\n#define UNIT_P_DU %d\n#define UNIT_Q_D1 %d\n"
+		    "#define UNIT_Q_DU %d\n#define UNIT_C_D0 %d\n",
+		    k->unit_p_d0, k->unit_p_du, k->unit_q_d1, k->unit_q_du, k->unit_c_d0);
+	if (s->test_skip_last_u)
+		strbuf_adds(src, "#define TEST_SKIP_LAST_U 1\n");
+	if (k->const_sizes) {
+		static const char *const names[3] = { "SIZE_D0", "SIZE_D1", "SIZE_DU" };
+
+		for (int sl = 0; sl < 3; sl++)
+			strbuf_addf(src, "#define %s %lldL\n", names[sl],
+				    (long long)(k->slot[sl] < 0 ? 1 : k->sizes[k->slot[sl]]));
+	}
+	st = kernel_source("common/port.h", &port, NULL, err);
+	if (!st)
+		st = kernel_source("opencl/contract.cl", &body, NULL, err);
+	if (!st) {
+		strbuf_adds(src, port);
+		strbuf_adds(src, body);
+		st = strbuf_status(src, err);
+	}
+	free(port);
+	free(body);
+	if (st)
+		return st;
+	if (opts && !cuda && strcmp(k->lang, "opencl") == 0)
+		strbuf_adds(opts, "-cl-std=CL1.2");
+	dump_source(src->buf, src->len);
+	return TCX_OK;
+}
+
+size_t plan_workspace_bytes(const struct kernel_plan *k, const struct problem *p)
+{
+	if (k->sol.gsu <= 1)
+		return 0;
+	return (size_t)k->sol.gsu * (size_t)p->extent[T_C] * (size_t)(value_bytes(k->c->dtype) *
+								       (dtype_info(k->c->dtype)->complex ? 1 : 1));
+}
+
+/* The kernel's struct tcx_args (all 64-bit, so host and device agree). */
+struct kargs {
+	int64_t size[16];
+	int64_t sp[16];
+	int64_t sq[16];
+	int64_t sc[16];
+	int64_t off_p, off_q, off_c;
+	int64_t ws_stride;
+	int64_t nf2, nb;
+	int64_t conj_p, conj_q;
+};
+
+/* alpha and beta as the kernel's SCALAR_T */
+union scalar {
+	float f;
+	double d;
+	float f2[2];
+	double d2[2];
+};
+
+static size_t scalar_of(enum tcx_dtype t, const double v[2], union scalar *out)
+{
+	memset(out, 0, sizeof(*out));
+	switch (t) {
+	case TCX_DTYPE_D:
+		out->d = v[0];
+		return sizeof(double);
+	case TCX_DTYPE_C:
+		out->f2[0] = (float)v[0];
+		out->f2[1] = (float)v[1];
+		return 2 * sizeof(float);
+	case TCX_DTYPE_Z:
+		out->d2[0] = v[0];
+		out->d2[1] = v[1];
+		return 2 * sizeof(double);
+	default:
+		out->f = (float)v[0];
+		return sizeof(float);
+	}
+}
+
+static size_t ceil_div(int64_t a, int64_t b)
+{
+	return (size_t)((a + b - 1) / b);
+}
+
+enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, struct program *prog,
+			    const struct problem *p, struct buffer *a, struct buffer *b,
+			    struct buffer *c, struct buffer *ws, const double alpha[2],
+			    const double beta[2], double *event_ms, struct tcx_error *err)
+{
+	struct kargs args;
+	struct launch l;
+	union scalar al, be;
+	size_t sz;
+	enum tcx_status st;
+	enum tensor_role P = k->p_is_a ? T_A : T_B, Q = k->p_is_a ? T_B : T_A;
+	int64_t f2 = 1;
+	double ms = 0, ms2 = 0;
+	const struct solution *s = &k->sol;
+
+	memset(&args, 0, sizeof(args));
+	for (int sl = 0; sl < 16; sl++)
+		args.size[sl] = 1;
+	for (int sl = 0; sl < k->nslots; sl++) {
+		int id = k->slot[sl];
+
+		if (id < 0)
+			continue;
+		args.size[sl] = p->size[id];
+		args.sp[sl] = p->stride[P][id];
+		args.sq[sl] = p->stride[Q][id];
+		args.sc[sl] = p->stride[T_C][id];
+		if (sl >= 3 && sl < 3 + k->nf2)
+			f2 *= p->size[id];
+	}
+	args.ws_stride = p->extent[T_C];
+	args.nf2 = k->nf2;
+	args.nb = k->nb;
+	args.conj_p = k->c->conj[P];
+	args.conj_q = k->c->conj[Q];
+	if (s->gsu > 1 && !ws)
+		return tcx_fail(err, TCX_EINVAL, "GlobalSplitU needs a workspace buffer");
+
+	launch_init(&l, "tcx_contract");
+	l.local[0] = (size_t)s->wg[0];
+	l.local[1] = (size_t)s->wg[1];
+	l.local[2] = (size_t)s->wg[2];
+	l.global[0] = ceil_div(args.size[0], k->mt0) * (size_t)s->wg[0];
+	l.global[1] = ceil_div(args.size[1], k->mt1) * (size_t)s->wg[1];
+	l.global[2] = (size_t)f2 * (size_t)s->gsu * (size_t)s->wg[2];
+	launch_arg_buffer(&l, c);
+	launch_arg_buffer(&l, k->p_is_a ? a : b);
+	launch_arg_buffer(&l, k->p_is_a ? b : a);
+	launch_arg_buffer(&l, ws ? ws : c);
+	launch_arg_bytes(&l, &args, sizeof(args));
+	sz = scalar_of(k->c->dtype, alpha, &al);
+	launch_arg_bytes(&l, &al, sz);
+	scalar_of(k->c->dtype, beta, &be);
+	launch_arg_bytes(&l, &be, sz);
+	st = device_launch(dev, prog, &l, event_ms ? &ms : NULL, err);
+	if (st || s->gsu <= 1) {
+		if (event_ms)
+			*event_ms = ms;
+		return st;
+	}
+	{
+		int64_t total = problem_count(p, T_C), g0;
+
+		launch_init(&l, "tcx_gsu_reduce");
+		l.local[0] = 64;
+		g0 = total < 64 * 65535 ? (int64_t)ceil_div(total, 64) * 64 : 64 * 65535;
+		l.global[0] = (size_t)g0;
+		l.global[1] = ceil_div(total, g0);
+		launch_arg_buffer(&l, c);
+		launch_arg_buffer(&l, ws);
+		launch_arg_bytes(&l, &args, sizeof(args));
+		launch_arg_bytes(&l, &al, sz);
+		launch_arg_bytes(&l, &be, sz);
+		launch_arg_bytes(&l, &total, sizeof(total));
+		st = device_launch(dev, prog, &l, event_ms ? &ms2 : NULL, err);
+	}
+	if (event_ms)
+		*event_ms = ms + ms2;
+	return st;
+}
+
+void solution_heuristic(const struct tcx_contraction *c, const struct device_info *dev,
+			struct solution *s)
+{
+	bool cplx = dtype_info(c->dtype)->complex;
+
+	solution_default(s);
+	if (dev && (dev->type == DEV_CPU || dev->type == DEV_HOST)) {
+		/* CPUs: no local memory (it is plain RAM there), wide explicit
+		 * vectors along D0 and a register block per work-item */
+		s->use_lds = false;
+		s->wg[0] = s->wg[1] = s->wg[2] = 1;
+		s->pgr = s->plr = false;
+		s->depth_u = 16;
+		if (cplx) {
+			s->tt[0] = s->tt[1] = 4;
+			s->vw = 1;
+		} else {
+			s->vw = c->dtype == TCX_DTYPE_D ? 8 : 16;
+			s->tt[0] = s->vw;
+			s->tt[1] = 8;
+		}
+		return;
+	}
+	s->wg[0] = s->wg[1] = 16;
+	s->tt[0] = s->tt[1] = cplx || c->dtype == TCX_DTYPE_D ? 4 : 8;
+	s->depth_u = 16;
+	s->vw = cplx ? 1 : c->dtype == TCX_DTYPE_D ? 2 : 4;
+}

@@ -1,0 +1,74 @@
+/* gen.h - the kernel generator: from a contraction and a solution to a
+ * kernel plan (roles, slots, resolved parameters, validity), its source
+ * (a #define prelude over the template in kernels/), and its launch. */
+#ifndef TCX_GEN_H
+#define TCX_GEN_H
+
+#include "backend/backend.h"
+#include "gen/solution.h"
+#include "model/model.h"
+
+#define PLAN_MAX_SLOTS (TCX_MAX_INDICES + 3)
+
+/* Everything the generator decided for one (contraction, solution, device). */
+struct kernel_plan {
+	const struct tcx_contraction *c;
+	struct solution sol;       /* with automatic values resolved */
+	struct classification cls;
+	bool p_is_a;               /* P (the operand owning D0) is A */
+	int nf2, nb;               /* folded dimension-2 indices, outer bound indices */
+	int nslots;
+	int slot[PLAN_MAX_SLOTS];  /* index id per slot; IDX_VIRTUAL for size-1 stand-ins */
+	bool packed;               /* assumes the packed layout of the contraction */
+	bool unit_p_d0, unit_p_du, unit_q_d1, unit_q_du, unit_c_d0;
+	bool tlu_p, tlu_q;
+	int nlc_p, nlp_p, nlc_q, nlp_q;
+	int mt0, mt1, nt;
+	int vw1;                   /* vector width along D1 (VW, narrowed to divide TT1) */
+	int64_t lds_bytes;
+	bool const_sizes;
+	int64_t sizes[TCX_MAX_INDICES]; /* the baked sizes, when const_sizes */
+	char lang[16];             /* "opencl" or "cuda" */
+};
+
+/* Resolves and checks a solution.  `p` gives explicit strides or the sizes
+ * to bake (may be NULL for a packed, size-generic kernel).  A solution that
+ * breaks a validity rule or a device limit returns TCX_EREJECT with the
+ * reason in err. */
+enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem *p,
+			  const struct solution *s, const struct device_info *dev,
+			  struct kernel_plan *out, struct tcx_error *err);
+
+/* Whether a plan can run this problem (sizes a multiple of the tile for
+ * EdgeType None, of DepthU without LoopTail, the baked sizes, the assumed
+ * layout).  TCX_EREJECT with the reason if not. */
+enum tcx_status plan_accepts(const struct kernel_plan *k, const struct problem *p,
+			     struct tcx_error *err);
+
+/* The kernel source and the compiler options for the device.  Writes the
+ * source to $TCX_DUMP_KERNELS/ when that is set. */
+enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, struct strbuf *opts,
+			    struct tcx_error *err);
+
+/* Bytes of workspace a launch needs (GlobalSplitU partial sums); 0 if none. */
+size_t plan_workspace_bytes(const struct kernel_plan *k, const struct problem *p);
+
+/* Launches the contraction (and the GlobalSplitU reduction).  Buffers hold
+ * A, B and C laid out by p's strides; `ws` the workspace (NULL when none is
+ * needed).  alpha and beta are (re, im).  With event_ms non-NULL, waits and
+ * reports the device time of all kernels. */
+enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, struct program *prog,
+			    const struct problem *p, struct buffer *a, struct buffer *b,
+			    struct buffer *c, struct buffer *ws, const double alpha[2],
+			    const double beta[2], double *event_ms, struct tcx_error *err);
+
+/* A template's text by path under kernels/ ("opencl/contract.cl"): the
+ * embedded copy, or $TCX_KERNEL_DIR/path when that is set.  Caller frees. */
+enum tcx_status kernel_source(const char *path, char **text, size_t *len, struct tcx_error *err);
+
+/* A built-in default solution for a device and contraction (used when no
+ * parameters, solution or logic is given). */
+void solution_heuristic(const struct tcx_contraction *c, const struct device_info *dev,
+			struct solution *s);
+
+#endif /* TCX_GEN_H */
