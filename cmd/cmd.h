@@ -108,6 +108,26 @@ struct tcx_contraction;
 int load_contraction(const char *expr, const char *type, const char *layout,
 		     struct tcx_contraction **out);
 
+/* Opens a device (NULL: the default) or reports why not; returns an exit code. */
+struct device;
+int open_device(const char *id, struct device **out);
+/* Parses "1.5" or "1.5,-2" (complex) into out[2]; returns an exit code. */
+int parse_scalar(const char *text, const char *what, double out[2]);
+/* Parses a whole number >= lo; returns an exit code. */
+int parse_count(const char *text, const char *what, int64_t lo, int64_t *out);
+
+/* Sizes ("i=64,j=32" or "64,32") and optional strides into p; exit code. */
+struct problem;
+int load_problem(const struct tcx_contraction *c, const char *sizes, const char *strides,
+		 struct problem *p);
+/* The solution from --params text or a --solution file (YAML or JSON
+ * mapping of parameters); neither: the built-in heuristic for the device.
+ * --params adjust the heuristic's choice.  Returns an exit code. */
+struct solution;
+struct device_info;
+int load_solution(const char *params, const char *file, const struct tcx_contraction *c,
+		  const struct device_info *dev, struct solution *s);
+
 /* True when standard error is a terminal (progress displays). */
 bool stderr_is_tty(void);
 

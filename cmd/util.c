@@ -7,6 +7,10 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "backend/backend.h"
+#include "gen/solution.h"
+#include "gen/gen.h"
+#include "logic/yamlin.h"
 #include "logic/yamlout.h"
 #include "notation/notation.h"
 
@@ -332,4 +336,84 @@ void install_signal_handlers(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+}
+
+int open_device(const char *id, struct device **out)
+{
+	struct tcx_error err = { 0 };
+	enum tcx_status st = device_open(id, out, &err);
+
+	if (st)
+		return report(st, &err);
+	verbose("device %s: %s", device_info_of(*out)->id, device_info_of(*out)->name);
+	return 0;
+}
+
+int parse_scalar(const char *text, const char *what, double out[2])
+{
+	char buf[128], *comma;
+
+	out[0] = out[1] = 0;
+	snprintf(buf, sizeof(buf), "%s", text);
+	comma = strchr(buf, ',');
+	if (comma)
+		*comma = '\0';
+	if (!parse_double(buf, &out[0]) || (comma && !parse_double(comma + 1, &out[1])))
+		return error("%s '%s' is not a number (complex: 're,im')", what, text),
+		       TCX_EXIT_USAGE;
+	return 0;
+}
+
+int parse_count(const char *text, const char *what, int64_t lo, int64_t *out)
+{
+	if (!parse_i64(text, out) || *out < lo)
+		return error("%s '%s' is not a whole number >= %lld", what, text, (long long)lo),
+		       TCX_EXIT_USAGE;
+	return 0;
+}
+
+int load_problem(const struct tcx_contraction *c, const char *sizes, const char *strides,
+		 struct problem *p)
+{
+	struct tcx_error err = { 0 };
+	int64_t sz[TCX_MAX_INDICES];
+	enum tcx_status st = sizes_parse_assign(c, sizes, sz, &err);
+
+	if (!st)
+		st = problem_init(p, c, sz, &err);
+	if (!st && strides)
+		st = problem_parse_strides(p, strides, &err);
+	return st ? report(st, &err) : 0;
+}
+
+int load_solution(const char *params, const char *file, const struct tcx_contraction *c,
+		  const struct device_info *dev, struct solution *s)
+{
+	struct tcx_error err = { 0 };
+	enum tcx_status st = TCX_OK;
+
+	if (params && file)
+		return error("--params and --solution cannot be used together"), TCX_EXIT_USAGE;
+	if (file) {
+		json_t *doc, *sol;
+
+		st = yaml_file_to_json(file, &doc, &err);
+		if (st)
+			return report(st, &err);
+		/* a bare mapping of parameters, or one under "solution" */
+		sol = json_object_get(doc, "solution");
+		if (!sol)
+			sol = json_object_get(doc, "Solution");
+		st = solution_from_json(s, sol ? sol : doc, &err);
+		json_decref(doc);
+		if (st) {
+			tcx_error_prefix(&err, "%s", file);
+			return report(st, &err);
+		}
+		return 0;
+	}
+	solution_heuristic(c, dev, s);
+	if (params)
+		st = solution_parse(s, params, &err);
+	return st ? report(st, &err) : 0;
 }

@@ -20,7 +20,8 @@ enum tcx_status host_contract(const struct problem *p, const void *a, const void
 /* The exact (double) results at n elements of C, chosen by their linear
  * index in C's index space (C's indices in memory order, fastest first).
  * `c_in` is C before the operation (read only when beta != 0).  out gets
- * 2 doubles (re, im) per element. */
+ * 3 doubles per element: re, im, and the magnitude |alpha| * sum |a b| +
+ * |beta| |c| that bounds the rounding error. */
 enum tcx_status host_reference_at(const struct problem *p, const void *a, const void *b,
 				  const void *c_in, const int64_t *lin, size_t n,
 				  const double alpha[2], const double beta[2], double *out,

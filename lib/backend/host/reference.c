@@ -1,6 +1,7 @@
 /* reference.c - the host reference contraction.  Straightforward loops that
  * accumulate in double (complex double), split over threads by output
  * element: the oracle for every validation.  It is never tuned. */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,15 +100,17 @@ struct ref_job {
 	int bound[TCX_MAX_INDICES], nbound;
 };
 
-/* The sum over the bound indices for one output element. */
-static void element_sum(const struct ref_job *j, const int64_t *idx, double *sre, double *sim)
+/* The sum over the bound indices for one output element, and the sum of
+ * the products' magnitudes (for the error bound). */
+static void element_sum(const struct ref_job *j, const int64_t *idx, double *sre, double *sim,
+			double *smag)
 {
 	const struct problem *p = j->p;
 	const struct tcx_contraction *c = p->c;
 	enum tcx_dtype t = c->dtype;
 	bool cplx = dtype_info(t)->complex;
 	int64_t oa = 0, ob = 0, bi[TCX_MAX_INDICES] = { 0 };
-	double re = 0, im = 0;
+	double re = 0, im = 0, mag = 0;
 
 	for (int id = 0; id < c->nidx; id++) {
 		if (c->idx[id].cls == IDX_BOUND)
@@ -133,8 +136,10 @@ static void element_sum(const struct ref_job *j, const int64_t *idx, double *sre
 				bim = -bim;
 			re += ar * br - ai * bim;
 			im += ar * bim + ai * br;
+			mag += (fabs(ar) + fabs(ai)) * (fabs(br) + fabs(bim));
 		} else {
 			re += ar * br;
+			mag += fabs(ar * br);
 		}
 		for (k = 0; k < j->nbound; k++) {
 			if (++bi[k] < p->size[j->bound[k]])
@@ -146,10 +151,11 @@ static void element_sum(const struct ref_job *j, const int64_t *idx, double *sre
 	}
 	*sre = re;
 	*sim = im;
+	*smag = mag;
 }
 
 static void finish_element(const struct ref_job *j, int64_t coff, double sre, double sim,
-			   double *re, double *im)
+			   double *re, double *im, double *mag)
 {
 	enum tcx_dtype t = j->p->c->dtype;
 	double r = j->alpha[0] * sre - j->alpha[1] * sim;
@@ -161,6 +167,10 @@ static void finish_element(const struct ref_job *j, int64_t coff, double sre, do
 		elem_get(t, j->c_in, coff, &cr, &ci);
 		r += j->beta[0] * cr - j->beta[1] * ci;
 		i += j->beta[0] * ci + j->beta[1] * cr;
+		*mag = (fabs(j->alpha[0]) + fabs(j->alpha[1])) * *mag +
+		       (fabs(j->beta[0]) + fabs(j->beta[1])) * (fabs(cr) + fabs(ci));
+	} else {
+		*mag = (fabs(j->alpha[0]) + fabs(j->alpha[1])) * *mag;
 	}
 	*re = r;
 	*im = i;
@@ -174,13 +184,14 @@ static void *ref_worker(void *arg)
 	for (int64_t e = j->begin; e < j->end; e++) {
 		int64_t lin = j->lin ? j->lin[e] : e;
 		int64_t coff = c_offset_of(j->p, lin, idx);
-		double sre, sim, re, im;
+		double sre, sim, re, im, mag;
 
-		element_sum(j, idx, &sre, &sim);
-		finish_element(j, coff, sre, sim, &re, &im);
+		element_sum(j, idx, &sre, &sim, &mag);
+		finish_element(j, coff, sre, sim, &re, &im, &mag);
 		if (j->out) {
-			j->out[2 * e] = re;
-			j->out[2 * e + 1] = im;
+			j->out[3 * e] = re;
+			j->out[3 * e + 1] = im;
+			j->out[3 * e + 2] = mag;
 		} else {
 			elem_set(j->p->c->dtype, j->c_out, coff, re, im);
 		}

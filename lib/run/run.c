@@ -1,0 +1,408 @@
+/* run.c - preparing kernels, running them on host arrays, test data, and
+ * validation against the host reference with a type-aware error bound. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/host/host.h"
+#include "run/run.h"
+
+enum tcx_status contract_prepare(struct device *dev, const struct tcx_contraction *c,
+				 const struct problem *p, const struct solution *s,
+				 struct prepared *out, struct strbuf *log, struct tcx_error *err)
+{
+	struct strbuf src = STRBUF_INIT, opts = STRBUF_INIT;
+	enum tcx_status st;
+
+	memset(out, 0, sizeof(*out));
+	if (device_is_host(dev)) {
+		out->host = true;
+		out->plan.c = c;
+		out->plan.sol = *s;
+		return TCX_OK;
+	}
+	st = plan_make(c, p, s, device_info_of(dev), &out->plan, err);
+	if (!st && p)
+		st = plan_accepts(&out->plan, p, err);
+	if (!st)
+		st = plan_source(&out->plan, &src, &opts, err);
+	if (!st)
+		st = device_build(dev, src.buf, src.len, strbuf_str(&opts), &out->prog,
+				  &out->compile_s, log, err);
+	strbuf_release(&src);
+	strbuf_release(&opts);
+	return st;
+}
+
+/* The poison pattern: a quiet NaN with a payload no arithmetic produces. */
+static void poison_fill(enum tcx_dtype t, void *data, int64_t n)
+{
+	const struct dtype_info *d = dtype_info(t);
+	int64_t words = n * (d->complex ? 2 : 1);
+
+	switch (d->real_bytes) {
+	case 2:
+		for (int64_t k = 0; k < words; k++)
+			((uint16_t *)data)[k] = t == TCX_DTYPE_B ? 0x7fc5 : 0x7e5a;
+		break;
+	case 4:
+		for (int64_t k = 0; k < words; k++)
+			((uint32_t *)data)[k] = 0x7fc5a5a5u;
+		break;
+	default:
+		for (int64_t k = 0; k < words; k++)
+			((uint64_t *)data)[k] = 0x7ff8a5a5a5a5a5a5ull;
+		break;
+	}
+}
+
+static bool is_poison(enum tcx_dtype t, const void *data, int64_t off)
+{
+	const struct dtype_info *d = dtype_info(t);
+	int64_t w = off * (d->complex ? 2 : 1);
+
+	switch (d->real_bytes) {
+	case 2:
+		return ((const uint16_t *)data)[w] == (t == TCX_DTYPE_B ? 0x7fc5 : 0x7e5a);
+	case 4:
+		return ((const uint32_t *)data)[w] == 0x7fc5a5a5u;
+	default:
+		return ((const uint64_t *)data)[w] == 0x7ff8a5a5a5a5a5a5ull;
+	}
+}
+
+enum tcx_status contract_host_arrays(struct device *dev, const struct prepared *pr,
+				     const struct problem *p, const void *a, const void *b,
+				     const void *c_in, void *c_out, const double alpha[2],
+				     const double beta[2], bool poison, double *event_ms,
+				     struct tcx_error *err)
+{
+	size_t esz = (size_t)dtype_info(p->c->dtype)->bytes;
+	size_t na = (size_t)p->extent[T_A] * esz, nb = (size_t)p->extent[T_B] * esz;
+	size_t nc = (size_t)p->extent[T_C] * esz, nws;
+	struct buffer *ba = NULL, *bb = NULL, *bc = NULL, *bw = NULL;
+	void *tmp = NULL;
+	enum tcx_status st;
+
+	if (event_ms)
+		*event_ms = 0;
+	if (pr->host) {
+		double t0 = now_seconds();
+
+		if (c_out != c_in)
+			memcpy(c_out, c_in, nc);
+		st = host_contract(p, a, b, c_out, alpha, beta, 0, err);
+		if (event_ms)
+			*event_ms = (now_seconds() - t0) * 1e3;
+		return st;
+	}
+	nws = plan_workspace_bytes(&pr->plan, p);
+	st = buffer_alloc(dev, na, &ba, err);
+	if (!st)
+		st = buffer_alloc(dev, nb, &bb, err);
+	if (!st)
+		st = buffer_alloc(dev, nc, &bc, err);
+	if (!st && nws)
+		st = buffer_alloc(dev, nws, &bw, err);
+	if (st)
+		goto out;
+	st = buffer_write(dev, ba, 0, a, na, err);
+	if (!st)
+		st = buffer_write(dev, bb, 0, b, nb, err);
+	if (st)
+		goto out;
+	if (poison) {
+		tmp = malloc(nc);
+		if (!tmp) {
+			st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+			goto out;
+		}
+		poison_fill(p->c->dtype, tmp, p->extent[T_C]);
+		st = buffer_write(dev, bc, 0, tmp, nc, err);
+	} else {
+		st = buffer_write(dev, bc, 0, c_in, nc, err);
+	}
+	if (st)
+		goto out;
+	st = plan_launch(&pr->plan, dev, pr->prog, p, ba, bb, bc, bw, alpha, beta, event_ms, err);
+	if (!st)
+		st = device_finish(dev, err);
+	if (!st)
+		st = buffer_read(dev, bc, 0, c_out, nc, err);
+out:
+	free(tmp);
+	buffer_free(dev, ba);
+	buffer_free(dev, bb);
+	buffer_free(dev, bc);
+	buffer_free(dev, bw);
+	return st;
+}
+
+static const char *const init_names[] = { "random", "serial", "ones", "zeros", "nan" };
+
+bool init_parse(const char *s, enum init_kind *out)
+{
+	for (int k = 0; k < (int)ARRAY_SIZE(init_names); k++)
+		if (strcmp(s, init_names[k]) == 0) {
+			*out = (enum init_kind)k;
+			return true;
+		}
+	return false;
+}
+
+const char *init_name(enum init_kind k)
+{
+	return init_names[k];
+}
+
+void fill_data(enum tcx_dtype t, void *data, int64_t n, enum init_kind k, uint64_t seed,
+	       uint64_t stream)
+{
+	struct pcg32 rng;
+
+	pcg32_seed(&rng, seed, stream);
+	for (int64_t e = 0; e < n; e++) {
+		double re = 0, im = 0;
+
+		switch (k) {
+		case INIT_RANDOM:
+			re = 2 * pcg32_double(&rng) - 1;
+			im = 2 * pcg32_double(&rng) - 1;
+			break;
+		case INIT_SERIAL:
+			/* small integers, exact in every type */
+			re = (double)(e % 17) - 8;
+			im = (double)(e % 5) - 2;
+			break;
+		case INIT_ONES:
+			re = 1;
+			break;
+		case INIT_ZEROS:
+			break;
+		case INIT_NAN:
+			re = im = NAN;
+			break;
+		}
+		elem_set(t, data, e, re, im);
+	}
+}
+
+void *make_tensor(const struct problem *p, enum tensor_role t, enum init_kind k, uint64_t seed,
+		  struct tcx_error *err)
+{
+	size_t n = (size_t)p->extent[t], esz = (size_t)dtype_info(p->c->dtype)->bytes;
+	void *data;
+
+	if (p->extent[t] <= 0 || n > SIZE_MAX / esz) {
+		tcx_fail(err, TCX_ERANGE, "tensor too large for this host");
+		return NULL;
+	}
+	data = malloc(n * esz > 0 ? n * esz : 1);
+	if (!data) {
+		tcx_fail(err, TCX_ENOMEM, "cannot allocate %zu bytes for a tensor", n * esz);
+		return NULL;
+	}
+	fill_data(p->c->dtype, data, (int64_t)n, k, seed, (uint64_t)t + 1);
+	return data;
+}
+
+void validate_opts_default(struct validate_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->init = INIT_RANDOM;
+	o->seed = 1;
+	o->alpha[0] = 1;
+	o->beta[0] = 0;
+	o->rtol = o->atol = -1;
+	o->sample = (int64_t)1 << 24;
+	o->max_work = (int64_t)1 << 32;
+	o->max_report = 10;
+}
+
+/* The linear indices to compare: all, or n spread evenly (first and last
+ * included). */
+static int64_t *pick_sample(int64_t total, int64_t n)
+{
+	int64_t *lin = malloc((size_t)n * sizeof(*lin));
+
+	if (!lin)
+		return NULL;
+	if (n >= total) {
+		for (int64_t k = 0; k < total; k++)
+			lin[k] = k;
+		return lin;
+	}
+	for (int64_t k = 0; k < n; k++)
+		lin[k] = n > 1 ? (int64_t)((double)k * (double)(total - 1) / (double)(n - 1)) : 0;
+	return lin;
+}
+
+static double unit_roundoff_acc(enum tcx_dtype t)
+{
+	return t == TCX_DTYPE_D || t == TCX_DTYPE_Z ? ldexp(1.0, -53) : ldexp(1.0, -24);
+}
+
+static double min_normal_out(enum tcx_dtype t)
+{
+	switch (t) {
+	case TCX_DTYPE_D:
+	case TCX_DTYPE_Z:
+		return 2.2250738585072014e-308;
+	case TCX_DTYPE_H:
+		return ldexp(1.0, -14);
+	default:
+		return ldexp(1.0, -126);
+	}
+}
+
+/* Checks that C's elements of a strided layout are the only offsets the
+ * kernel wrote: every other offset in C's span keeps its initial value. */
+static int64_t count_gap_writes(const struct problem *p, const void *before, const void *after)
+{
+	size_t esz = (size_t)dtype_info(p->c->dtype)->bytes;
+	int64_t span = p->extent[T_C], count = problem_count(p, T_C), bad = 0;
+	unsigned char *is_elem;
+
+	if (span == count || span > ((int64_t)1 << 28))
+		return 0;
+	is_elem = calloc((size_t)span, 1);
+	if (!is_elem)
+		return 0;
+	for (int64_t e = 0; e < count; e++)
+		is_elem[c_offset_of(p, e, NULL)] = 1;
+	for (int64_t o = 0; o < span; o++)
+		if (!is_elem[o] &&
+		    memcmp((const char *)before + o * esz, (const char *)after + o * esz, esz) != 0)
+			bad++;
+	free(is_elem);
+	return bad;
+}
+
+enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
+			     const struct problem *p, const struct validate_opts *o,
+			     struct validate_report *r, struct tcx_error *err)
+{
+	enum tcx_dtype t = p->c->dtype;
+	bool beta0 = o->beta[0] == 0 && o->beta[1] == 0;
+	void *a = NULL, *b = NULL, *c0 = NULL, *c1 = NULL;
+	int64_t *lin = NULL, n;
+	double *ref = NULL, t0;
+	enum tcx_status st;
+	int64_t nprod;
+
+	memset(r, 0, sizeof(*r));
+	r->seed = o->seed;
+	r->total = problem_count(p, T_C);
+	r->products = nprod = problem_bound_volume(p);
+	r->u_acc = unit_roundoff_acc(t);
+	r->u_out = dtype_info(t)->unit_roundoff;
+	{
+		double neff = (dtype_info(t)->complex ? 2.0 : 1.0) * (double)nprod + 2;
+		double g = neff * r->u_acc;
+
+		r->gamma = g < 0.5 ? g / (1 - g) : 1;
+	}
+	r->custom_tol = o->rtol >= 0 || o->atol >= 0;
+	r->rtol = o->rtol < 0 ? 0 : o->rtol;
+	r->atol = o->atol < 0 ? 0 : o->atol;
+	r->compile_s = pr->compile_s;
+
+	n = r->total;
+	if (n > o->sample)
+		n = o->sample;
+	if (o->max_work > 0 && nprod > 0 && n > o->max_work / nprod)
+		n = o->max_work / nprod;
+	if (n < 1)
+		n = 1;
+	if (n < r->total && n < 1024)
+		n = r->total < 1024 ? r->total : 1024;
+	r->checked = n;
+
+	a = make_tensor(p, T_A, o->init, o->seed, err);
+	b = a ? make_tensor(p, T_B, o->init, o->seed, err) : NULL;
+	c0 = b ? make_tensor(p, T_C, beta0 ? INIT_ZEROS : o->init, o->seed, err) : NULL;
+	c1 = c0 ? malloc((size_t)p->extent[T_C] * (size_t)dtype_info(t)->bytes) : NULL;
+	if (!c1) {
+		st = err && err->code ? err->code : tcx_fail(err, TCX_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (beta0)
+		poison_fill(t, c0, p->extent[T_C]); /* what the device's C starts as */
+	st = contract_host_arrays(dev, pr, p, a, b, c0, c1, o->alpha, o->beta, beta0 && !pr->host,
+				  &r->kernel_ms, err);
+	if (st)
+		goto out;
+
+	lin = pick_sample(r->total, n);
+	ref = malloc((size_t)n * 3 * sizeof(*ref));
+	if (!lin || !ref) {
+		st = tcx_fail(err, TCX_ENOMEM, "out of memory for the reference");
+		goto out;
+	}
+	t0 = now_seconds();
+	st = host_reference_at(p, a, b, c0, lin, (size_t)n, o->alpha, o->beta, ref, o->threads,
+			       err);
+	r->reference_s = now_seconds() - t0;
+	if (st)
+		goto out;
+
+	for (int64_t k = 0; k < n; k++) {
+		int64_t idx[TCX_MAX_INDICES] = { 0 };
+		int64_t off = c_offset_of(p, lin[k], idx);
+		double gr, gi, wr = ref[3 * k], wi = ref[3 * k + 1], mag = ref[3 * k + 2];
+		double e, bound, mag_ref = fabs(wr) + fabs(wi), rel;
+		bool unwritten = beta0 && is_poison(t, c1, off);
+		bool bad;
+
+		elem_get(t, c1, off, &gr, &gi);
+		e = fabs(gr - wr) + fabs(gi - wi);
+		if (r->custom_tol)
+			bound = r->atol + r->rtol * mag_ref;
+		else
+			bound = r->gamma * mag + r->u_out * mag_ref * 2 +
+				(double)(nprod + 2) * min_normal_out(t);
+		bad = unwritten || isnan(gr) || isnan(gi) || !(e <= bound);
+		if (isnan(gr) || isnan(gi))
+			r->nan_results++;
+		if (unwritten)
+			r->unwritten++;
+		rel = mag_ref > 0 ? e / mag_ref : (e > 0 ? INFINITY : 0);
+		if (!isnan(e) && (e > r->max_abs || k == 0)) {
+			r->max_abs = e;
+			r->max_lin = lin[k];
+			memcpy(r->max_idx, idx, sizeof(idx));
+		}
+		if (!isnan(rel) && rel > r->max_rel)
+			r->max_rel = rel;
+		if (!bad)
+			continue;
+		r->mismatches++;
+		if (r->nlist < o->max_report && r->nlist < (int)ARRAY_SIZE(r->list)) {
+			struct mismatch *m = &r->list[r->nlist++];
+
+			m->lin = lin[k];
+			memcpy(m->idx, idx, sizeof(idx));
+			m->got[0] = gr;
+			m->got[1] = gi;
+			m->want[0] = wr;
+			m->want[1] = wi;
+			m->err = e;
+			m->bound = bound;
+			m->unwritten = unwritten;
+		}
+	}
+	if (p->explicit_strides)
+		r->gap_writes = count_gap_writes(p, c0, c1);
+	if (r->mismatches || r->gap_writes)
+		st = tcx_fail(err, TCX_EMISMATCH, "%lld of %lld elements differ from the reference%s",
+			      (long long)r->mismatches, (long long)r->checked,
+			      r->gap_writes ? " and the kernel wrote outside C's elements" : "");
+out:
+	free(a);
+	free(b);
+	free(c0);
+	free(c1);
+	free(lin);
+	free(ref);
+	return st;
+}

@@ -1,0 +1,89 @@
+/* run.h - running a contraction: preparing a kernel for a device (plan,
+ * source, build), running it on host arrays, generating test data, and
+ * validating results against the host reference. */
+#ifndef TCX_RUN_H
+#define TCX_RUN_H
+
+#include "backend/backend.h"
+#include "gen/gen.h"
+
+/* A kernel ready to launch on one device. */
+struct prepared {
+	struct kernel_plan plan;
+	struct program *prog;   /* owned by the device's program cache */
+	double compile_s;       /* 0 when the program came from a cache */
+	bool host;              /* the host reference device: no kernel */
+};
+
+/* Plans, generates and builds.  TCX_EREJECT when the solution cannot run
+ * this problem (the reason in err); TCX_EBUILD with the compiler's log
+ * appended to `log` (may be NULL). */
+enum tcx_status contract_prepare(struct device *dev, const struct tcx_contraction *c,
+				 const struct problem *p, const struct solution *s,
+				 struct prepared *out, struct strbuf *log, struct tcx_error *err);
+
+/* Runs a prepared contraction on host arrays laid out by p's strides (each
+ * p->extent[t] elements): uploads A, B and C, launches, reads C back.  With
+ * `poison`, the device's C is filled with NaN before the launch instead of
+ * receiving c_in (meaningful only when beta is 0).  c_out may equal c_in. */
+enum tcx_status contract_host_arrays(struct device *dev, const struct prepared *pr,
+				     const struct problem *p, const void *a, const void *b,
+				     const void *c_in, void *c_out, const double alpha[2],
+				     const double beta[2], bool poison, double *event_ms,
+				     struct tcx_error *err);
+
+enum init_kind { INIT_RANDOM, INIT_SERIAL, INIT_ONES, INIT_ZEROS, INIT_NAN };
+bool init_parse(const char *s, enum init_kind *out);
+const char *init_name(enum init_kind k);
+
+/* Fills n elements of type t: random uniform in [-1, 1) from PCG32 (seed,
+ * stream), or serial, ones, zeros or NaN. */
+void fill_data(enum tcx_dtype t, void *data, int64_t n, enum init_kind k, uint64_t seed,
+	       uint64_t stream);
+/* Allocates and fills a tensor of p (p->extent[t] elements); caller frees. */
+void *make_tensor(const struct problem *p, enum tensor_role t, enum init_kind k, uint64_t seed,
+		  struct tcx_error *err);
+
+struct validate_opts {
+	enum init_kind init;  /* of A and B (and C when beta != 0) */
+	uint64_t seed;
+	double alpha[2], beta[2];
+	double rtol, atol;    /* both < 0: the type-aware bound */
+	int64_t sample;       /* compare at most this many elements (spread) */
+	int64_t max_work;     /* cap on reference multiply-adds (sample shrinks) */
+	int max_report;       /* mismatches to list */
+	int threads;          /* host reference threads; <= 0 all */
+};
+void validate_opts_default(struct validate_opts *o);
+
+struct mismatch {
+	int64_t lin;          /* linear index in C's index space */
+	int64_t idx[TCX_MAX_INDICES];
+	double got[2], want[2], err, bound;
+	bool unwritten;       /* still the poison pattern */
+};
+
+struct validate_report {
+	int64_t total, checked, mismatches, unwritten, nan_results, gap_writes;
+	double max_abs, max_rel;
+	int64_t max_lin;
+	int64_t max_idx[TCX_MAX_INDICES];
+	int nlist;
+	struct mismatch list[64];
+	/* the bound used: |err| <= gamma * magnitude + u_out * |ref| */
+	double u_acc, u_out, gamma;
+	int64_t products;     /* accumulated products per element */
+	bool custom_tol;
+	double rtol, atol;
+	double kernel_ms, compile_s, reference_s;
+	uint64_t seed;
+};
+
+/* Runs the kernel on random data and compares with the host reference.
+ * Returns TCX_OK when every compared element is within the bound,
+ * TCX_EMISMATCH otherwise (r says where), or the error that stopped it. */
+enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
+			     const struct problem *p, const struct validate_opts *o,
+			     struct validate_report *r, struct tcx_error *err);
+
+#endif /* TCX_RUN_H */
