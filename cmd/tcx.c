@@ -11,7 +11,8 @@
 #include "backend/backend.h"
 
 /* Each subcommand is defined in cmd/<name>.c. */
-extern const struct cmd cmd_parse_def, cmd_sizes_def, cmd_devices_def, cmd_validate_def;
+extern const struct cmd cmd_parse_def, cmd_sizes_def, cmd_devices_def, cmd_validate_def,
+	cmd_run_def;
 
 /* One row per subcommand, in the order `tcx --help` lists them. */
 static const struct cmd *const command_table[] = {
@@ -19,6 +20,7 @@ static const struct cmd *const command_table[] = {
 	&cmd_sizes_def,
 	&cmd_devices_def,
 	&cmd_validate_def,
+	&cmd_run_def,
 	NULL,
 };
 

@@ -1,0 +1,288 @@
+/* run.c - `tcx run`: contract real data from NumPy .npy files on a device
+ * and write the result as .npy, so that users can check tcx against their
+ * own tools. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "backend/backend.h"
+#include "io/npy.h"
+#include "notation/notation.h"
+#include "run/run.h"
+
+static const char *const run_synopsis[] = {
+	"tcx run -i A=<file> -i B=<file> [-i C=<file>] -o <file> [--alpha <a>] [--beta <b>] "
+	"[--device <id>] [--params <params> | --solution <file>] <expr>",
+	NULL,
+};
+
+static const struct cmd_option run_options[] = {
+	{ "input", 'i', required_argument, "<T>=<file>",
+	  "input tensor A, B (and C when beta is not 0) from a .npy file", OV_FILE, NULL },
+	{ "output", 'o', required_argument, "<file>", "write C to this .npy file ('-': stdout)",
+	  OV_FILE, NULL },
+	{ "alpha", 0x100, required_argument, "<a>", "alpha (default 1; complex 're,im')", OV_NONE,
+	  NULL },
+	{ "beta", 0x101, required_argument, "<b>", "beta (default 0; needs -i C=...)", OV_NONE,
+	  NULL },
+	{ "device", 'd', required_argument, "<id>",
+	  "device id from 'tcx devices'; 'host' computes with the reference", OV_DEVICE, NULL },
+	{ "params", 'p', required_argument, "<params>", "solution parameters", OV_NONE, NULL },
+	{ "solution", 0x102, required_argument, "<file>", "solution parameters from a file",
+	  OV_FILE, NULL },
+	{ NULL, 0, 0, NULL, NULL, OV_NONE, NULL },
+};
+
+static const char *const run_examples[] = {
+	"tcx run 'ik,kj->ij' -i A=a.npy -i B=b.npy -o c.npy",
+	"tcx run 'C[ijk]=A[ilk]*B[jlk] + beta*C[ijk]' -i A=a.npy -i B=b.npy -i C=c.npy "
+	"--beta 0.5 -o out.npy",
+	NULL,
+};
+
+int cmd_run(int argc, char **argv);
+const struct cmd cmd_run_def = {
+	"run", cmd_run, run_synopsis, "Contract tensors from .npy files on a device",
+	run_options, run_examples, "expr", CMD_NEEDS_DEVICE,
+};
+
+static const char *const tname[3] = { "C", "A", "B" };
+
+static void shape_text(const struct npy_array *a, char *buf, size_t len)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addc(&sb, '(');
+	for (int k = 0; k < a->ndim; k++)
+		strbuf_addf(&sb, "%s%lld", k ? ", " : "", (long long)a->shape[k]);
+	if (a->ndim == 1)
+		strbuf_addc(&sb, ',');
+	strbuf_addc(&sb, ')');
+	snprintf(buf, len, "%s", strbuf_str(&sb));
+	strbuf_release(&sb);
+}
+
+/* The sizes of the contraction's indices from the arrays' shapes. */
+static int sizes_from_shapes(const struct tcx_contraction *c, const struct npy_array *arr,
+			     const bool *have, const char *const *file, int64_t *sizes)
+{
+	bool known[TCX_MAX_INDICES] = { false };
+	int from[TCX_MAX_INDICES];
+
+	for (int t = 0; t < 3; t++) {
+		char shape[256];
+
+		if (!have[t])
+			continue;
+		shape_text(&arr[t], shape, sizeof(shape));
+		if (arr[t].ndim != c->rank[t])
+			return error("%s ('%s') has shape %s: the expression gives %s %d index%s",
+				     tname[t], file[t], shape, tname[t], c->rank[t],
+				     c->rank[t] == 1 ? "" : "es"),
+			       TCX_EXIT_USAGE;
+		for (int k = 0; k < c->rank[t]; k++) {
+			int id = c->written[t][k];
+			int64_t v = arr[t].shape[k];
+
+			if (v < 1)
+				return error("%s ('%s') has shape %s: index '%s' of size 0 is not "
+					     "supported",
+					     tname[t], file[t], shape, c->idx[id].name),
+				       TCX_EXIT_USAGE;
+			if (known[id] && sizes[id] != v)
+				return error("%s ('%s') has shape %s: index '%s' has size %lld there "
+					     "but %lld in %s",
+					     tname[t], file[t], shape, c->idx[id].name, (long long)v,
+					     (long long)sizes[id], tname[from[id]]),
+				       TCX_EXIT_USAGE;
+			known[id] = true;
+			sizes[id] = v;
+			from[id] = t;
+		}
+	}
+	for (int id = 0; id < c->nidx; id++)
+		if (!known[id])
+			return error("no input gives the size of index '%s'", c->idx[id].name),
+			       TCX_EXIT_USAGE;
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *file[3] = { NULL, NULL, NULL }, *outpath = NULL, *devid = NULL;
+	const char *params = NULL, *solfile = NULL;
+	struct npy_array arr[3], result;
+	bool have[3] = { false, false, false };
+	double alpha[2] = { 1, 0 }, beta[2] = { 0, 0 };
+	struct tcx_contraction *c = NULL;
+	struct device *dev = NULL;
+	struct tcx_error err = { 0 };
+	struct problem p;
+	struct solution s;
+	struct prepared pr;
+	int64_t sizes[TCX_MAX_INDICES];
+	void *cin = NULL;
+	enum tcx_status st;
+	int ret = 0, opt, order_first = -1;
+	bool beta_given = false;
+
+	memset(arr, 0, sizeof(arr));
+	memset(&result, 0, sizeof(result));
+	while ((opt = cmd_getopt(&cmd_run_def, argc, argv)) != -1) {
+		switch (opt) {
+		case 'i': {
+			const char *eq = strchr(optarg, '=');
+			int t = -1;
+
+			if (eq && eq - optarg == 1)
+				t = optarg[0] == 'A' ? T_A : optarg[0] == 'B' ? T_B
+							  : optarg[0] == 'C' ? T_C : -1;
+			if (t < 0)
+				return usage_error(&cmd_run_def,
+						   "bad input '%s': expected A=FILE, B=FILE or C=FILE",
+						   optarg);
+			if (file[t])
+				return usage_error(&cmd_run_def, "input %s given twice", tname[t]);
+			file[t] = eq + 1;
+			break;
+		}
+		case 'o':
+			outpath = optarg;
+			break;
+		case 0x100:
+			if ((ret = parse_scalar(optarg, "alpha", alpha)))
+				return ret;
+			break;
+		case 0x101:
+			if ((ret = parse_scalar(optarg, "beta", beta)))
+				return ret;
+			beta_given = true;
+			break;
+		case 'd':
+			devid = optarg;
+			break;
+		case 'p':
+			params = optarg;
+			break;
+		case 0x102:
+			solfile = optarg;
+			break;
+		case 'h':
+			return 0;
+		default:
+			return TCX_EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc)
+		return usage_error(&cmd_run_def,
+				   optind >= argc ? "missing the expression" : "too many arguments");
+	if (!file[T_A] || !file[T_B] || !outpath)
+		return usage_error(&cmd_run_def, "give -i A=FILE, -i B=FILE and -o FILE");
+	if ((beta[0] != 0 || beta[1] != 0) && !file[T_C])
+		return usage_error(&cmd_run_def, "--beta needs the initial C: -i C=FILE");
+	if (file[T_C] && !beta_given)
+		beta[0] = 1; /* C given without --beta: accumulate into it */
+
+	for (int t = 0; t < 3; t++) {
+		if (!file[t])
+			continue;
+		st = npy_read(file[t], &arr[t], &err);
+		if (st) {
+			ret = report(st, &err);
+			goto out;
+		}
+		have[t] = true;
+		if (t != T_A && arr[t].dtype != arr[T_A].dtype) {
+			ret = error("%s ('%s') holds %s but A holds %s: inputs must share one type",
+				    tname[t], file[t], dtype_info(arr[t].dtype)->name,
+				    dtype_info(arr[T_A].dtype)->name);
+			ret = TCX_EXIT_USAGE;
+			goto out;
+		}
+	}
+	/* The layout follows the files: C order is last-fastest, Fortran order
+	 * first-fastest; mixed orders become explicit strides. */
+	for (int t = 0; t < 3; t++)
+		if (have[t] && arr[t].ndim > 1) {
+			int f = arr[t].fortran_order;
+
+			order_first = order_first < 0 ? f : order_first == f ? f : 2;
+		}
+	{
+		enum tcx_dtype dt = arr[T_A].dtype;
+		int lay = order_first == 1 ? LAYOUT_FIRST_FASTEST : LAYOUT_LAST_FASTEST;
+
+		st = notation_parse(argv[optind], dt, lay, &c, &err);
+		if (st) {
+			ret = report_at(st, &err, "expression", argv[optind]);
+			goto out;
+		}
+	}
+	if ((alpha[1] != 0 || beta[1] != 0) && !dtype_info(c->dtype)->complex) {
+		ret = error("complex alpha or beta for real data");
+		ret = TCX_EXIT_USAGE;
+		goto out;
+	}
+	ret = sizes_from_shapes(c, arr, have, file, sizes);
+	if (ret)
+		goto out;
+	st = problem_init(&p, c, sizes, &err);
+	if (!st && order_first == 2) {
+		for (int t = 0; t < 3 && !st; t++) {
+			int64_t str[TCX_MAX_INDICES], acc = 1;
+			int n = c->rank[t];
+			bool f = have[t] ? arr[t].fortran_order : false;
+
+			for (int k = 0; k < n; k++) {
+				int pos = f ? k : n - 1 - k;
+
+				str[pos] = acc;
+				acc *= sizes[c->written[t][pos]];
+			}
+			st = problem_set_strides(&p, (enum tensor_role)t, str, n, &err);
+		}
+	}
+	if (st) {
+		ret = report(st, &err);
+		goto out;
+	}
+	ret = open_device(devid, &dev);
+	if (ret)
+		goto out;
+	ret = load_solution(params, solfile, c, device_info_of(dev), &s);
+	if (ret)
+		goto out;
+	st = contract_prepare(dev, c, &p, &s, &pr, NULL, &err);
+	if (st) {
+		ret = report(st, &err);
+		goto out;
+	}
+	result.dtype = c->dtype;
+	result.ndim = c->rank[T_C];
+	for (int k = 0; k < result.ndim; k++)
+		result.shape[k] = sizes[c->written[T_C][k]];
+	result.fortran_order = have[T_C] ? arr[T_C].fortran_order : order_first == 1;
+	result.nbytes = (size_t)p.extent[T_C] * (size_t)dtype_info(c->dtype)->bytes;
+	result.data = calloc(1, result.nbytes ? result.nbytes : 1);
+	if (!result.data) {
+		ret = error("out of memory");
+		ret = TCX_EXIT_RUNTIME;
+		goto out;
+	}
+	cin = have[T_C] ? arr[T_C].data : result.data;
+	st = contract_host_arrays(dev, &pr, &p, arr[T_A].data, arr[T_B].data, cin, result.data,
+				  alpha, beta, false, NULL, &err);
+	if (!st)
+		st = npy_write(outpath, &result, &err);
+	if (st)
+		ret = report(st, &err);
+	else if (strcmp(outpath, "-") != 0)
+		verbose("wrote %s", outpath);
+out:
+	for (int t = 0; t < 3; t++)
+		npy_release(&arr[t]);
+	free(result.data);
+	device_close(dev);
+	contraction_free(c);
+	return ret;
+}
