@@ -12,7 +12,7 @@
 
 /* Each subcommand is defined in cmd/<name>.c. */
 extern const struct cmd cmd_parse_def, cmd_sizes_def, cmd_devices_def, cmd_validate_def,
-	cmd_run_def;
+	cmd_run_def, cmd_bench_def;
 
 /* One row per subcommand, in the order `tcx --help` lists them. */
 static const struct cmd *const command_table[] = {
@@ -21,6 +21,7 @@ static const struct cmd *const command_table[] = {
 	&cmd_devices_def,
 	&cmd_validate_def,
 	&cmd_run_def,
+	&cmd_bench_def,
 	NULL,
 };
 

@@ -119,6 +119,7 @@ int exit_code(enum tcx_status st)
 	case TCX_EDEVICE:
 	case TCX_EBUSY:
 	case TCX_ETIMEOUT:
+	case TCX_ELIMIT:
 	default:
 		return TCX_EXIT_RUNTIME;
 	}

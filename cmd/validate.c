@@ -320,7 +320,7 @@ int cmd_validate(int argc, char **argv)
 		goto out;
 	st = contract_prepare(dev, c, &p, &s, &pr, &log, &err);
 	if (st) {
-		if (st == TCX_EREJECT)
+		if (st == TCX_EREJECT || st == TCX_ELIMIT)
 			tcx_error_prefix(&err, "solution rejected");
 		ret = report(st, &err);
 		if (st == TCX_EBUILD && log.len && verbosity > 0)

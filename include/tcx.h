@@ -49,6 +49,7 @@ enum tcx_status {
 	TCX_EBUSY = 15,     /* a resource is locked by another process */
 	TCX_ETIMEOUT = 16,  /* a kernel ran past its time limit */
 	TCX_ECORRUPT = 17,  /* a file is damaged (store, cache entry) */
+	TCX_ELIMIT = 18,    /* beyond a device limit (work-group, local memory, registers) */
 	TCX_STATUS_COUNT
 };
 

@@ -359,9 +359,9 @@ INLINE VAL_T ld_tile(const GLOBAL DATA_T *p, long base, long d, long u, long S, 
 /* The loop over one operand's share of a tile load: for each of its
  * NLC * NLP * GLVW elements, (d, u) within the tile and the value. */
 #define TILE_LOADS(OP, TLU, NLC, NLP, LSC, LSP, EC)                                         \
-	for (int a_ = 0; a_ < NLC; a_++)                                                    \
-		for (int b_ = 0; b_ < NLP; b_++)                                            \
-			for (int v_ = 0; v_ < GLVW; v_++) {                                 \
+	_Pragma("unroll") for (int a_ = 0; a_ < NLC; a_++)                                  \
+		_Pragma("unroll") for (int b_ = 0; b_ < NLP; b_++)                          \
+			_Pragma("unroll") for (int v_ = 0; v_ < GLVW; v_++) {               \
 				int c_ = (int)(tid % LSC) * GLVW + a_ * LSC * GLVW + v_;    \
 				int q_ = (int)(tid / LSC) + b_ * LSP;                       \
 				int dd_ = TLU ? c_ : q_;                                    \
@@ -463,7 +463,9 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 	LOCAL_MEM VAL_T red[LSU - 1][TT1][TT0][WG0 * WG1];
 #endif
 	VEC_T acc[TT1][NV0];
+#pragma unroll
 	for (int j = 0; j < TT1; j++)
+#pragma unroll
 		for (int i = 0; i < NV0; i++)
 			acc[j][i] = BCAST(ZERO);
 
@@ -536,15 +538,15 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 
 #if VW > 1 && !TCX_COMPLEX
 #define READ_A(dst, uu)                                                                     \
-	for (int i = 0; i < NV0; i++)                                                       \
+	_Pragma("unroll") for (int i = 0; i < NV0; i++)                                     \
 		dst[i] = TCX_CAT(vload, VW)(0, &lds_p[buf][uu][D0_OF(i, t0)]);
 #else
 #define READ_A(dst, uu)                                                                     \
-	for (int i = 0; i < NV0; i++)                                                       \
+	_Pragma("unroll") for (int i = 0; i < NV0; i++)                                     \
 		dst[i] = lds_p[buf][uu][D0_OF(i, t0)];
 #endif
 #define READ_B(dst, uu)                                                                     \
-	for (int j = 0; j < TT1; j++)                                                       \
+	_Pragma("unroll") for (int j = 0; j < TT1; j++)                                     \
 		dst[j] = lds_q[buf][uu][D1_OF(j, t1)];
 
 #if PLR
@@ -562,7 +564,9 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 				READ_A(a, ub + u);
 				READ_B(b, ub + u);
 #endif
+#pragma unroll
 				for (int j = 0; j < TT1; j++)
+#pragma unroll
 					for (int i = 0; i < NV0; i++) {
 #if TCX_COMPLEX
 						MAC(acc[j][i], a[i], b[j]);
@@ -571,8 +575,10 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 #endif
 					}
 #if PLR
+#pragma unroll
 				for (int i = 0; i < NV0; i++)
 					a[i] = an[i];
+#pragma unroll
 				for (int j = 0; j < TT1; j++)
 					b[j] = bn[j];
 #endif
@@ -602,12 +608,14 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 			VEC_T a[NV0];
 			VAL_T b[TT1];
 
+#pragma unroll
 			for (int i = 0; i < NV0; i++) {
 				const int d = D0_OF(i, t0);
 #if VW > 1 && !TCX_COMPLEX
 				if (UNIT_P_D0 && (!chk0 || d + VW <= rem0)) {
 					a[i] = ldv(P, offp + u * STRIDE_P_DU + d);
 				} else {
+#pragma unroll
 					for (int v = 0; v < VW; v++)
 						LANE(a[i], v) = ld_tile(P, offp, d + v, u, rem0, ulen,
 									STRIDE_P_D0, STRIDE_P_DU, chk0, 0);
@@ -618,11 +626,14 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 					       CONJ_P);
 #endif
 			}
+#pragma unroll
 			for (int j = 0; j < TT1; j++)
 				b[j] = CONJ_IF(ld_tile(Q, offq, D1_OF(j, t1), u, rem1, ulen,
 						       STRIDE_Q_D1, STRIDE_Q_DU, chk1, 0),
 					       CONJ_Q);
+#pragma unroll
 			for (int j = 0; j < TT1; j++)
+#pragma unroll
 				for (int i = 0; i < NV0; i++) {
 #if TCX_COMPLEX
 					MAC(acc[j][i], a[i], b[j]);
@@ -655,8 +666,11 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 
 		BARRIER();
 		if (ts > 0)
+#pragma unroll
 			for (int j = 0; j < TT1; j++)
+#pragma unroll
 				for (int i = 0; i < NV0; i++)
+#pragma unroll
 					for (int v = 0; v < (TCX_COMPLEX ? 1 : VW); v++)
 						red[ts - 1][j][i * (TCX_COMPLEX ? 1 : VW) + v][w] =
 							LANE(acc[j][i], v);
@@ -664,8 +678,11 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 		if (ts > 0)
 			return;
 		for (int s = 0; s < LSU - 1; s++)
+#pragma unroll
 			for (int j = 0; j < TT1; j++)
+#pragma unroll
 				for (int i = 0; i < NV0; i++)
+#pragma unroll
 					for (int v = 0; v < (TCX_COMPLEX ? 1 : VW); v++)
 						LANE(acc[j][i], v) +=
 							red[s][j][i * (TCX_COMPLEX ? 1 : VW) + v][w];
@@ -675,6 +692,7 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 	/* write out: C = alpha * acc + beta * C, or the partial sum to W */
 	const int beta0 = IS_ZERO(beta);
 
+#pragma unroll
 	for (int j = 0; j < TT1; j++) {
 		const long d1 = tile1 + D1_OF(j, t1);
 
@@ -682,7 +700,9 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 		if (d1 >= S1 || d1 < tile1_own)
 			continue;
 #endif
+#pragma unroll
 		for (int i = 0; i < NV0; i++)
+#pragma unroll
 			for (int v = 0; v < (TCX_COMPLEX ? 1 : VW); v++) {
 				const long d0 = tile0 + D0_OF(i, t0) + v;
 				long oc;

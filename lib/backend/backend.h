@@ -36,6 +36,7 @@ struct device_info {
 	int64_t max_alloc;       /* largest single buffer, bytes */
 	int64_t local_mem;       /* local/shared memory a work-group may use, bytes */
 	int64_t local_mem_per_cu;/* per compute unit (SM), bytes; 0 if unknown */
+	int64_t cache_bytes;     /* last-level cache in front of global memory; 0 if unknown */
 	int max_wg_size;         /* work-items per work-group */
 	int max_wg_dim[3];
 	int max_regs_per_wg;     /* 32-bit registers per work-group; 0 if unknown */

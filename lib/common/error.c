@@ -23,6 +23,7 @@ static const char *const status_text[TCX_STATUS_COUNT] = {
 	[TCX_EBUSY] = "resource busy",
 	[TCX_ETIMEOUT] = "timed out",
 	[TCX_ECORRUPT] = "damaged file",
+	[TCX_ELIMIT] = "beyond a device limit",
 };
 
 const char *tcx_status_str(enum tcx_status s)

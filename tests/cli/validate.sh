@@ -29,6 +29,10 @@ run validate "$gemm" --sizes i=16,j=16,k=16 --params 'WorkGroup=[3,3,3]'
 expect_rc 2 "an invalid solution is refused"
 expect_err 'solution rejected: LocalSplitU 3' "reason named"
 
+run validate "$gemm" --sizes i=16,j=16,k=16 --params 'WorkGroup=[128,64,1],ThreadTile=[1,1],VectorWidth=1' --device opencl:0:0
+expect_rc 3 "a work-group larger than the device allows"
+expect_err 'exceeds the device limit of 4096' "limit named"
+
 run validate "$gemm" --sizes i=16,j=16,k=16 --params 'Bogus=1'
 expect_rc 2 "unknown parameter"
 expect_err "unknown solution parameter 'Bogus'" "named"

@@ -343,6 +343,7 @@ static void describe(cl_platform_id plat, cl_device_id d, int pi, int di, struct
 	info->global_mem = clamp_i64(dev_ulong(d, CL_DEVICE_GLOBAL_MEM_SIZE));
 	info->max_alloc = clamp_i64(dev_ulong(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE));
 	info->local_mem = clamp_i64(dev_ulong(d, CL_DEVICE_LOCAL_MEM_SIZE));
+	info->cache_bytes = clamp_i64(dev_ulong(d, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE));
 	info->max_wg_size = clamp_int(dev_size(d, CL_DEVICE_MAX_WORK_GROUP_SIZE));
 	ndims = dev_uint(d, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS);
 	if (ndims >= 3 && clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(dims), dims,

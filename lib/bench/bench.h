@@ -1,0 +1,57 @@
+/* bench.h - timing a prepared kernel honestly: warm-up launches, repeats
+ * until both a minimum count and a minimum time are reached, the median
+ * with a 95% confidence interval, device-event and host-wall times side by
+ * side, rotating input sets or flushing the cache when the working set
+ * would stay in cache, and compile time kept apart from kernel time. */
+#ifndef TCX_BENCH_H
+#define TCX_BENCH_H
+
+#include "run/run.h"
+
+enum bench_timer { TIMER_AUTO, TIMER_EVENT, TIMER_WALL };
+enum bench_flush { FLUSH_AUTO, FLUSH_ON, FLUSH_OFF };
+
+struct bench_opts {
+	int warmup;           /* launches before timing */
+	int min_reps;         /* at least this many timed launches ... */
+	double min_time;      /* ... and at least this many seconds of them */
+	int max_reps;         /* and at most this many */
+	enum bench_timer timer;
+	enum bench_flush flush;
+	uint64_t seed;
+	double alpha[2], beta[2];
+};
+void bench_opts_default(struct bench_opts *o);
+bool bench_timer_parse(const char *s, enum bench_timer *out);
+bool bench_flush_parse(const char *s, enum bench_flush *out);
+
+struct bench_result {
+	double median_ms, min_ms, max_ms, ci_lo_ms, ci_hi_ms; /* by the chosen timer */
+	double event_median_ms, wall_median_ms;
+	int reps;
+	const char *timer;   /* "event" or "wall" */
+	double compile_s;    /* building the program (0: from a cache) */
+	double first_ms;     /* the first launch's wall time */
+	double gflops, gbs;  /* from the median */
+	int sets;            /* input sets rotated */
+	bool flushed;        /* the cache was flushed before each launch */
+};
+
+/* Times `pr` on problem p.  Inputs are random (o->seed), never zeros. */
+enum tcx_status bench_run(struct device *dev, const struct prepared *pr, const struct problem *p,
+			  const struct bench_opts *o, struct bench_result *r, struct tcx_error *err);
+
+/* The median and the 95% confidence interval of the median of n samples
+ * (sorted in place), from order statistics: no assumption on the shape of
+ * the distribution. */
+void median_ci(double *v, int n, double *median, double *lo, double *hi);
+
+/* A paired A/B comparison: launches of a and b interleaved so that drifts
+ * of a shared machine hit both; the median ratio time(b)/time(a) with its
+ * 95% confidence interval. */
+enum tcx_status bench_compare(struct device *dev, const struct prepared *a,
+			      const struct prepared *b, const struct problem *p,
+			      const struct bench_opts *o, struct bench_result *ra,
+			      struct bench_result *rb, double ratio[3], struct tcx_error *err);
+
+#endif /* TCX_BENCH_H */
