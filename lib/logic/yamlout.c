@@ -24,16 +24,26 @@ static int emit_scalar(yaml_emitter_t *em, const char *text, bool plain_ok)
 	return yaml_emitter_emit(em, &ev);
 }
 
-/* Strings that YAML would read back as another type are quoted. */
+/* Strings that YAML would read back as another type are quoted: YAML 1.1's
+ * booleans, nulls, numbers (also .inf and .nan) and timestamps, as PyYAML
+ * (Tensile's reader) resolves them. */
 static bool needs_quotes(const char *s)
 {
-	static const char *const special[] = { "true", "false", "True", "False", "yes", "no",
-					       "null", "Null", "~", "on", "off", "" };
+	static const char *const special[] = {
+		"true", "false", "True", "False", "TRUE", "FALSE", "yes", "no", "Yes", "No", "YES",
+		"NO", "on", "off", "On", "Off", "ON", "OFF", "null", "Null", "NULL", "~", "",
+		".inf", ".Inf", ".INF", "-.inf", "-.Inf", "-.INF", "+.inf", ".nan", ".NaN", ".NAN",
+	};
 	char *end;
 
 	for (size_t k = 0; k < sizeof(special) / sizeof(special[0]); k++)
 		if (strcmp(s, special[k]) == 0)
 			return true;
+	/* a timestamp: 2025-01-31, 2025-01-31T12:00:00Z */
+	if (strlen(s) >= 8 && s[0] >= '0' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9' &&
+	    s[2] >= '0' && s[2] <= '9' && s[3] >= '0' && s[3] <= '9' && s[4] == '-' &&
+	    strspn(s, "0123456789-:.TtZz +") == strlen(s))
+		return true;
 	(void)strtod(s, &end);
 	return end != s && *end == '\0';
 }

@@ -1,0 +1,1485 @@
+/* logic.c - library logic in memory: tcx's YAML format (docs/logic-format.md)
+ * read and written, format detection, the checks lookups rely on, range
+ * trees, lookups, and Tensile's ProblemType mapping to and from a
+ * contraction.  Tensile's list forms are in tensile.c, the analysis in
+ * analyze.c. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "logic/logic.h"
+#include "logic/yamlin.h"
+#include "logic/yamlout.h"
+#include "notation/notation.h"
+
+static const char index_chars[] = "ijklmnopqrstuvwxyz";
+
+static enum tcx_status nomem(struct tcx_error *err)
+{
+	return tcx_fail(err, TCX_ENOMEM, "out of memory");
+}
+
+/* Sets key to v (taking it); false when either failed to allocate. */
+static bool set_new(json_t *o, const char *key, json_t *v)
+{
+	return v && json_object_set_new(o, key, v) == 0;
+}
+
+static json_t *string_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *ints_json(const int *v, int n)
+{
+	json_t *a = json_array();
+
+	for (int k = 0; a && k < n; k++)
+		if (json_array_append_new(a, json_integer(v[k]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/* ---- Tensile's ProblemType -------------------------------------------- */
+
+struct ids {
+	int n;
+	int id[TCX_MAX_INDICES];
+};
+
+static int pos_of(const struct ids *a, int id)
+{
+	for (int k = 0; k < a->n; k++)
+		if (a->id[k] == id)
+			return k;
+	return -1;
+}
+
+static enum tcx_status pt_bool(json_t *pt, const char *key, bool def, const char *where, bool *out,
+			       struct tcx_error *err)
+{
+	json_t *v = json_object_get(pt, key);
+
+	*out = def;
+	if (!v || json_is_null(v))
+		return TCX_OK;
+	if (json_is_boolean(v)) {
+		*out = json_is_true(v);
+		return TCX_OK;
+	}
+	if (json_is_integer(v) && (json_integer_value(v) == 0 || json_integer_value(v) == 1)) {
+		*out = json_integer_value(v) == 1;
+		return TCX_OK;
+	}
+	if (json_is_string(v) && (strcasecmp(json_string_value(v), "true") == 0 ||
+				  strcasecmp(json_string_value(v), "false") == 0)) {
+		*out = strcasecmp(json_string_value(v), "true") == 0;
+		return TCX_OK;
+	}
+	return tcx_fail(err, TCX_EPARSE, "%s: ProblemType's '%s' must be True or False", where,
+			key);
+}
+
+static enum tcx_status pt_ids(json_t *pt, const char *key, const char *where, struct ids *a,
+			      struct tcx_error *err)
+{
+	json_t *v = json_object_get(pt, key), *x;
+	size_t k;
+
+	a->n = 0;
+	if (!json_is_array(v))
+		return tcx_fail(
+		    err, TCX_EPARSE,
+		    "%s: ProblemType's '%s' must be a list of index ids such as [0, 3, 2]", where,
+		    key);
+	if (json_array_size(v) > TCX_MAX_INDICES)
+		return tcx_fail(
+		    err, TCX_EPARSE,
+		    "%s: ProblemType's '%s' has %zu ids: tcx handles at most %d indices", where,
+		    key, json_array_size(v), TCX_MAX_INDICES);
+	json_array_foreach(v, k, x)
+	{
+		json_int_t id;
+
+		if (!json_is_integer(x))
+			return tcx_fail(err, TCX_EPARSE,
+					"%s: ProblemType's '%s' holds something other than an "
+					"index id",
+					where, key);
+		id = json_integer_value(x);
+		if (id < 0 || id >= TCX_MAX_INDICES)
+			return tcx_fail(
+			    err, TCX_EPARSE,
+			    "%s: index id %lld in ProblemType's '%s' is out of range 0..%d", where,
+			    (long long)id, key, TCX_MAX_INDICES - 1);
+		if (pos_of(a, (int)id) >= 0)
+			return tcx_fail(err, TCX_EPARSE,
+					"%s: index id %lld appears twice in ProblemType's '%s'",
+					where, (long long)id, key);
+		a->id[a->n++] = (int)id;
+	}
+	return TCX_OK;
+}
+
+static void add_tensor(struct strbuf *sb, const char *name, const struct ids *a, bool conj)
+{
+	if (conj)
+		strbuf_adds(sb, "conj(");
+	strbuf_adds(sb, name);
+	strbuf_addc(sb, '[');
+	for (int k = 0; k < a->n; k++)
+		strbuf_addc(sb, index_chars[a->id[k]]);
+	strbuf_addc(sb, ']');
+	if (conj)
+		strbuf_addc(sb, ')');
+}
+
+/* The expression that keeps Tensile's ids (as the config loader writes it). */
+static enum tcx_status tensile_expression(int nc, const struct ids *a, const struct ids *b,
+					  bool beta, bool conja, bool conjb, const char *where,
+					  struct strbuf *sb, struct tcx_error *err)
+{
+	struct ids c = {0}, sum = {0};
+	int total = nc;
+
+	for (int k = 0; k < a->n; k++)
+		total = TCX_MAX(total, a->id[k] + 1);
+	for (int k = 0; k < b->n; k++)
+		total = TCX_MAX(total, b->id[k] + 1);
+	for (int id = 0; id < total; id++) {
+		bool ina = pos_of(a, id) >= 0, inb = pos_of(b, id) >= 0;
+
+		if (id < nc) {
+			if (!ina && !inb)
+				return tcx_fail(err, TCX_EPARSE,
+						"%s: index %d ('%c') of C is in neither "
+						"IndexAssignmentsA nor IndexAssignmentsB",
+						where, id, index_chars[id]);
+			c.id[c.n++] = id;
+		} else if (!ina || !inb) {
+			return tcx_fail(err, TCX_EPARSE,
+					"%s: summation index %d ('%c') must be in both "
+					"IndexAssignmentsA and IndexAssignmentsB",
+					where, id, index_chars[id]);
+		} else {
+			sum.id[sum.n++] = id;
+		}
+	}
+	add_tensor(sb, "C", &c, false);
+	strbuf_adds(sb, " = ");
+	if (sum.n) {
+		add_tensor(sb, "Sum", &sum, false);
+		strbuf_addc(sb, ' ');
+	}
+	add_tensor(sb, "A", a, conja);
+	strbuf_adds(sb, " * ");
+	add_tensor(sb, "B", b, conjb);
+	if (beta) {
+		strbuf_adds(sb, " + beta*");
+		add_tensor(sb, "C", &c, false);
+	}
+	return strbuf_status(sb, err);
+}
+
+static enum tcx_status pt_dtype(json_t *pt, const char *where, enum tcx_dtype *out,
+				struct tcx_error *err)
+{
+	json_t *v = json_object_get(pt, "DataType");
+	char buf[32];
+
+	if (json_is_integer(v))
+		snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
+	else if (json_is_string(v))
+		snprintf(buf, sizeof(buf), "%s", json_string_value(v));
+	else
+		return tcx_fail(err, TCX_EPARSE,
+				"%s: ProblemType has no 'DataType' (a letter or Tensile's number)",
+				where);
+	if (!dtype_parse(buf, out))
+		return tcx_fail(
+		    err, TCX_EPARSE,
+		    "%s: unknown DataType '%s' in ProblemType: expected s, d, c, z, h, b "
+		    "or Tensile's number",
+		    where, buf);
+	return TCX_OK;
+}
+
+enum tcx_status logic_type_from_tensile(json_t *pt, const char *where, struct tcx_contraction **out,
+					struct tcx_error *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct tcx_error perr = {0};
+	enum tcx_dtype dtype;
+	bool hpa, beta, conja, conjb;
+	json_t *ex, *op;
+	const char *text;
+	enum tcx_status st;
+	struct ids a, b;
+
+	*out = NULL;
+	if (!json_is_object(pt))
+		return tcx_fail(err, TCX_EPARSE, "%s: ProblemType must be a mapping", where);
+	if ((st = pt_dtype(pt, where, &dtype, err)) ||
+	    (st = pt_bool(pt, "HighPrecisionAccumulate", false, where, &hpa, err)) ||
+	    (st = pt_bool(pt, "UseBeta", true, where, &beta, err)) ||
+	    (st = pt_bool(pt, "ComplexConjugateA", false, where, &conja, err)) ||
+	    (st = pt_bool(pt, "ComplexConjugateB", false, where, &conjb, err)))
+		return st;
+	ex = json_object_get(pt, "Expression");
+	op = json_object_get(pt, "OperationType");
+	if (ex) {
+		if (!json_is_string(ex))
+			return tcx_fail(err, TCX_EPARSE,
+					"%s: ProblemType's 'Expression' must be text such as "
+					"\"C[ijk]=A[ilk]*B[jlk]\"",
+					where);
+		text = json_string_value(ex);
+	} else if (json_object_get(pt, "IndexAssignmentsA") ||
+		   json_object_get(pt, "IndexAssignmentsB")) {
+		json_t *nc = json_object_get(pt, "NumIndicesC");
+
+		if (!nc)
+			nc = json_object_get(pt, "NumDimensionsC");
+		if (!json_is_integer(nc) || json_integer_value(nc) < 0 ||
+		    json_integer_value(nc) > TCX_MAX_INDICES)
+			return tcx_fail(
+			    err, TCX_EPARSE,
+			    "%s: ProblemType's 'NumIndicesC' must be a whole number from "
+			    "0 to %d",
+			    where, TCX_MAX_INDICES);
+		if ((st = pt_ids(pt, "IndexAssignmentsA", where, &a, err)) ||
+		    (st = pt_ids(pt, "IndexAssignmentsB", where, &b, err)) ||
+		    (st = tensile_expression((int)json_integer_value(nc), &a, &b, beta, conja,
+					     conjb, where, &sb, err)))
+			goto out;
+		text = strbuf_str(&sb);
+	} else if (!op || (json_is_string(op) && strcasecmp(json_string_value(op), "GEMM") == 0)) {
+		bool ta, tb, batched;
+		int s;
+
+		if ((st = pt_bool(pt, "TransposeA", false, where, &ta, err)) ||
+		    (st = pt_bool(pt, "TransposeB", true, where, &tb, err)) ||
+		    (st = pt_bool(pt, "Batched", false, where, &batched, err)))
+			return st;
+		/* tensile-compat.md section 2, "GEMM -> indices" */
+		s = batched ? 3 : 2;
+		a = (struct ids){2, {ta ? s : 0, ta ? 0 : s}};
+		b = (struct ids){2, {tb ? 1 : s, tb ? s : 1}};
+		if (batched) {
+			a.id[a.n++] = 2;
+			b.id[b.n++] = 2;
+		}
+		st = tensile_expression(batched ? 3 : 2, &a, &b, beta, conja, conjb, where, &sb,
+					err);
+		if (st)
+			goto out;
+		text = strbuf_str(&sb);
+	} else {
+		return tcx_fail(err, TCX_EPARSE,
+				"%s: ProblemType has neither 'Expression' nor 'IndexAssignmentsA' "
+				"and 'IndexAssignmentsB'",
+				where);
+	}
+	st = notation_parse(text, dtype, LAYOUT_BY_STYLE, out, &perr);
+	if (st) {
+		st = tcx_fail(err, st, "%s: cannot parse the problem type '%s': %s", where, text,
+			      perr.msg);
+		goto out;
+	}
+	(*out)->hpa = hpa;
+	for (int id = 0; !ex && id < (*out)->nidx; id++)
+		if ((*out)->idx[id].name[0] != index_chars[id]) {
+			contraction_free(*out);
+			*out = NULL;
+			st = tcx_fail(err, TCX_EPARSE,
+				      "%s: ProblemType's index ids are not preserved in '%s'",
+				      where, text);
+			goto out;
+		}
+out:
+	strbuf_release(&sb);
+	return st;
+}
+
+/* Tensile's derived keys (v3.2+ rules, tensile-compat.md section 6). */
+struct derived {
+	struct ids a, b, free, batch, sum;
+	int i01a, i01b, i0, i1, iu;
+	bool d0_from_a;
+};
+
+static void derive(const struct tcx_contraction *c, struct derived *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->a.n = contraction_dims(c, T_A, d->a.id);
+	d->b.n = contraction_dims(c, T_B, d->b.id);
+	for (int id = 0; id < c->nidx; id++) {
+		struct ids *s = c->idx[id].cls == IDX_BOUND   ? &d->sum
+				: c->idx[id].cls == IDX_BATCH ? &d->batch
+							      : &d->free;
+
+		s->id[s->n++] = id;
+	}
+	d->i01a = d->i01b = d->iu = -1;
+	for (int k = 0; k < d->a.n && d->i01a < 0; k++)
+		if (c->idx[d->a.id[k]].cls == IDX_FREE_A)
+			d->i01a = d->a.id[k];
+	for (int k = 0; k < d->b.n && d->i01b < 0; k++)
+		if (c->idx[d->b.id[k]].cls == IDX_FREE_B)
+			d->i01b = d->b.id[k];
+	for (int k = 0; k < d->sum.n; k++)
+		d->iu = TCX_MAX(d->iu, d->sum.id[k]);
+	d->d0_from_a = d->i01a >= 0 && (d->i01b < 0 || d->i01a < d->i01b);
+	d->i0 = d->d0_from_a ? d->i01a : d->i01b;
+	d->i1 = d->d0_from_a ? d->i01b : d->i01a;
+}
+
+int logic_index_order(const struct tcx_contraction *c, int *order)
+{
+	struct derived d;
+	int n = 0, last[3];
+
+	derive(c, &d);
+	last[0] = d.iu;
+	last[1] = d.i0;
+	last[2] = d.i1;
+	for (int id = 0; id < c->nidx; id++)
+		if (id != d.iu && id != d.i0 && id != d.i1)
+			order[n++] = id;
+	for (int k = 0; k < 3; k++)
+		if (last[k] >= 0)
+			order[n++] = last[k];
+	return n;
+}
+
+json_t *logic_problem_type(const struct tcx_contraction *c)
+{
+	struct derived d;
+	json_t *o = json_object();
+	int pa, pb, ua, ub;
+	bool ok;
+
+	if (!o)
+		return NULL;
+	derive(c, &d);
+	pa = d.i01a >= 0 ? pos_of(&d.a, d.i01a) : -1;
+	pb = d.i01b >= 0 ? pos_of(&d.b, d.i01b) : -1;
+	ua = d.iu >= 0 ? pos_of(&d.a, d.iu) : -1;
+	ub = d.iu >= 0 ? pos_of(&d.b, d.iu) : -1;
+	/* in Tensile's (Python's) sorted key order */
+	ok = set_new(o, "AssignedDerivedParameters", json_true()) &&
+	     set_new(o, "Batched", json_boolean(d.batch.n > 0)) &&
+	     set_new(o, "ComplexConjugateA", json_boolean(c->conj[T_A])) &&
+	     set_new(o, "ComplexConjugateB", json_boolean(c->conj[T_B])) &&
+	     set_new(o, "DataType", json_integer(dtype_info(c->dtype)->tensile_number)) &&
+	     set_new(o, "HighPrecisionAccumulate", json_boolean(c->hpa)) &&
+	     set_new(o, "Index0", json_integer(d.i0)) &&
+	     set_new(o, "Index01A", json_integer(d.i01a)) &&
+	     set_new(o, "Index01B", json_integer(d.i01b)) &&
+	     set_new(o, "Index1", json_integer(d.i1)) &&
+	     set_new(o, "IndexAssignmentsA", ints_json(d.a.id, d.a.n)) &&
+	     set_new(o, "IndexAssignmentsB", ints_json(d.b.id, d.b.n)) &&
+	     set_new(o, "IndexUnroll", json_integer(d.iu)) &&
+	     set_new(o, "IndexUnrollA", json_integer(ua)) &&
+	     set_new(o, "IndexUnrollB", json_integer(ub)) &&
+	     set_new(o, "IndicesBatch", ints_json(d.batch.id, d.batch.n)) &&
+	     set_new(o, "IndicesFree", ints_json(d.free.id, d.free.n)) &&
+	     set_new(o, "IndicesSummation", ints_json(d.sum.id, d.sum.n)) &&
+	     set_new(o, "NumIndicesBatch", json_integer(d.batch.n)) &&
+	     set_new(o, "NumIndicesC", json_integer(c->rank[T_C])) &&
+	     set_new(o, "NumIndicesFree", json_integer(d.free.n)) &&
+	     set_new(o, "NumIndicesSummation", json_integer(d.sum.n)) &&
+	     set_new(o, "OperationType", json_string("TensorContraction")) &&
+	     set_new(o, "TLUA", json_boolean(pa >= 0 && ua >= 0 && pa < ua)) &&
+	     set_new(o, "TLUB", json_boolean(pb >= 0 && ub >= 0 && pb < ub)) &&
+	     set_new(o, "Tensor0", json_integer(d.d0_from_a ? 0 : 1)) &&
+	     set_new(o, "Tensor1", json_integer(d.d0_from_a ? 1 : 0)) &&
+	     set_new(o, "TileA", json_integer(d.d0_from_a ? 0 : 1)) &&
+	     set_new(o, "TileB", json_integer(d.d0_from_a ? 1 : 0)) &&
+	     set_new(o, "TotalIndices", json_integer(c->nidx)) &&
+	     set_new(o, "UseBeta", json_boolean(c->use_beta)) &&
+	     set_new(o, "UseInitialStrides", json_false());
+	if (!ok) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* ---- the model -------------------------------------------------------- */
+
+enum tcx_status logic_new(struct logic **out, struct tcx_error *err)
+{
+	struct logic *l = calloc(1, sizeof(*l));
+
+	*out = NULL;
+	if (!l)
+		return nomem(err);
+	l->format = LOGIC_TCX;
+	l->device_names = calloc(1, sizeof(char *));
+	if (l->device_names)
+		l->device_names[0] = strdup("default");
+	if (!l->device_names || !l->device_names[0]) {
+		logic_free(l);
+		return nomem(err);
+	}
+	l->ndevice_names = 1;
+	*out = l;
+	return TCX_OK;
+}
+
+enum tcx_status logic_set_type(struct logic *l, const struct tcx_contraction *c,
+			       struct tcx_error *err)
+{
+	struct tcx_contraction *copy;
+	json_t *pt;
+	enum tcx_status st = contraction_clone(c, &copy, err);
+
+	if (st)
+		return st;
+	pt = logic_problem_type(copy);
+	if (!pt) {
+		contraction_free(copy);
+		return nomem(err);
+	}
+	contraction_free(l->type);
+	json_decref(l->problem_type);
+	l->type = copy;
+	l->problem_type = pt;
+	l->norder = logic_index_order(copy, l->index_order);
+	return TCX_OK;
+}
+
+void range_free(struct range_node *n)
+{
+	if (!n)
+		return;
+	for (int k = 0; k < n->nrules; k++)
+		range_free(n->rules[k].child);
+	free(n->rules);
+	free(n);
+}
+
+void logic_free(struct logic *l)
+{
+	if (!l)
+		return;
+	free(l->min_version);
+	json_decref(l->modern_items);
+	free(l->schedule);
+	for (int k = 0; k < l->ndevice_names; k++)
+		free(l->device_names[k]);
+	free(l->device_names);
+	free(l->architecture);
+	free(l->device_name);
+	free(l->vendor);
+	free(l->driver);
+	free(l->backend);
+	contraction_free(l->type);
+	json_decref(l->problem_type);
+	for (int k = 0; k < l->nsol; k++)
+		json_decref(l->sols[k].tensile);
+	free(l->sols);
+	free(l->exact);
+	range_free(l->range);
+	json_decref(l->selector);
+	free(l->created_version);
+	free(l->created_date);
+	free(l);
+}
+
+void logic_solution_name(const struct solution *s, json_t *tensile, char *buf, size_t len)
+{
+	json_t *n = tensile ? json_object_get(tensile, "SolutionNameMin") : NULL;
+
+	if (json_is_string(n) && json_string_length(n) > 0)
+		snprintf(buf, len, "%s", json_string_value(n));
+	else
+		solution_name(s, buf, len);
+}
+
+/* ---- range trees ------------------------------------------------------ */
+
+bool range_equal(const struct range_node *a, const struct range_node *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->index != b->index || a->nrules != b->nrules)
+		return false;
+	for (int k = 0; k < a->nrules; k++) {
+		const struct range_rule *x = &a->rules[k], *y = &b->rules[k];
+
+		if (x->threshold != y->threshold || x->sol != y->sol ||
+		    !range_equal(x->child, y->child))
+			return false;
+	}
+	return true;
+}
+
+json_t *range_to_json(const struct range_node *n)
+{
+	json_t *a = json_array();
+
+	for (int k = 0; a && k < n->nrules; k++) {
+		const struct range_rule *r = &n->rules[k];
+		json_t *rule = json_array(), *child;
+
+		child = r->child ? range_to_json(r->child) : json_integer(r->sol);
+		if (!rule || !child || json_array_append_new(rule, json_integer(r->threshold)) ||
+		    json_array_append_new(rule, child) || json_array_append_new(a, rule)) {
+			json_decref(rule);
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static const char *index_name(const struct logic *l, int id)
+{
+	if (l->type && id >= 0 && id < l->type->nidx)
+		return l->type->idx[id].name;
+	return "?";
+}
+
+static enum tcx_status range_read(json_t *v, const struct logic *l, int depth, const char *name,
+				  struct range_node **out, struct tcx_error *err)
+{
+	struct range_node *n;
+	json_t *rule;
+	size_t k, count;
+	int id = l->index_order[depth];
+	enum tcx_status st = TCX_OK;
+
+	*out = NULL;
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return tcx_fail(err, TCX_EPARSE,
+				"%s: range logic, level %d (index '%s'): expected a non-empty list "
+				"of [threshold, rule]",
+				name, depth + 1, index_name(l, id));
+	count = json_array_size(v);
+	if (count > 1000000)
+		return tcx_fail(err, TCX_ERANGE, "%s: range logic, level %d: too many rules", name,
+				depth + 1);
+	n = calloc(1, sizeof(*n));
+	if (!n || !(n->rules = calloc(count, sizeof(*n->rules)))) {
+		free(n);
+		return nomem(err);
+	}
+	n->index = id;
+	json_array_foreach(v, k, rule)
+	{
+		struct range_rule *r = &n->rules[k];
+		json_t *t = json_array_get(rule, 0), *c = json_array_get(rule, 1);
+
+		n->nrules++;
+		r->sol = -1;
+		if (!json_is_array(rule) || json_array_size(rule) != 2 || !json_is_integer(t)) {
+			st = tcx_fail(err, TCX_EPARSE,
+				      "%s: range logic, level %d (index '%s'), rule %zu: expected "
+				      "[threshold, rule]",
+				      name, depth + 1, index_name(l, id), k + 1);
+			break;
+		}
+		r->threshold = json_integer_value(t);
+		if (k + 1 == count ? r->threshold != -1
+				   : r->threshold < 0 ||
+					 (k > 0 && r->threshold <= n->rules[k - 1].threshold)) {
+			st = tcx_fail(
+			    err, TCX_EPARSE,
+			    "%s: range logic, level %d (index '%s'), rule %zu: threshold "
+			    "%lld %s",
+			    name, depth + 1, index_name(l, id), k + 1, (long long)r->threshold,
+			    k + 1 == count ? "where the last rule must have -1"
+					   : "out of order: thresholds are increasing sizes");
+			break;
+		}
+		if (depth + 1 == l->norder) {
+			if (!json_is_integer(c)) {
+				st = tcx_fail(err, TCX_EPARSE,
+					      "%s: range logic, level %d (index '%s'), rule %zu: "
+					      "expected a solution index at the last level",
+					      name, depth + 1, index_name(l, id), k + 1);
+				break;
+			}
+			if (json_integer_value(c) < 0 || json_integer_value(c) >= l->nsol) {
+				st = tcx_fail(
+				    err, TCX_ERANGE,
+				    "%s: range logic, level %d (index '%s'), rule %zu: "
+				    "solution %lld out of range (the file has %d solutions)",
+				    name, depth + 1, index_name(l, id), k + 1,
+				    (long long)json_integer_value(c), l->nsol);
+				break;
+			}
+			r->sol = (int)json_integer_value(c);
+		} else {
+			if (!json_is_array(c)) {
+				st =
+				    tcx_fail(err, TCX_EPARSE,
+					     "%s: range logic, level %d (index '%s'), rule %zu: "
+					     "expected the next level's rules: the tree must be %d "
+					     "levels deep, one per index",
+					     name, depth + 1, index_name(l, id), k + 1, l->norder);
+				break;
+			}
+			st = range_read(c, l, depth + 1, name, &r->child, err);
+			if (st)
+				break;
+		}
+	}
+	if (st) {
+		range_free(n);
+		return st;
+	}
+	*out = n;
+	return TCX_OK;
+}
+
+enum tcx_status range_from_json(json_t *v, const struct logic *l, const char *name,
+				struct range_node **out, struct tcx_error *err)
+{
+	*out = NULL;
+	if (!v || json_is_null(v))
+		return TCX_OK;
+	if (l->norder < 1)
+		return tcx_fail(err, TCX_EPARSE, "%s: range logic without an index order", name);
+	return range_read(v, l, 0, name, out, err);
+}
+
+/* ---- checks ----------------------------------------------------------- */
+
+static enum tcx_status check_range(const struct range_node *n, const struct logic *l, int depth,
+				   const char *name, struct tcx_error *err)
+{
+	if (depth >= l->norder || n->index != l->index_order[depth] || n->nrules < 1)
+		return tcx_fail(err, TCX_EINVAL, "%s: range logic does not follow the index order",
+				name);
+	for (int k = 0; k < n->nrules; k++) {
+		const struct range_rule *r = &n->rules[k];
+		bool last = k + 1 == n->nrules;
+
+		if (last ? r->threshold != -1
+			 : r->threshold < 0 || (k > 0 && r->threshold <= n->rules[k - 1].threshold))
+			return tcx_fail(
+			    err, TCX_EINVAL,
+			    "%s: range logic, level %d: thresholds must increase and end "
+			    "with -1",
+			    name, depth + 1);
+		if (depth + 1 == l->norder) {
+			if (r->child || r->sol < 0 || r->sol >= l->nsol)
+				return tcx_fail(
+				    err, TCX_ERANGE,
+				    "%s: range logic, level %d: solution %d out of range "
+				    "(%d solutions)",
+				    name, depth + 1, r->sol, l->nsol);
+		} else if (!r->child) {
+			return tcx_fail(err, TCX_EINVAL,
+					"%s: range logic is not as deep as the index order", name);
+		} else {
+			enum tcx_status st = check_range(r->child, l, depth + 1, name, err);
+
+			if (st)
+				return st;
+		}
+	}
+	return TCX_OK;
+}
+
+enum tcx_status logic_check(const struct logic *l, const char *name, struct tcx_error *err)
+{
+	bool seen[TCX_MAX_INDICES] = {false};
+	int nidx;
+
+	if (!l->type)
+		return tcx_fail(err, TCX_EINVAL, "%s: no problem type", name);
+	nidx = l->type->nidx;
+	if (l->norder != nidx)
+		return tcx_fail(err, TCX_EINVAL,
+				"%s: the index order has %d ids where the problem type has %d "
+				"indices",
+				name, l->norder, nidx);
+	for (int k = 0; k < l->norder; k++) {
+		int id = l->index_order[k];
+
+		if (id < 0 || id >= nidx || seen[id])
+			return tcx_fail(err, TCX_EINVAL,
+					"%s: the index order must list each index id from 0 to %d "
+					"once",
+					name, nidx - 1);
+		seen[id] = true;
+	}
+	for (int k = 0; k < l->nexact; k++) {
+		const struct logic_exact *e = &l->exact[k];
+
+		if (e->nsizes < nidx || e->nsizes > TCX_MAX_INDICES)
+			return tcx_fail(err, TCX_EINVAL,
+					"%s: exact entry %d has %d sizes for %d "
+					"indices",
+					name, k + 1, e->nsizes, nidx);
+		if (e->sol < 0 || e->sol >= l->nsol)
+			return tcx_fail(
+			    err, TCX_ERANGE,
+			    "%s: exact entry %d: solution %d out of range (%d solutions)", name,
+			    k + 1, e->sol, l->nsol);
+		for (int i = 0; i < nidx; i++)
+			if (e->sizes[i] < 1)
+				return tcx_fail(
+				    err, TCX_ERANGE,
+				    "%s: exact entry %d: size %lld of index '%s' is not "
+				    "positive",
+				    name, k + 1, (long long)e->sizes[i], index_name(l, i));
+	}
+	return l->range ? check_range(l->range, l, 0, name, err) : TCX_OK;
+}
+
+/* ---- lookup ----------------------------------------------------------- */
+
+int logic_lookup(const struct logic *l, const int64_t *sizes, struct strbuf *why)
+{
+	const struct range_node *n;
+	int nidx = l->type ? l->type->nidx : l->norder;
+
+	for (int k = 0; k < l->nexact; k++) {
+		const struct logic_exact *e = &l->exact[k];
+		int i;
+
+		for (i = 0; i < nidx && e->sizes[i] == sizes[i]; i++)
+			;
+		if (i == nidx) {
+			if (why) {
+				strbuf_adds(why, "exact size ");
+				for (i = 0; i < nidx; i++)
+					strbuf_addf(why, "%s%lld", i ? "," : "",
+						    (long long)sizes[i]);
+				strbuf_addf(why, " (entry %d)", k + 1);
+			}
+			return e->sol;
+		}
+	}
+	n = l->range;
+	if (!n) {
+		if (why)
+			strbuf_adds(why, l->nexact ? "no exact entry for these sizes, and no range "
+						     "logic"
+						   : "no exact entries and no range logic");
+		return -1;
+	}
+	if (why)
+		strbuf_adds(why, "range rules:");
+	for (int depth = 0; n; depth++) {
+		int id = n->index, k;
+		int64_t s = id >= 0 && id < TCX_MAX_INDICES ? sizes[id] : 0;
+		const struct range_rule *r = NULL;
+
+		for (k = 0; k < n->nrules; k++)
+			if (n->rules[k].threshold < 0 || s <= n->rules[k].threshold) {
+				r = &n->rules[k];
+				break;
+			}
+		if (!r) {
+			if (why)
+				strbuf_addf(why, " no rule for %s = %lld", index_name(l, id),
+					    (long long)s);
+			return -1;
+		}
+		if (why) {
+			const char *nm = index_name(l, id);
+
+			strbuf_adds(why, depth ? ", " : " ");
+			if (r->threshold < 0 && k == 0)
+				strbuf_addf(why, "any %s", nm);
+			else if (r->threshold < 0)
+				strbuf_addf(why, "%s > %lld", nm,
+					    (long long)n->rules[k - 1].threshold);
+			else if (k == 0)
+				strbuf_addf(why, "%s <= %lld", nm, (long long)r->threshold);
+			else
+				strbuf_addf(why, "%lld < %s <= %lld",
+					    (long long)n->rules[k - 1].threshold, nm,
+					    (long long)r->threshold);
+		}
+		if (!r->child)
+			return r->sol;
+		n = r->child;
+	}
+	return -1;
+}
+
+/* ---- tcx's format: reading -------------------------------------------- */
+
+static enum tcx_status get_string(json_t *obj, const char *key, const char *where, char **out,
+				  struct tcx_error *err)
+{
+	json_t *v = json_object_get(obj, key);
+
+	*out = NULL;
+	if (!v || json_is_null(v))
+		return TCX_OK;
+	if (json_is_integer(v) || json_is_real(v)) {
+		char buf[64];
+
+		if (json_is_integer(v))
+			snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
+		else
+			snprintf(buf, sizeof(buf), "%g", json_real_value(v));
+		*out = strdup(buf);
+	} else if (json_is_string(v)) {
+		*out = strdup(json_string_value(v));
+	} else {
+		return tcx_fail(err, TCX_EPARSE, "%s: '%s' must be text", where, key);
+	}
+	return *out ? TCX_OK : nomem(err);
+}
+
+/* DeviceNames: a list of names, or one name (Tensile's `default`). */
+enum tcx_status logic_read_device_names(json_t *v, const char *where, struct logic *l,
+					struct tcx_error *err)
+{
+	size_t n = json_is_array(v) ? json_array_size(v) : 1;
+
+	if (!v || json_is_null(v))
+		return TCX_OK;
+	if (!json_is_array(v) && !json_is_string(v))
+		return tcx_fail(err, TCX_EPARSE,
+				"%s: device names must be a list of names or one name", where);
+	for (int k = 0; k < l->ndevice_names; k++)
+		free(l->device_names[k]);
+	free(l->device_names);
+	l->ndevice_names = 0;
+	l->device_names = calloc(n ? n : 1, sizeof(char *));
+	if (!l->device_names)
+		return nomem(err);
+	for (size_t k = 0; k < n; k++) {
+		json_t *x = json_is_array(v) ? json_array_get(v, k) : v;
+
+		if (!json_is_string(x))
+			return tcx_fail(err, TCX_EPARSE, "%s: device name %zu is not text", where,
+					k + 1);
+		l->device_names[k] = strdup(json_string_value(x));
+		if (!l->device_names[k])
+			return nomem(err);
+		l->ndevice_names++;
+	}
+	return TCX_OK;
+}
+
+static enum tcx_status read_problem(json_t *p, const char *name, struct logic *l,
+				    struct tcx_error *err)
+{
+	json_t *ex = json_object_get(p, "expression"), *ty = json_object_get(p, "type");
+	json_t *lay = json_object_get(p, "layout"), *pt = json_object_get(p, "ProblemType");
+	json_t *names = json_object_get(p, "indices");
+	char where[512];
+	enum tcx_status st;
+
+	snprintf(where, sizeof(where), "%s: problem", name);
+	if (!json_is_object(p))
+		return tcx_fail(err, TCX_EPARSE, "%s: 'problem' must be a mapping", name);
+	if (pt && !json_is_object(pt))
+		return tcx_fail(err, TCX_EPARSE, "%s: 'ProblemType' must be a mapping", where);
+	if (ex) {
+		struct tcx_error perr = {0};
+		enum tcx_dtype dt = TCX_DTYPE_S;
+		int layout = LAYOUT_BY_STYLE;
+
+		if (!json_is_string(ex))
+			return tcx_fail(err, TCX_EPARSE, "%s: 'expression' must be text", where);
+		if (ty && !(json_is_string(ty) && dtype_parse(json_string_value(ty), &dt)))
+			return tcx_fail(err, TCX_EPARSE,
+					"%s: 'type' must be an element type: s, d, c, z, h or b",
+					where);
+		if (!ty && pt && (st = pt_dtype(pt, where, &dt, err)))
+			return st;
+		if (lay && json_is_string(lay) &&
+		    strcmp(json_string_value(lay), "first-fastest") == 0)
+			layout = LAYOUT_FIRST_FASTEST;
+		else if (lay && json_is_string(lay) &&
+			 strcmp(json_string_value(lay), "last-fastest") == 0)
+			layout = LAYOUT_LAST_FASTEST;
+		else if (lay && !json_is_null(lay))
+			return tcx_fail(err, TCX_EPARSE,
+					"%s: 'layout' must be first-fastest or last-fastest",
+					where);
+		st = notation_parse(json_string_value(ex), dt, layout, &l->type, &perr);
+		if (st)
+			return tcx_fail(err, st, "%s: cannot parse expression '%s': %s", where,
+					json_string_value(ex), perr.msg);
+		if (pt) {
+			bool hpa;
+
+			if ((st = pt_bool(pt, "HighPrecisionAccumulate", false, where, &hpa, err)))
+				return st;
+			l->type->hpa = hpa;
+		}
+	} else if (pt) {
+		if ((st = logic_type_from_tensile(pt, where, &l->type, err)))
+			return st;
+	} else {
+		return tcx_fail(err, TCX_EPARSE, "%s: has neither 'expression' nor 'ProblemType'",
+				where);
+	}
+	if (json_is_array(names)) {
+		size_t k;
+		json_t *x;
+
+		if ((int)json_array_size(names) != l->type->nidx)
+			return tcx_fail(err, TCX_EPARSE,
+					"%s: 'indices' lists %zu names for %d indices", where,
+					json_array_size(names), l->type->nidx);
+		json_array_foreach(names, k,
+				   x) if (!json_is_string(x) ||
+					  strcmp(json_string_value(x), l->type->idx[k].name) != 0)
+		{
+			return tcx_fail(err, TCX_EPARSE,
+					"%s: 'indices' does not match the expression: index %zu is "
+					"'%s'",
+					where, k, l->type->idx[k].name);
+		}
+	}
+	l->problem_type = pt ? json_deep_copy(pt) : logic_problem_type(l->type);
+	return l->problem_type ? TCX_OK : nomem(err);
+}
+
+static enum tcx_status read_solutions(json_t *v, const char *name, struct logic *l,
+				      struct tcx_error *err)
+{
+	size_t k;
+	json_t *s;
+
+	if (!json_is_array(v))
+		return tcx_fail(err, TCX_EPARSE, "%s: 'solutions' must be a list", name);
+	l->sols = calloc(json_array_size(v) + 1, sizeof(*l->sols));
+	if (!l->sols)
+		return nomem(err);
+	json_array_foreach(v, k, s)
+	{
+		struct logic_solution *ls = &l->sols[k];
+		json_t *params = json_object_get(s, "parameters"), *nm = json_object_get(s, "name");
+		json_t *tens = json_object_get(s, "tensile");
+		struct tcx_error serr = {0};
+		enum tcx_status st;
+
+		l->nsol++;
+		if (!json_is_object(s) || !json_is_object(params))
+			return tcx_fail(err, TCX_EPARSE,
+					"%s: solution %zu: expected a mapping with 'parameters'",
+					name, k);
+		st = solution_from_json(&ls->sol, params, &serr);
+		if (st)
+			return tcx_fail(err, st, "%s: solution %zu: %s", name, k, serr.msg);
+		if (tens && json_is_object(tens))
+			ls->tensile = json_incref(tens);
+		if (json_is_string(nm))
+			snprintf(ls->name, sizeof(ls->name), "%s", json_string_value(nm));
+		else
+			logic_solution_name(&ls->sol, ls->tensile, ls->name, sizeof(ls->name));
+	}
+	return TCX_OK;
+}
+
+static enum tcx_status read_sizes(json_t *v, const char *what, int nidx, struct logic_exact *e,
+				  struct tcx_error *err)
+{
+	size_t k;
+	json_t *x;
+
+	if (!json_is_array(v) || (int)json_array_size(v) < nidx ||
+	    json_array_size(v) > TCX_MAX_INDICES)
+		return tcx_fail(err, TCX_EPARSE, "%s: expected a list of %d sizes, one per index",
+				what, nidx);
+	json_array_foreach(v, k, x)
+	{
+		if (!json_is_integer(x))
+			return tcx_fail(err, TCX_EPARSE, "%s: size %zu is not a whole number", what,
+					k + 1);
+		e->sizes[k] = json_integer_value(x);
+		if ((int)k < nidx && e->sizes[k] < 1)
+			return tcx_fail(err, TCX_ERANGE, "%s: size %lld is not positive", what,
+					(long long)e->sizes[k]);
+	}
+	e->nsizes = (int)json_array_size(v);
+	return TCX_OK;
+}
+
+/* One exact entry: tcx's {sizes, solution, gflops} or Tensile's
+ * [[sizes...], [solution, gflops]]. */
+static enum tcx_status read_exact_entry(json_t *v, const char *what, struct logic *l,
+					struct logic_exact *e, struct tcx_error *err)
+{
+	json_t *sizes, *sol, *gf;
+	enum tcx_status st;
+
+	if (json_is_object(v)) {
+		sizes = json_object_get(v, "sizes");
+		sol = json_object_get(v, "solution");
+		gf = json_object_get(v, "gflops");
+	} else if (json_is_array(v) && json_array_size(v) == 2 &&
+		   json_is_array(json_array_get(v, 1)) &&
+		   json_array_size(json_array_get(v, 1)) >= 1) {
+		sizes = json_array_get(v, 0);
+		sol = json_array_get(json_array_get(v, 1), 0);
+		gf = json_array_get(json_array_get(v, 1), 1);
+	} else {
+		return tcx_fail(err, TCX_EPARSE, "%s: expected %s", what,
+				l->format == LOGIC_TCX ? "{sizes, solution, gflops}"
+						       : "[[sizes...], [solution, gflops]]");
+	}
+	if ((st = read_sizes(sizes, what, l->type->nidx, e, err)))
+		return st;
+	if (!json_is_integer(sol))
+		return tcx_fail(err, TCX_EPARSE, "%s: the solution index is not a whole number",
+				what);
+	if (json_integer_value(sol) < 0 || json_integer_value(sol) >= l->nsol)
+		return tcx_fail(err, TCX_ERANGE,
+				"%s: solution %lld out of range (the file has %d solutions)", what,
+				(long long)json_integer_value(sol), l->nsol);
+	e->sol = (int)json_integer_value(sol);
+	if (gf && !json_is_null(gf) && !json_is_number(gf))
+		return tcx_fail(err, TCX_EPARSE, "%s: GFLOP/s is not a number", what);
+	e->gflops = gf && json_is_number(gf) ? json_number_value(gf) : 0;
+	return TCX_OK;
+}
+
+enum tcx_status logic_read_exact(json_t *v, const char *name, struct logic *l,
+				 struct tcx_error *err)
+{
+	size_t k;
+	json_t *x;
+
+	if (!v || json_is_null(v))
+		return TCX_OK;
+	if (!json_is_array(v))
+		return tcx_fail(err, TCX_EPARSE, "%s: exact logic must be a list", name);
+	l->exact = calloc(json_array_size(v) + 1, sizeof(*l->exact));
+	if (!l->exact)
+		return nomem(err);
+	json_array_foreach(v, k, x)
+	{
+		char what[512];
+		enum tcx_status st;
+
+		snprintf(what, sizeof(what), "%s: exact logic, entry %zu", name, k + 1);
+		st = read_exact_entry(x, what, l, &l->exact[k], err);
+		if (st)
+			return st;
+		l->nexact++;
+	}
+	return TCX_OK;
+}
+
+enum tcx_status logic_read_index_order(json_t *v, const char *name, struct logic *l,
+				       struct tcx_error *err)
+{
+	bool seen[TCX_MAX_INDICES] = {false};
+	int nidx = l->type->nidx;
+	size_t k;
+	json_t *x;
+
+	if (!json_is_array(v) || (int)json_array_size(v) != nidx)
+		return tcx_fail(err, TCX_EPARSE,
+				"%s: the index order must list the %d index ids, e.g. [2, 3, 0, 1]",
+				name, nidx);
+	json_array_foreach(v, k, x)
+	{
+		json_int_t id = json_is_integer(x) ? json_integer_value(x) : -1;
+
+		if (id < 0 || id >= nidx || seen[id])
+			return tcx_fail(err, TCX_EPARSE,
+					"%s: the index order must list each id from 0 to %d once",
+					name, nidx - 1);
+		seen[id] = true;
+		l->index_order[k] = (int)id;
+	}
+	l->norder = nidx;
+	return TCX_OK;
+}
+
+static const char *const tcx_keys[] = {
+    "tcx-logic",   "device", "schedule", "device_names", "problem", "solutions",
+    "index_order", "exact",  "range",	 "selector",	 "tensile", "created",
+};
+
+static enum tcx_status from_tcx(json_t *doc, const char *name, struct logic *l,
+				struct tcx_error *err)
+{
+	json_t *ver = json_object_get(doc, "tcx-logic"), *dev = json_object_get(doc, "device");
+	json_t *v, *t;
+	const char *key;
+	enum tcx_status st;
+
+	if (!json_is_integer(ver) || json_integer_value(ver) < 1)
+		return tcx_fail(err, TCX_EPARSE, "%s: 'tcx-logic' must be the format version (1)",
+				name);
+	if (json_integer_value(ver) > LOGIC_TCX_VERSION)
+		return tcx_fail(err, TCX_EUNSUPPORTED,
+				"%s: logic format %lld is newer than this tcx reads (%d)", name,
+				(long long)json_integer_value(ver), LOGIC_TCX_VERSION);
+	json_object_foreach(doc, key, v)
+	{
+		size_t k;
+
+		for (k = 0; k < ARRAY_SIZE(tcx_keys) && strcmp(key, tcx_keys[k]); k++)
+			;
+		if (k == ARRAY_SIZE(tcx_keys))
+			tcx_log(TCX_LOG_WARN, "%s: unknown key '%s' ignored", name, key);
+	}
+	l->format = LOGIC_TCX;
+	if (dev && !json_is_null(dev)) {
+		json_t *cu = json_object_get(dev, "compute_units");
+		char where[512];
+
+		snprintf(where, sizeof(where), "%s: device", name);
+		if (!json_is_object(dev))
+			return tcx_fail(err, TCX_EPARSE, "%s: 'device' must be a mapping", name);
+		if ((st = get_string(dev, "name", where, &l->device_name, err)) ||
+		    (st = get_string(dev, "vendor", where, &l->vendor, err)) ||
+		    (st = get_string(dev, "arch", where, &l->architecture, err)) ||
+		    (st = get_string(dev, "backend", where, &l->backend, err)) ||
+		    (st = get_string(dev, "driver", where, &l->driver, err)))
+			return st;
+		if (json_is_integer(cu) && json_integer_value(cu) > 0 &&
+		    json_integer_value(cu) < 1 << 30)
+			l->compute_units = (int)json_integer_value(cu);
+	}
+	if ((st = get_string(doc, "schedule", name, &l->schedule, err)) ||
+	    (st = logic_read_device_names(json_object_get(doc, "device_names"), name, l, err)))
+		return st;
+	v = json_object_get(doc, "problem");
+	if (!v)
+		return tcx_fail(err, TCX_EPARSE, "%s: no 'problem'", name);
+	if ((st = read_problem(v, name, l, err)))
+		return st;
+	v = json_object_get(doc, "solutions");
+	if (!v)
+		return tcx_fail(err, TCX_EPARSE, "%s: no 'solutions'", name);
+	if ((st = read_solutions(v, name, l, err)))
+		return st;
+	v = json_object_get(doc, "index_order");
+	if (v && !json_is_null(v)) {
+		if ((st = logic_read_index_order(v, name, l, err)))
+			return st;
+	} else {
+		l->norder = logic_index_order(l->type, l->index_order);
+	}
+	if ((st = logic_read_exact(json_object_get(doc, "exact"), name, l, err)) ||
+	    (st = range_from_json(json_object_get(doc, "range"), l, name, &l->range, err)))
+		return st;
+	v = json_object_get(doc, "selector");
+	if (v && !json_is_null(v))
+		l->selector = json_incref(v);
+	t = json_object_get(doc, "tensile");
+	if (json_is_object(t)) {
+		json_t *f = json_object_get(t, "format"),
+		       *items = json_object_get(t, "modern_items");
+
+		if (json_is_string(f) && strlen(json_string_value(f)) == 2 &&
+		    json_string_value(f)[0] == 'v' && strchr("345", json_string_value(f)[1]))
+			l->source_format = json_string_value(f)[1] - '0';
+		if ((st = get_string(t, "minimum_required_version", name, &l->min_version, err)))
+			return st;
+		if (json_is_array(items))
+			l->modern_items = json_incref(items);
+	}
+	t = json_object_get(doc, "created");
+	if (json_is_object(t) &&
+	    ((st = get_string(t, "tcx_version", name, &l->created_version, err)) ||
+	     (st = get_string(t, "date", name, &l->created_date, err))))
+		return st;
+	return TCX_OK;
+}
+
+enum tcx_status logic_load_json(json_t *doc, const char *name, struct logic **out,
+				struct tcx_error *err)
+{
+	struct logic *l;
+	enum tcx_status st;
+
+	*out = NULL;
+	if (!name)
+		name = "<string>";
+	st = logic_new(&l, err);
+	if (st)
+		return st;
+	if (json_is_object(doc) && json_object_get(doc, "tcx-logic"))
+		st = from_tcx(doc, name, l, err);
+	else if (json_is_array(doc))
+		st = logic_from_tensile(doc, name, l, err);
+	else
+		st = tcx_fail(err, TCX_EPARSE,
+			      "%s: not a logic file: expected tcx's mapping with 'tcx-logic' or "
+			      "Tensile's list",
+			      name);
+	if (!st)
+		st = logic_check(l, name, err);
+	if (st) {
+		logic_free(l);
+		return st;
+	}
+	*out = l;
+	return TCX_OK;
+}
+
+enum tcx_status logic_load_string(const char *text, size_t len, const char *name,
+				  struct logic **out, struct tcx_error *err)
+{
+	json_t *doc;
+	enum tcx_status st;
+
+	*out = NULL;
+	if (!name)
+		name = "<string>";
+	st = yaml_to_json(text, len, name, &doc, err);
+	if (st)
+		return st;
+	st = logic_load_json(doc, name, out, err);
+	json_decref(doc);
+	return st;
+}
+
+enum tcx_status logic_load(const char *path, struct logic **out, struct tcx_error *err)
+{
+	char *text;
+	size_t len;
+	enum tcx_status st;
+
+	*out = NULL;
+	st = read_file(path, &text, &len, err);
+	if (st)
+		return st;
+	st = logic_load_string(text, len, path, out, err);
+	free(text);
+	return st;
+}
+
+/* ---- tcx's format: writing -------------------------------------------- */
+
+static void now_iso(char *buf, size_t len)
+{
+	const char *sde = getenv("SOURCE_DATE_EPOCH"); /* reproducible outputs */
+	int64_t e;
+	time_t t = sde && parse_i64(sde, &e) && e >= 0 ? (time_t)e : time(NULL);
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm))
+		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	else
+		snprintf(buf, len, "unknown");
+}
+
+static json_t *device_json(const struct logic *l)
+{
+	json_t *d = json_object();
+
+	if (d && set_new(d, "name", string_or_null(l->device_name)) &&
+	    set_new(d, "vendor", string_or_null(l->vendor)) &&
+	    set_new(d, "arch", string_or_null(l->architecture)) &&
+	    set_new(d, "backend", string_or_null(l->backend)) &&
+	    set_new(d, "driver", string_or_null(l->driver)) &&
+	    set_new(d, "compute_units",
+		    l->compute_units > 0 ? json_integer(l->compute_units) : json_null()))
+		return d;
+	json_decref(d);
+	return NULL;
+}
+
+static json_t *names_json(const struct logic *l)
+{
+	json_t *a = json_array();
+
+	for (int k = 0; a && k < l->ndevice_names; k++)
+		if (json_array_append_new(a, json_string(l->device_names[k]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+static json_t *problem_json(const struct logic *l)
+{
+	const struct tcx_contraction *c = l->type;
+	json_t *p = json_object(), *names = json_array();
+	char tname[256], letter[2] = {(char)(dtype_info(c->dtype)->letter | 0x20), 0};
+	bool ok = p && names;
+
+	contraction_tensile_name(c, tname, sizeof(tname));
+	for (int id = 0; ok && id < c->nidx; id++)
+		ok = json_array_append_new(names, json_string(c->idx[id].name)) == 0;
+	if (!ok) {
+		json_decref(names);
+		json_decref(p);
+		return NULL;
+	}
+	/* set_new takes each value, also when it fails */
+	ok = set_new(p, "expression", json_string(c->expr)) &&
+	     set_new(p, "type", json_string(letter)) &&
+	     set_new(p, "layout",
+		     json_string(c->layout == LAYOUT_FIRST_FASTEST ? "first-fastest"
+								   : "last-fastest")) &&
+	     set_new(p, "tensile_name", json_string(tname));
+	if (ok)
+		ok = set_new(p, "indices", names);
+	else
+		json_decref(names);
+	ok = ok &&
+	     set_new(p, "ProblemType",
+		     l->problem_type ? json_deep_copy(l->problem_type) : logic_problem_type(c));
+	if (!ok) {
+		json_decref(p);
+		return NULL;
+	}
+	return p;
+}
+
+static json_t *solutions_json(const struct logic *l)
+{
+	json_t *a = json_array();
+
+	for (int k = 0; a && k < l->nsol; k++) {
+		json_t *s = json_object();
+
+		if (!s || !set_new(s, "name", json_string(l->sols[k].name)) ||
+		    !set_new(s, "parameters", solution_to_json(&l->sols[k].sol)) ||
+		    (l->sols[k].tensile &&
+		     !set_new(s, "tensile", json_deep_copy(l->sols[k].tensile))) ||
+		    json_array_append_new(a, s)) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static json_t *sizes_json(const int64_t *v, int n)
+{
+	json_t *a = json_array();
+
+	for (int k = 0; a && k < n; k++)
+		if (json_array_append_new(a, json_integer(v[k]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+static json_t *exact_json(const struct logic *l)
+{
+	json_t *a = json_array();
+
+	for (int k = 0; a && k < l->nexact; k++) {
+		const struct logic_exact *e = &l->exact[k];
+		json_t *o = json_object();
+
+		if (!o || !set_new(o, "sizes", sizes_json(e->sizes, e->nsizes)) ||
+		    !set_new(o, "solution", json_integer(e->sol)) ||
+		    !set_new(o, "gflops", json_real(e->gflops)) || json_array_append_new(a, o)) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static json_t *created_json(const struct logic *l)
+{
+	json_t *c = json_object();
+	char date[64];
+
+	if (!l->created_date)
+		now_iso(date, sizeof(date));
+	if (c &&
+	    set_new(c, "tcx_version",
+		    json_string(l->created_version ? l->created_version : tcx_version())) &&
+	    set_new(c, "date", json_string(l->created_date ? l->created_date : date)))
+		return c;
+	json_decref(c);
+	return NULL;
+}
+
+static json_t *tcx_json(const struct logic *l)
+{
+	json_t *d = json_object();
+	bool ok;
+
+	if (!d)
+		return NULL;
+	ok = set_new(d, "tcx-logic", json_integer(LOGIC_TCX_VERSION)) &&
+	     set_new(d, "device", device_json(l)) &&
+	     set_new(d, "schedule", string_or_null(l->schedule)) &&
+	     set_new(d, "device_names", names_json(l)) && set_new(d, "problem", problem_json(l)) &&
+	     set_new(d, "solutions", solutions_json(l)) &&
+	     set_new(d, "index_order", ints_json(l->index_order, l->norder)) &&
+	     set_new(d, "exact", exact_json(l)) &&
+	     set_new(d, "range", l->range ? range_to_json(l->range) : json_null()) &&
+	     set_new(d, "selector", l->selector ? json_deep_copy(l->selector) : json_null());
+	if (ok && (l->source_format || l->min_version || l->modern_items)) {
+		json_t *t = json_object();
+		char f[4] = {'v', (char)('0' + l->source_format), 0, 0};
+
+		ok = t && set_new(d, "tensile", t) &&
+		     set_new(t, "format", l->source_format ? json_string(f) : json_null()) &&
+		     set_new(t, "minimum_required_version", string_or_null(l->min_version)) &&
+		     (!l->modern_items ||
+		      set_new(t, "modern_items", json_deep_copy(l->modern_items)));
+	}
+	ok = ok && set_new(d, "created", created_json(l));
+	if (!ok) {
+		json_decref(d);
+		return NULL;
+	}
+	return d;
+}
+
+enum tcx_status logic_to_json(const struct logic *l, int format, json_t **out,
+			      struct tcx_error *err)
+{
+	enum tcx_status st;
+
+	*out = NULL;
+	if ((st = logic_check(l, "logic", err)))
+		return st;
+	if (format == LOGIC_TENSILE_V3 || format == LOGIC_TENSILE_V4)
+		return logic_to_tensile(l, format, out, err);
+	if (format != LOGIC_TCX)
+		return tcx_fail(err, TCX_EUNSUPPORTED,
+				"tcx writes logic as tcx's format or Tensile's v3 or v4 forms");
+	*out = tcx_json(l);
+	return *out ? TCX_OK : nomem(err);
+}
+
+enum tcx_status logic_write_format(const struct logic *l, const char *path, int format,
+				   struct tcx_error *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct atomic_file af;
+	json_t *doc;
+	enum tcx_status st = logic_to_json(l, format, &doc, err);
+
+	if (st)
+		return st;
+	st = yaml_from_json(doc, &sb, err);
+	json_decref(doc);
+	if (st)
+		goto out;
+	st = atomic_file_open(&af, path, err);
+	if (st)
+		goto out;
+	if (fwrite(sb.buf, 1, sb.len, af.fp) != sb.len) {
+		atomic_file_abort(&af);
+		st = tcx_fail(err, TCX_EIO, "cannot write '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	st = atomic_file_commit(&af, err);
+out:
+	strbuf_release(&sb);
+	return st;
+}
+
+enum tcx_status logic_write(const struct logic *l, const char *path, struct tcx_error *err)
+{
+	return logic_write_format(l, path, LOGIC_TCX, err);
+}

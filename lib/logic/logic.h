@@ -1,0 +1,235 @@
+/* logic.h - library logic: which solution to run for which problem sizes,
+ * for one device and one problem type.  tcx's own YAML format
+ * (docs/logic-format.md) and Tensile's list forms (v3.0-3.3 with 8 items,
+ * v4 with 9, modern with 11 or more: docs/tensile-compat.md section 7) are
+ * read into one in-memory model; tcx's format and Tensile's v3 and v4 forms
+ * are written.  Tensile's analysis (LibraryLogic.py) turns a table of
+ * measurements into exact winners and range rules.
+ *
+ * Sizes are always in index-id order (tcx's numbering, which is Tensile's
+ * for the layouts notation gives: C's indices from the fastest outward,
+ * then the bound ones).
+ */
+#ifndef TCX_LOGIC_H
+#define TCX_LOGIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "common/common.h"
+#include "gen/solution.h"
+#include "model/model.h"
+
+#define LOGIC_NAME_MAX 160
+/* tcx's format version, the value of the `tcx-logic` key. */
+#define LOGIC_TCX_VERSION 1
+
+/* What a file was (struct logic.format) or is to be written as. */
+enum logic_format {
+	LOGIC_TCX = 0,		  /* tcx's YAML mapping */
+	LOGIC_TENSILE_V3 = 3,	  /* Tensile v3.0-3.3: a list of 8 items */
+	LOGIC_TENSILE_V4 = 4,	  /* Tensile v4: 9 items (ArchitectureName added) */
+	LOGIC_TENSILE_MODERN = 5, /* Tensile 4.x later: 11 or more items (read only) */
+};
+
+struct logic_solution {
+	struct solution sol; /* the parameters tcx honours */
+	char name[LOGIC_NAME_MAX];
+	json_t *tensile; /* owned: the solution's full mapping as a Tensile logic file
+			    gave it (derived keys, parameters tcx ignores), or NULL */
+};
+
+struct logic_exact {
+	int64_t sizes[TCX_MAX_INDICES];
+	int nsizes; /* sizes given: the number of indices, or more where modern
+		       Tensile appends leading dimensions (only the first
+		       nidx take part in lookups) */
+	int sol;    /* index into logic.sols */
+	double gflops;
+};
+
+/* Tensile's range tree.  A node tests one index (index_order[depth]); its
+ * rules are tried in order and the first with size <= threshold, or with
+ * threshold -1 (everything larger; always the last rule), applies.  At the
+ * last level a rule names a solution, above it a child node. */
+struct range_node;
+struct range_rule {
+	int64_t threshold;	  /* a size, or -1 */
+	int sol;		  /* last level: index into logic.sols, else -1 */
+	struct range_node *child; /* other levels: the next index's node, else NULL */
+};
+struct range_node {
+	int index; /* the index id this level tests */
+	int nrules;
+	struct range_rule *rules;
+};
+
+/* A logic file in memory.  Everything is owned by the struct and released
+ * by logic_free; strings may be NULL where unknown. */
+struct logic {
+	int format;	      /* enum logic_format: what was read (LOGIC_TCX for new ones) */
+	int source_format;    /* for a tcx file imported from Tensile: the Tensile form it
+				 came from (3, 4, 5), else 0; equal to format for Tensile files */
+	char *min_version;    /* Tensile's MinimumRequiredVersion */
+	json_t *modern_items; /* modern Tensile's items from the tenth on (tile selection,
+				 PerfMetric, ...), as a JSON array; NULL if none */
+	char *schedule;	      /* Tensile's ScheduleName, or tcx's device family */
+	char **device_names;  /* Tensile's DeviceNames, or ["default"] */
+	int ndevice_names;
+	char *architecture; /* Tensile's ArchitectureName; tcx: the device arch (sm_90) */
+	char *device_name, *vendor, *driver, *backend; /* tcx's device identity */
+	int compute_units;			       /* 0 if unknown */
+	struct tcx_contraction *type;		       /* the problem type */
+	json_t *problem_type; /* Tensile's ProblemType mapping: as read, or derived by tcx */
+	int nsol;
+	struct logic_solution *sols;
+	int norder;
+	int index_order[TCX_MAX_INDICES]; /* the range tree's levels: index ids */
+	int nexact;
+	struct logic_exact *exact;
+	struct range_node *range; /* NULL: no range logic */
+	json_t *selector;	  /* tcx: the model for untuned sizes and its held-out report
+				     (opaque here; passed through), or NULL */
+	char *created_version, *created_date; /* what wrote the file, and when (UTC, ISO 8601);
+						 NULL: filled in by the writer */
+};
+
+/* A new empty logic (format LOGIC_TCX, device names ["default"]).  The
+ * caller fills it (logic_set_type, device fields) and frees it with
+ * logic_free. */
+enum tcx_status logic_new(struct logic **out, struct tcx_error *err);
+
+/* Sets the problem type: a copy of c, Tensile's derived ProblemType mapping
+ * (logic_problem_type) and Tensile's index order (logic_index_order). */
+enum tcx_status logic_set_type(struct logic *l, const struct tcx_contraction *c,
+			       struct tcx_error *err);
+
+/* Reads a logic file, tcx's or Tensile's (told apart by the top level: a
+ * mapping with `tcx-logic`, or a list).  Checks what lookups rely on:
+ * solution indices in range, sizes per index, the range tree as deep as the
+ * index order with the last threshold of every level -1.  On failure *out
+ * is NULL and err says why: TCX_EIO, TCX_EPARSE ("FILE:LINE:COL: ..." for
+ * malformed YAML; "FILE: <item>: ..." for content), TCX_ERANGE, TCX_ENOMEM. */
+enum tcx_status logic_load(const char *path, struct logic **out, struct tcx_error *err);
+/* The same for len bytes of text; name stands for the file in messages. */
+enum tcx_status logic_load_string(const char *text, size_t len, const char *name,
+				  struct logic **out, struct tcx_error *err);
+/* The same for a document already read into JSON (borrowed). */
+enum tcx_status logic_load_json(json_t *doc, const char *name, struct logic **out,
+				struct tcx_error *err);
+
+/* Writes l in tcx's format, atomically ("-" is standard output). */
+enum tcx_status logic_write(const struct logic *l, const char *path, struct tcx_error *err);
+/* Writes l as LOGIC_TCX, LOGIC_TENSILE_V3 or LOGIC_TENSILE_V4. */
+enum tcx_status logic_write_format(const struct logic *l, const char *path, int format,
+				   struct tcx_error *err);
+/* The document logic_write_format would write, as JSON (the caller's). */
+enum tcx_status logic_to_json(const struct logic *l, int format, json_t **out,
+			      struct tcx_error *err);
+
+/* Releases l and everything it owns; NULL allowed. */
+void logic_free(struct logic *l);
+
+/* Checks the invariants logic_load checks (for logic built in memory). */
+enum tcx_status logic_check(const struct logic *l, const char *name, struct tcx_error *err);
+
+/* The solution for `sizes` (one per index id): an exact entry first, else
+ * the range tree as Tensile's generated library walks it, else -1.  When
+ * why is not NULL, a reason is appended to it ("exact size 64,64,1,64" or
+ * "range: i <= 1"). */
+int logic_lookup(const struct logic *l, const int64_t *sizes, struct strbuf *why);
+
+/* Tensile's analysis (LibraryLogic.py, v3.0-3.3; docs/tensile-compat.md
+ * section 7, steps 2-5) over a table of measurements.  Rows whose is_exact
+ * is set are exact sizes; the others span the grid of range sizes (per
+ * index the sorted union of the sizes used; cells not measured count as
+ * not measured).  gflops <= 0 (or NaN) marks a failed or invalid run.
+ *
+ *  1. invalid: a solution with a failed run in some grid cell is dropped,
+ *     repeatedly;
+ *  2. exact winners: the fastest remaining solution per exact size;
+ *  3. unimportant: each grid cell credits its winner with the runner-up's
+ *     time minus the winner's; the solution with the least saved time that
+ *     is neither an exact winner nor the only valid one for some cell is
+ *     dropped while its share of all saved time is below importance_min or
+ *     it wins no cell; repeatedly, while more than one solution is left;
+ *  4. range rules over Tensile's index order: per level and grid position
+ *     the sub-rule (last level: the solution with the smallest time, none
+ *     on a full tie); equal consecutive sub-rules merge, a position with no
+ *     sub-rule extends the previous rule; thresholds become sizes, the last
+ *     of every level -1.
+ * l->type must be set.  Fills l->sols (the solutions kept, in table order,
+ * re-indexed), l->exact, l->range and l->index_order, replacing what was
+ * there.  Where it differs from Tensile's code it is on purpose: an exact
+ * winner is chosen among valid solutions only, and the saved-time share is
+ * not clamped to 1 ms (so small problems work).  Fails with TCX_EINVAL for
+ * a malformed table, TCX_EREJECT when every solution fails somewhere, and
+ * TCX_ELIMIT when the grid is too large (LOGIC_MAX_CELLS). */
+struct logic_table {
+	int nidx; /* must equal l->type's number of indices */
+	int nsizes;
+	const int64_t *sizes; /* nsizes * nidx */
+	const bool *is_exact; /* nsizes; NULL: none exact */
+	int nsol;
+	const struct solution *sols; /* nsol */
+	const double *gflops;	     /* nsizes * nsol, row-major by size */
+};
+#define LOGIC_MAX_CELLS ((int64_t)1 << 26) /* grid cells x solutions */
+enum tcx_status logic_analyze(struct logic *l, const struct logic_table *t, double importance_min,
+			      struct tcx_error *err);
+/* Tensile's default SolutionImportanceMin. */
+#define LOGIC_IMPORTANCE_MIN 0.01
+
+/* ---- helpers shared by lib/logic's files, and useful to callers ---- */
+
+/* Tensile's derived ProblemType mapping for c (the caller's): OperationType
+ * TensorContraction, DataType as Tensile's number, NumIndicesC,
+ * IndexAssignmentsA/B, UseBeta, Index0/Index1/IndexUnroll (Tensile v3.2+
+ * rules), TLUA/TLUB, IndicesFree/Batch/Summation, ... in sorted order. */
+json_t *logic_problem_type(const struct tcx_contraction *c);
+/* Builds a contraction from a ProblemType mapping: tcx's Expression, or
+ * Tensile's IndexAssignmentsA/B with NumIndicesC, or OperationType GEMM with
+ * TransposeA/B and Batched; DataType as a letter or Tensile's number.
+ * Tensile's index ids are kept.  `where` prefixes messages. */
+enum tcx_status logic_type_from_tensile(json_t *pt, const char *where, struct tcx_contraction **out,
+					struct tcx_error *err);
+/* Tensile's index order for range rules: the ids other than DU, D0 and D1
+ * ascending, then DU, D0, D1 (Index0/Index1/IndexUnroll by Tensile's rules;
+ * ids a degenerate contraction lacks are left out).  Returns the count,
+ * which is c's number of indices. */
+int logic_index_order(const struct tcx_contraction *c, int *order);
+
+/* Range trees. */
+void range_free(struct range_node *n);
+bool range_equal(const struct range_node *a, const struct range_node *b);
+/* Tensile's nested-list form ([[threshold, child], ...]); NULL on no memory. */
+json_t *range_to_json(const struct range_node *n);
+/* Reads Tensile's nested-list form for l's index order and solutions. */
+enum tcx_status range_from_json(json_t *v, const struct logic *l, const char *name,
+				struct range_node **out, struct tcx_error *err);
+
+/* A readable name for solution s: Tensile's SolutionNameMin when the mapping
+ * has one, else tcx's solution_name. */
+void logic_solution_name(const struct solution *s, json_t *tensile, char *buf, size_t len);
+
+/* Readers of the parts tcx's format and Tensile's share ("name" for
+ * messages): DeviceNames (a list or one name), exact logic (a list of
+ * tcx's {sizes, solution, gflops} or Tensile's [[sizes...], [solution,
+ * gflops]]; l->type and l->sols must be read), the index order (l->type
+ * must be read). */
+enum tcx_status logic_read_device_names(json_t *v, const char *name, struct logic *l,
+					struct tcx_error *err);
+enum tcx_status logic_read_exact(json_t *v, const char *name, struct logic *l,
+				 struct tcx_error *err);
+enum tcx_status logic_read_index_order(json_t *v, const char *name, struct logic *l,
+				       struct tcx_error *err);
+
+/* Tensile's list form (tensile.c). */
+enum tcx_status logic_from_tensile(json_t *doc, const char *name, struct logic *l,
+				   struct tcx_error *err);
+enum tcx_status logic_to_tensile(const struct logic *l, int format, json_t **out,
+				 struct tcx_error *err);
+
+#endif /* TCX_LOGIC_H */
