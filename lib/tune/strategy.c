@@ -1,0 +1,511 @@
+/* strategy.c - searches for large spaces: exhaustive, random, simulated
+ * annealing and a genetic algorithm over the Cartesian space of every
+ * benchmarked parameter of a config group.  All share the candidate space,
+ * the validity rules and the results store; each candidate is evaluated on
+ * the final sizes and scored by its summed time. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune/protocol.h"
+
+static const char *const strategy_names[] = { "protocol", "exhaustive", "random", "anneal",
+					      "genetic" };
+
+bool strategy_parse(const char *s, enum tune_strategy *out)
+{
+	for (int k = 0; k < (int)ARRAY_SIZE(strategy_names); k++)
+		if (strcmp(s, strategy_names[k]) == 0) {
+			*out = (enum tune_strategy)k;
+			return true;
+		}
+	return false;
+}
+
+const char *strategy_name(enum tune_strategy s)
+{
+	return strategy_names[s];
+}
+
+#define MAX_DIMS 64
+#define EXHAUSTIVE_LIMIT 1000000
+
+struct space {
+	int ndims;
+	const char *name[MAX_DIMS];
+	json_t *values[MAX_DIMS]; /* arrays (owned) */
+	int64_t size;
+	json_t *base; /* initial values and hard-coded singles */
+};
+
+struct evaluated {
+	int64_t idx;
+	double objective; /* summed ms over the final sizes; INFINITY if invalid */
+	struct evaluated *next;
+};
+
+struct search {
+	struct protocol *pc;
+	struct space *sp;
+	struct evaluated *list; /* in evaluation order */
+	struct evaluated **tail;
+	int64_t count;
+	int64_t limit; /* evaluations planned, for messages */
+};
+
+static void space_release(struct space *sp)
+{
+	for (int d = 0; d < sp->ndims; d++)
+		json_decref(sp->values[d]);
+	json_decref(sp->base);
+}
+
+/* Every multi-valued parameter of the benchmarked phases, values merged by
+ * name; single values are hard-coded into the base. */
+static enum tcx_status space_build(struct protocol *pc, const struct config_group *g,
+				   struct space *sp, struct tcx_error *err)
+{
+	static const enum phase_id phases[] = { PH_COMMON, PH_FORK, PH_BENCH_FORK, PH_BENCH_JOIN };
+
+	memset(sp, 0, sizeof(*sp));
+	sp->base = json_deep_copy(pc->initial);
+	sp->size = 1;
+	for (size_t f = 0; f < ARRAY_SIZE(phases); f++)
+		for (int s = 0; s < g->phase[phases[f]].nsteps; s++) {
+			const struct config_step *st = &g->phase[phases[f]].steps[s];
+
+			for (int k = 0; k < st->nparams; k++) {
+				const struct config_param *p = &st->params[k];
+				int d;
+
+				if (!p->values)
+					continue;
+				if (json_array_size(p->values) == 1) {
+					json_object_set(sp->base, p->name, json_array_get(p->values, 0));
+					continue;
+				}
+				for (d = 0; d < sp->ndims; d++)
+					if (strcmp(sp->name[d], p->name) == 0)
+						break;
+				if (d == sp->ndims) {
+					if (sp->ndims == MAX_DIMS)
+						return tcx_fail(err, TCX_ERANGE,
+								"more than %d benchmarked parameters",
+								MAX_DIMS);
+					sp->name[d] = p->name;
+					sp->values[d] = json_array();
+					sp->ndims++;
+				}
+				{
+					size_t i;
+					json_t *v;
+
+					json_array_foreach(p->values, i, v)
+					{
+						bool dup = false;
+						size_t q;
+						json_t *x;
+
+						json_array_foreach(sp->values[d], q, x) dup |= json_equal(x, v);
+						if (!dup)
+							json_array_append(sp->values[d], v);
+					}
+				}
+			}
+		}
+	for (int d = 0; d < sp->ndims; d++) {
+		if ((double)sp->size * (double)json_array_size(sp->values[d]) > 9e15)
+			return tcx_fail(err, TCX_ERANGE, "the search space is too large");
+		sp->size *= (int64_t)json_array_size(sp->values[d]);
+	}
+	return TCX_OK;
+}
+
+static json_t *candidate(const struct space *sp, int64_t idx)
+{
+	json_t *o = json_object();
+
+	for (int d = 0; d < sp->ndims; d++) {
+		int64_t n = (int64_t)json_array_size(sp->values[d]);
+
+		json_object_set(o, sp->name[d], json_array_get(sp->values[d], (size_t)(idx % n)));
+		idx /= n;
+	}
+	return o;
+}
+
+static int64_t coord(const struct space *sp, int64_t idx, int d)
+{
+	for (int e = 0; e < d; e++)
+		idx /= (int64_t)json_array_size(sp->values[e]);
+	return idx % (int64_t)json_array_size(sp->values[d]);
+}
+
+static int64_t with_coord(const struct space *sp, int64_t idx, int d, int64_t v)
+{
+	int64_t mul = 1;
+
+	for (int e = 0; e < d; e++)
+		mul *= (int64_t)json_array_size(sp->values[e]);
+	return idx - coord(sp, idx, d) * mul + v * mul;
+}
+
+static struct evaluated *find(struct search *se, int64_t idx)
+{
+	for (struct evaluated *e = se->list; e; e = e->next)
+		if (e->idx == idx)
+			return e;
+	return NULL;
+}
+
+/* Evaluates candidate idx (once): its summed time over the final sizes. */
+static enum tcx_status evaluate(struct search *se, int64_t idx, double *objective,
+				struct tcx_error *err)
+{
+	struct protocol *pc = se->pc;
+	struct evaluated *e = find(se, idx);
+	struct solution s;
+	json_t *perm, *layers[2];
+	enum tcx_status st;
+	double total = 0;
+
+	if (e) {
+		*objective = e->objective;
+		return TCX_OK;
+	}
+	perm = candidate(se->sp, idx);
+	layers[0] = se->sp->base;
+	layers[1] = perm;
+	st = solution_from_layers(layers, 2, &s, err);
+	json_decref(perm);
+	if (st == TCX_EREJECT) {
+		total = INFINITY;
+		st = TCX_OK;
+	} else if (st) {
+		return st;
+	} else {
+		for (size_t k = 0; k < pc->final_sizes.count; k++) {
+			struct measured m;
+
+			if (pc->stop && *pc->stop)
+				return tcx_fail(err, TCX_EINTR, "interrupted");
+			if (pc->dry_run)
+				break;
+			st = tune_measure(pc->t, pc->c, &s,
+					  pc->final_sizes.v + k * (size_t)pc->c->nidx, &m, err);
+			if (st)
+				return st;
+			pc->done++;
+			if (m.status != MEAS_OK)
+				total = INFINITY;
+			else
+				total += m.median_ms;
+			if (m.status == MEAS_OK && m.gflops > pc->best_gflops)
+				pc->best_gflops = m.gflops;
+		}
+		if (pc->t->o->progress && !pc->dry_run) {
+			struct tune_progress pg = { 0 };
+			double per = pc->t->nmeasure ? pc->t->measure_s / (double)pc->t->nmeasure : -1;
+
+			pg.problem = pc->name;
+			pg.group = pc->group;
+			pg.ngroups = pc->ngroups;
+			pg.step = pc->step_label;
+			pg.done = pc->done;
+			pg.total = pc->total;
+			pg.best_gflops = pc->best_gflops;
+			pg.eta_s = per >= 0 ? per * (double)(pc->total - pc->done) : -1;
+			pc->t->o->progress(&pg, pc->t->o->progress_ctx);
+		}
+	}
+	{
+		json_t *shown = candidate(se->sp, idx);
+		char *text = json_dumps(shown, JSON_COMPACT);
+
+		tcx_log(TCX_LOG_INFO, "  %s %lld/%lld: %s at %.4f ms", pc->step_label,
+			(long long)se->count + 1, (long long)se->limit, text ? text : "", total);
+		free(text);
+		json_decref(shown);
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	e->idx = idx;
+	e->objective = total;
+	*se->tail = e;
+	se->tail = &e->next;
+	se->count++;
+	pc->t->sum->evaluations++;
+	*objective = total;
+	return TCX_OK;
+}
+
+static int64_t rand_index(struct pcg32 *rng, int64_t n)
+{
+	uint64_t r = ((uint64_t)pcg32_next(rng) << 32) | pcg32_next(rng);
+
+	return (int64_t)(r % (uint64_t)n);
+}
+
+static enum tcx_status run_exhaustive(struct search *se, struct tcx_error *err)
+{
+	double f;
+
+	if (se->sp->size > EXHAUSTIVE_LIMIT)
+		return tcx_fail(err, TCX_ERANGE,
+				"the space has %lld candidates; use --strategy random, anneal or "
+				"genetic with --budget",
+				(long long)se->sp->size);
+	for (int64_t i = 0; i < se->sp->size; i++) {
+		enum tcx_status st = evaluate(se, i, &f, err);
+
+		if (st)
+			return st;
+	}
+	return TCX_OK;
+}
+
+static enum tcx_status run_random(struct search *se, int budget, struct pcg32 *rng,
+				  struct tcx_error *err)
+{
+	double f;
+	int64_t tries = 0;
+
+	while (se->count < budget && se->count < se->sp->size && tries++ < 100LL * budget) {
+		enum tcx_status st = evaluate(se, rand_index(rng, se->sp->size), &f, err);
+
+		if (st)
+			return st;
+	}
+	return TCX_OK;
+}
+
+/* A random neighbour: one parameter moved to another of its values. */
+static int64_t neighbour(const struct space *sp, int64_t idx, struct pcg32 *rng)
+{
+	int d, tries = 0;
+	int64_t n, v;
+
+	do {
+		d = (int)pcg32_bounded(rng, (uint32_t)sp->ndims);
+		n = (int64_t)json_array_size(sp->values[d]);
+	} while (n < 2 && tries++ < 100);
+	v = (coord(sp, idx, d) + 1 + rand_index(rng, n - 1)) % n;
+	return with_coord(sp, idx, d, v);
+}
+
+static enum tcx_status run_anneal(struct search *se, int budget, struct pcg32 *rng,
+				  struct tcx_error *err)
+{
+	int64_t cur = rand_index(rng, se->sp->size);
+	double fcur, fnew, temp = 0.5;
+	const double cool = pow(0.02 / 0.5, 1.0 / (budget > 1 ? budget : 2));
+	int64_t steps = 0;
+	enum tcx_status st = evaluate(se, cur, &fcur, err);
+
+	while (!st && se->count < budget && se->count < se->sp->size && steps++ < 50LL * budget) {
+		int64_t nxt = se->sp->ndims ? neighbour(se->sp, cur, rng) : cur;
+		bool accept;
+
+		st = evaluate(se, nxt, &fnew, err);
+		if (st)
+			break;
+		if (isinf(fcur))
+			accept = true;
+		else if (fnew <= fcur)
+			accept = true;
+		else
+			accept = !isinf(fnew) && pcg32_double(rng) < exp(-(fnew - fcur) / (temp * fcur));
+		if (accept) {
+			cur = nxt;
+			fcur = fnew;
+		}
+		temp *= cool;
+	}
+	return st;
+}
+
+static enum tcx_status run_genetic(struct search *se, int budget, struct pcg32 *rng,
+				   struct tcx_error *err)
+{
+	int npop = budget / 4 < 4 ? 4 : budget / 4 > 16 ? 16 : budget / 4;
+	int64_t pop[16];
+	double fit[16];
+	int64_t steps = 0;
+	enum tcx_status st = TCX_OK;
+
+	for (int k = 0; k < npop && !st; k++) {
+		pop[k] = rand_index(rng, se->sp->size);
+		st = evaluate(se, pop[k], &fit[k], err);
+	}
+	while (!st && se->count < budget && se->count < se->sp->size && steps++ < 50LL * budget) {
+		int a, b, worst = 0;
+		int64_t child = 0;
+		double f;
+
+		/* tournament selection of two parents */
+		a = (int)pcg32_bounded(rng, (uint32_t)npop);
+		b = (int)pcg32_bounded(rng, (uint32_t)npop);
+		int p1 = fit[a] <= fit[b] ? a : b;
+
+		a = (int)pcg32_bounded(rng, (uint32_t)npop);
+		b = (int)pcg32_bounded(rng, (uint32_t)npop);
+		int p2 = fit[a] <= fit[b] ? a : b;
+
+		/* uniform crossover, then mutation of each gene with 1/ndims */
+		child = pop[p1];
+		for (int d = 0; d < se->sp->ndims; d++) {
+			if (pcg32_bounded(rng, 2))
+				child = with_coord(se->sp, child, d, coord(se->sp, pop[p2], d));
+			if (pcg32_bounded(rng, (uint32_t)se->sp->ndims) == 0)
+				child = with_coord(se->sp, child, d,
+						   rand_index(rng, (int64_t)json_array_size(se->sp->values[d])));
+		}
+		st = evaluate(se, child, &f, err);
+		for (int k = 1; k < npop; k++)
+			if (fit[k] > fit[worst])
+				worst = k;
+		if (!st && f < fit[worst]) {
+			pop[worst] = child;
+			fit[worst] = f;
+		}
+	}
+	return st;
+}
+
+static int cmp_eval(const void *a, const void *b)
+{
+	const struct evaluated *x = *(struct evaluated *const *)a, *y = *(struct evaluated *const *)b;
+
+	if (x->objective != y->objective)
+		return x->objective < y->objective ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+enum tcx_status strategy_run(struct protocol *pc, const struct config_group *g,
+			     enum tune_strategy strat, int budget, uint64_t seed,
+			     struct tcx_error *err)
+{
+	struct space sp;
+	struct search se;
+	struct pcg32 rng;
+	struct solution d;
+	enum tcx_status st;
+	char label[64];
+
+	solution_default(&d);
+	pc->defaults = solution_to_json(&d);
+	pc->initial = json_object();
+	for (int s = 0; s < g->phase[PH_INITIAL].nsteps; s++)
+		for (int k = 0; k < g->phase[PH_INITIAL].steps[s].nparams; k++) {
+			const struct config_param *p = &g->phase[PH_INITIAL].steps[s].params[k];
+
+			if (p->values && json_array_size(p->values) > 0)
+				json_object_set(pc->initial, p->name, json_array_get(p->values, 0));
+		}
+	size_list_init(&pc->sizes, pc->c->nidx);
+	size_list_init(&pc->final_sizes, pc->c->nidx);
+	for (int s = 0; s < g->phase[PH_FINAL].nsteps && !pc->final_sizes.count; s++)
+		if (g->phase[PH_FINAL].steps[s].has_sizes) {
+			st = sizes_from_config(&g->phase[PH_FINAL].steps[s].sizes, pc->c->nidx,
+					       &pc->final_sizes, err);
+			if (st)
+				return st;
+		}
+	if (pc->final_sizes.count == 0) {
+		struct size_range r;
+
+		st = size_range_parse("[[64,64,64,512],0]", pc->c->nidx, &r, err);
+		if (!st)
+			st = size_range_expand(&r, pc->c->nidx, &pc->final_sizes, PROTOCOL_MAX_SIZES,
+					       err);
+		if (st)
+			return st;
+		size_list_sort_unique(&pc->final_sizes);
+	}
+	st = space_build(pc, g, &sp, err);
+	if (st) {
+		space_release(&sp);
+		return st;
+	}
+	memset(&se, 0, sizeof(se));
+	se.pc = pc;
+	se.sp = &sp;
+	se.tail = &se.list;
+	pcg32_seed(&rng, seed, 0x7463785475ULL);
+	if (budget <= 0)
+		budget = 32;
+	{
+		int64_t evals = strat == STRAT_EXHAUSTIVE ? sp.size
+						       : (budget < sp.size ? budget : sp.size);
+
+		se.limit = evals;
+		pc->done = 0;
+		pc->total = evals * (int64_t)pc->final_sizes.count;
+		snprintf(label, sizeof(label), "%s", strategy_name(strat));
+		pc->step_label = label;
+		tcx_log(TCX_LOG_INFO, "  %s: %lld of %lld candidates (%d parameters) x %zu sizes",
+			label, (long long)evals, (long long)sp.size, sp.ndims, pc->final_sizes.count);
+	}
+	switch (strat) {
+	case STRAT_EXHAUSTIVE:
+		st = run_exhaustive(&se, err);
+		break;
+	case STRAT_RANDOM:
+		st = run_random(&se, budget, &rng, err);
+		break;
+	case STRAT_ANNEAL:
+		st = run_anneal(&se, budget, &rng, err);
+		break;
+	case STRAT_GENETIC:
+		st = run_genetic(&se, budget, &rng, err);
+		break;
+	default:
+		st = tcx_fail(err, TCX_EINVAL, "not a search strategy");
+		break;
+	}
+	if (!st && !pc->dry_run) {
+		/* the evaluated candidates become the final sets, best first */
+		struct evaluated **arr = calloc((size_t)(se.count ? se.count : 1), sizeof(*arr));
+		int64_t n = 0;
+
+		if (!arr) {
+			st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+		} else {
+			for (struct evaluated *e = se.list; e; e = e->next)
+				arr[n++] = e;
+			qsort(arr, (size_t)n, sizeof(*arr), cmp_eval);
+			pc->sets = calloc((size_t)(n ? n : 1), sizeof(*pc->sets));
+			if (!pc->sets) {
+				st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+			} else {
+				for (int64_t k = 0; k < n; k++) {
+					json_t *perm = candidate(&sp, arr[k]->idx);
+					const char *name;
+					json_t *v;
+
+					pc->sets[k].params = json_deep_copy(sp.base);
+					json_object_foreach(perm, name, v)
+						json_object_set(pc->sets[k].params, name, v);
+					json_decref(perm);
+					pc->sets[k].alive = !isinf(arr[k]->objective);
+					pc->sets[k].score = arr[k]->objective;
+				}
+				pc->nsets = (int)n;
+				if (n && !isinf(arr[0]->objective))
+					tcx_log(TCX_LOG_INFO, "  %s: best summed time %.4f ms after %lld "
+						"evaluations",
+						label, arr[0]->objective, (long long)n);
+			}
+			free(arr);
+		}
+	}
+	while (se.list) {
+		struct evaluated *e = se.list;
+
+		se.list = e->next;
+		free(e);
+	}
+	space_release(&sp);
+	return st;
+}

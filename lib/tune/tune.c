@@ -1,0 +1,598 @@
+/* tune.c - a tuning run over a config: checking its parameters, running
+ * each group's protocol or strategy, the final benchmark, validation of
+ * the winners, and one library-logic file per problem type. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "logic/logic.h"
+#include "tune/protocol.h"
+
+void tune_opts_default(struct tune_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->strategy = STRAT_PROTOCOL;
+	o->budget = 32;
+	o->seed = 1;
+	o->validate = true;
+	o->out_dir = ".";
+	bench_opts_default(&o->bench);
+	o->bench.min_reps = 5;
+	o->bench.min_time = 0.05;
+	o->bench.warmup = 1;
+}
+
+/* Checks every parameter name and value of the config before anything
+ * runs: unknown names and bad values stop with their place; Tensile
+ * parameters tcx cannot honour are listed in one warning. */
+static enum tcx_status check_params(const struct config *cfg, struct tcx_error *err)
+{
+	struct strbuf ignored = STRBUF_INIT;
+	int nignored = 0;
+
+	for (int p = 0; p < cfg->nproblems; p++)
+		for (int g = 0; g < cfg->problems[p].ngroups; g++)
+			for (int f = 0; f < PH_COUNT; f++) {
+				const struct config_phase *ph = &cfg->problems[p].groups[g].phase[f];
+
+				for (int s = 0; s < ph->nsteps; s++)
+					for (int k = 0; k < ph->steps[s].nparams; k++) {
+						const struct config_param *cp = &ph->steps[s].params[k];
+						enum param_use use = param_lookup(cp->name);
+						size_t i;
+						json_t *v;
+
+						if (f == PH_JOIN) {
+							if (strcmp(cp->name, "MacroTile") != 0 &&
+							    use != PARAM_HONOURED) {
+								strbuf_release(&ignored);
+								return tcx_fail_at(err, TCX_EINVAL, cp->line,
+										   cp->col,
+										   "%s:%u:%u: cannot join "
+										   "on unknown parameter "
+										   "'%s'",
+										   cfg->path, cp->line,
+										   cp->col, cp->name);
+							}
+							continue;
+						}
+						if (use == PARAM_UNKNOWN) {
+							strbuf_release(&ignored);
+							return tcx_fail_at(err, TCX_EINVAL, cp->line, cp->col,
+									   "%s:%u:%u: unknown solution "
+									   "parameter '%s'",
+									   cfg->path, cp->line, cp->col,
+									   cp->name);
+						}
+						if (use == PARAM_IGNORED) {
+							if (!strstr(strbuf_str(&ignored), cp->name)) {
+								strbuf_addf(&ignored, "%s%s (line %u)",
+									    nignored ? ", " : "", cp->name,
+									    cp->line);
+								nignored++;
+							}
+							continue;
+						}
+						json_array_foreach(cp->values, i, v)
+						{
+							struct solution scratch;
+							enum tcx_status st;
+
+							solution_default(&scratch);
+							st = solution_set(&scratch, cp->name, v, err);
+							if (st) {
+								char msg[TCX_ERROR_SIZE];
+
+								snprintf(msg, sizeof(msg), "%s", err->msg);
+								strbuf_release(&ignored);
+								return tcx_fail_at(err, st, cp->line, cp->col,
+										   "%s:%u:%u: %s", cfg->path,
+										   cp->line, cp->col, msg);
+							}
+						}
+					}
+			}
+	if (nignored)
+		tcx_log(TCX_LOG_WARN, "%s: tcx cannot honour these Tensile parameters and ignores "
+			"them: %s",
+			cfg->path, strbuf_str(&ignored));
+	strbuf_release(&ignored);
+	return TCX_OK;
+}
+
+/* GlobalParameters: a few map onto tcx's options; the rest are Tensile's
+ * own machinery, named once at INFO. */
+static void apply_globals(const struct config *cfg, struct tune_opts *o)
+{
+	const char *key;
+	json_t *v;
+	struct strbuf other = STRBUF_INIT;
+
+	if (!cfg->global)
+		return;
+	json_object_foreach(cfg->global, key, v)
+	{
+		if (strcmp(key, "KernelTime") == 0 && json_is_true(v))
+			o->bench.timer = TIMER_EVENT;
+		else if (strcmp(key, "MinTime") == 0 && json_is_number(v))
+			o->bench.min_time = json_number_value(v);
+		else if (strcmp(key, "MinReps") == 0 && json_is_integer(v))
+			o->bench.min_reps = (int)json_integer_value(v);
+		else
+			strbuf_addf(&other, "%s%s", other.len ? ", " : "", key);
+	}
+	if (other.len)
+		tcx_log(TCX_LOG_INFO,
+			"%s: GlobalParameters %s are Tensile's and have no effect here (tcx's "
+			"timing: --min-reps, --min-time, --timer)",
+			cfg->path, strbuf_str(&other));
+	strbuf_release(&other);
+}
+
+/* "pthread-skylake-avx512-AMD EPYC" -> "pthread-skylake-avx512-AMD_EPYC" */
+static void slug(const char *in, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (; *in && n + 1 < len; in++)
+		out[n++] = isalnum((unsigned char)*in) || *in == '-' || *in == '.' ? *in : '_';
+	out[n] = '\0';
+}
+
+static enum tcx_status mkdir_p(const char *dir, struct tcx_error *err)
+{
+	char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%s", dir);
+	for (char *p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+				return tcx_fail(err, TCX_EIO, "cannot create '%s': %s", buf,
+						strerror(errno));
+			*p = '/';
+		}
+	if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+		return tcx_fail(err, TCX_EIO, "cannot create '%s': %s", buf, strerror(errno));
+	return TCX_OK;
+}
+
+/* The final table of one problem type: every final solution of every group
+ * against the union of the groups' final sizes. */
+struct final_table {
+	int nidx;
+	struct size_list sizes;
+	int nsol, cap;
+	struct solution *sols;
+	double *gflops;  /* nsizes x nsol, filled after the sizes are known */
+	bool *is_exact;
+	int *group_of;   /* per solution */
+};
+
+static int table_add_solution(struct final_table *ft, const struct solution *s, int group)
+{
+	for (int k = 0; k < ft->nsol; k++)
+		if (solution_equal(&ft->sols[k], s))
+			return k;
+	if (ft->nsol == ft->cap) {
+		int cap = ft->cap ? 2 * ft->cap : 16;
+		struct solution *ns = realloc(ft->sols, (size_t)cap * sizeof(*ns));
+		int *ng;
+
+		if (!ns)
+			return -1;
+		ft->sols = ns;
+		ng = realloc(ft->group_of, (size_t)cap * sizeof(*ng));
+		if (!ng)
+			return -1;
+		ft->group_of = ng;
+		ft->cap = cap;
+	}
+	ft->sols[ft->nsol] = *s;
+	ft->group_of[ft->nsol] = group;
+	return ft->nsol++;
+}
+
+static void table_release(struct final_table *ft)
+{
+	size_list_release(&ft->sizes);
+	free(ft->sols);
+	free(ft->gflops);
+	free(ft->is_exact);
+	free(ft->group_of);
+	memset(ft, 0, sizeof(*ft));
+}
+
+static int64_t find_size(const struct size_list *l, const int64_t *sz)
+{
+	for (size_t k = 0; k < l->count; k++)
+		if (memcmp(l->v + k * (size_t)l->nidx, sz, sizeof(int64_t) * (size_t)l->nidx) == 0)
+			return (int64_t)k;
+	return -1;
+}
+
+/* Validates solution `k` at the smallest size where it wins; on a mismatch
+ * the solution is dropped (its column set to -1) with a loud warning. */
+static enum tcx_status validate_winner(struct tune_ctx *t, const struct tcx_contraction *c,
+				       struct final_table *ft, int k, bool *dropped,
+				       struct tcx_error *err)
+{
+	int64_t where = -1;
+	double wflops = 0;
+	struct problem p;
+	struct prepared pr;
+	struct validate_opts vo;
+	struct validate_report r;
+	struct tcx_error e = { 0 };
+	enum tcx_status st;
+	char name[256];
+
+	*dropped = false;
+	for (size_t z = 0; z < ft->sizes.count; z++) {
+		double best = 0, f = 1;
+		int who = -1;
+
+		for (int s = 0; s < ft->nsol; s++)
+			if (ft->gflops[z * (size_t)ft->nsol + (size_t)s] > best) {
+				best = ft->gflops[z * (size_t)ft->nsol + (size_t)s];
+				who = s;
+			}
+		if (who != k)
+			continue;
+		for (int i = 0; i < ft->nidx; i++)
+			f *= (double)ft->sizes.v[z * (size_t)ft->nidx + (size_t)i];
+		if (where < 0 || f < wflops) {
+			where = (int64_t)z;
+			wflops = f;
+		}
+	}
+	if (where < 0)
+		return TCX_OK; /* wins nowhere: the analysis drops it anyway */
+	st = problem_init(&p, c, ft->sizes.v + (size_t)where * (size_t)ft->nidx, err);
+	if (st)
+		return st;
+	validate_opts_default(&vo);
+	vo.seed = t->o->seed;
+	vo.sample = 1 << 16;
+	vo.max_work = (int64_t)1 << 28;
+	solution_name(&ft->sols[k], name, sizeof(name));
+	st = contract_prepare(t->dev, c, &p, &ft->sols[k], &pr, NULL, &e);
+	if (!st)
+		st = validate_run(t->dev, &pr, &p, &vo, &r, &e);
+	if (st == TCX_OK) {
+		tcx_log(TCX_LOG_INFO, "winner %s validated (%lld elements)", name,
+			(long long)r.checked);
+		return TCX_OK;
+	}
+	if (st != TCX_EMISMATCH && st != TCX_EBUILD && st != TCX_ELAUNCH && st != TCX_EREJECT &&
+	    st != TCX_ELIMIT && st != TCX_EDEVICE) {
+		*err = e;
+		return st;
+	}
+	tcx_log(TCX_LOG_WARN,
+		"WINNER DROPPED: solution %s fails validation (%s); it does not enter the library "
+		"logic",
+		name, e.msg);
+	for (size_t z = 0; z < ft->sizes.count; z++)
+		ft->gflops[z * (size_t)ft->nsol + (size_t)k] = -1;
+	t->sum->winners_dropped++;
+	*dropped = true;
+	return TCX_OK;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s && *s ? strdup(s) : NULL;
+}
+
+/* A new logic for the problem type and this device, named by the config's
+ * LibraryLogic (ScheduleName, DeviceNames, ArchitectureName) when given. */
+static enum tcx_status new_logic(struct tune_ctx *t, const struct config *cfg,
+				 const struct config_problem *cp, struct logic **out,
+				 struct tcx_error *err)
+{
+	struct logic *lg;
+	enum tcx_status st = logic_new(&lg, err);
+	json_t *ll = cfg->library_logic, *v;
+
+	if (!st)
+		st = logic_set_type(lg, cp->type, err);
+	if (st) {
+		logic_free(lg);
+		return st;
+	}
+	lg->device_name = dup_or_null(t->di->name);
+	lg->vendor = dup_or_null(t->di->vendor);
+	lg->driver = dup_or_null(t->di->driver);
+	lg->backend = dup_or_null(t->di->backend);
+	lg->architecture = dup_or_null(t->di->arch);
+	lg->compute_units = t->di->compute_units;
+	v = ll ? json_object_get(ll, "ScheduleName") : NULL;
+	if (json_is_string(v))
+		lg->schedule = dup_or_null(json_string_value(v));
+	v = ll ? json_object_get(ll, "ArchitectureName") : NULL;
+	if (json_is_string(v)) {
+		free(lg->architecture);
+		lg->architecture = dup_or_null(json_string_value(v));
+	}
+	v = ll ? json_object_get(ll, "DeviceNames") : NULL;
+	if (json_is_array(v) && json_array_size(v) > 0) {
+		size_t i;
+		json_t *x;
+		char **names = calloc(json_array_size(v), sizeof(*names));
+
+		if (names) {
+			for (int k = 0; k < lg->ndevice_names; k++)
+				free(lg->device_names[k]);
+			free(lg->device_names);
+			lg->device_names = names;
+			lg->ndevice_names = 0;
+			json_array_foreach(v, i, x) if (json_is_string(x))
+				names[lg->ndevice_names++] = strdup(json_string_value(x));
+		}
+	}
+	*out = lg;
+	return TCX_OK;
+}
+
+static enum tcx_status write_logic(struct tune_ctx *t, const struct config *cfg,
+				   const struct config_problem *cp, struct final_table *ft,
+				   json_t *report, struct tcx_error *err)
+{
+	struct logic *lg = NULL;
+	struct logic_table tab;
+	double importance = LOGIC_IMPORTANCE_MIN;
+	char name[256], dev[256], path[4096];
+	enum tcx_status st;
+	bool *validated;
+	json_t *v;
+
+	if (cfg->library_logic) {
+		v = json_object_get(cfg->library_logic, "SolutionImportanceMin");
+		if (json_is_number(v))
+			importance = json_number_value(v);
+	}
+	validated = calloc((size_t)(ft->nsol ? ft->nsol : 1), sizeof(*validated));
+	if (!validated)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	/* validate the winners; a failing one leaves, and the analysis runs
+	 * again without it */
+	for (int round = 0; round <= ft->nsol; round++) {
+		bool any = false;
+
+		logic_free(lg);
+		lg = NULL;
+		st = new_logic(t, cfg, cp, &lg, err);
+		if (st)
+			goto out;
+		memset(&tab, 0, sizeof(tab));
+		tab.nidx = ft->nidx;
+		tab.nsizes = (int)ft->sizes.count;
+		tab.sizes = ft->sizes.v;
+		tab.is_exact = ft->is_exact;
+		tab.nsol = ft->nsol;
+		tab.sols = ft->sols;
+		tab.gflops = ft->gflops;
+		st = logic_analyze(lg, &tab, importance, err);
+		if (st)
+			goto out;
+		if (!t->o->validate)
+			break;
+		for (int k = 0; k < lg->nsol; k++) {
+			int col = -1;
+			bool dropped;
+
+			for (int s = 0; s < ft->nsol; s++)
+				if (solution_equal(&ft->sols[s], &lg->sols[k].sol))
+					col = s;
+			if (col < 0 || validated[col])
+				continue;
+			st = validate_winner(t, cp->type, ft, col, &dropped, err);
+			if (st)
+				goto out;
+			validated[col] = !dropped;
+			any |= dropped;
+		}
+		if (!any)
+			break;
+	}
+	if (lg->nsol == 0) {
+		st = tcx_fail(err, TCX_EREJECT, "no valid solution is left for %s", cp->type->expr);
+		goto out;
+	}
+	contraction_tensile_name(cp->type, name, sizeof(name));
+	slug(lg->schedule ? lg->schedule : t->di->name, dev, sizeof(dev));
+	st = mkdir_p(t->o->out_dir, err);
+	if (!st) {
+		snprintf(path, sizeof(path), "%s/%s_%s.yaml", t->o->out_dir, dev, name);
+		st = logic_write(lg, path, err);
+	}
+	if (!st) {
+		json_object_set_new(report, "logic", json_string(path));
+		json_object_set_new(report, "solutions", json_integer(lg->nsol));
+		tcx_log(TCX_LOG_INFO, "%s: %d solution%s; library logic written to %s", name,
+			lg->nsol, lg->nsol == 1 ? "" : "s", path);
+		t->sum->logic_files++;
+	}
+out:
+	free(validated);
+	logic_free(lg);
+	return st;
+}
+
+/* The final benchmark of one group's surviving sets over its sizes. */
+static enum tcx_status final_group(struct protocol *pc, struct final_table *ft, int group,
+				   struct tcx_error *err)
+{
+	struct tune_ctx *t = pc->t;
+	enum tcx_status st = TCX_OK;
+
+	pc->step_label = "final";
+	pc->done = 0;
+	pc->total = 0;
+	for (int s = 0; s < pc->nsets; s++)
+		pc->total += pc->sets[s].alive ? (int64_t)pc->final_sizes.count : 0;
+	if (pc->dry_run) {
+		int live = 0;
+
+		for (int s = 0; s < pc->nsets; s++)
+			live += pc->sets[s].alive;
+		tcx_log(TCX_LOG_INFO, "  final: %d solution%s x %zu size%s", live,
+			live == 1 ? "" : "s", pc->final_sizes.count,
+			pc->final_sizes.count == 1 ? "" : "s");
+		return TCX_OK;
+	}
+	for (size_t z = 0; z < pc->final_sizes.count && !st; z++)
+		if (find_size(&ft->sizes, pc->final_sizes.v + z * (size_t)ft->nidx) < 0)
+			st = size_list_add(&ft->sizes, pc->final_sizes.v + z * (size_t)ft->nidx, err);
+	for (int s = 0; s < pc->nsets && !st; s++) {
+		struct solution sol;
+		json_t *layers[2] = { pc->initial, pc->sets[s].params };
+
+		if (!pc->sets[s].alive)
+			continue;
+		st = solution_from_layers(layers, 2, &sol, err);
+		if (st == TCX_EREJECT) {
+			st = TCX_OK;
+			continue;
+		}
+		if (!st && table_add_solution(ft, &sol, group) < 0)
+			st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+		for (size_t z = 0; z < pc->final_sizes.count && !st; z++) {
+			struct measured m;
+
+			if (pc->stop && *pc->stop)
+				return tcx_fail(err, TCX_EINTR, "interrupted");
+			st = tune_measure(t, pc->c, &sol, pc->final_sizes.v + z * (size_t)ft->nidx, &m,
+					  err);
+			pc->done++;
+		}
+	}
+	return st;
+}
+
+/* Fills the table's GFLOP/s from the store (everything was measured). */
+static enum tcx_status fill_table(struct tune_ctx *t, const struct config_problem *cp,
+				  struct final_table *ft, const bool *measured_cells,
+				  struct tcx_error *err)
+{
+	size_t n = ft->sizes.count * (size_t)ft->nsol;
+
+	ft->gflops = calloc(n ? n : 1, sizeof(double));
+	ft->is_exact = calloc(ft->sizes.count ? ft->sizes.count : 1, sizeof(bool));
+	if (!ft->gflops || !ft->is_exact)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	for (size_t z = 0; z < ft->sizes.count; z++)
+		for (int s = 0; s < ft->nsol; s++) {
+			struct measurement rec;
+			char key[2048], problem[256];
+			bool found = false;
+			enum tcx_status st;
+			double *cell = &ft->gflops[z * (size_t)ft->nsol + (size_t)s];
+
+			solution_key(&ft->sols[s], key, sizeof(key));
+			tune_problem_key(cp->type, problem, sizeof(problem));
+			st = store_get(t->store, t->di->name, t->di->driver, problem, ft->nidx,
+				       ft->sizes.v + z * (size_t)ft->nidx, key, &rec, &found, err);
+			if (st)
+				return st;
+			/* -2: not measured (another group's size); 0: failed */
+			*cell = !found ? -2 : rec.status == MEAS_OK ? rec.gflops : 0;
+		}
+	(void)measured_cells;
+	return TCX_OK;
+}
+
+/* Marks the sizes that came from Exact specs in any group's final sizes. */
+static void mark_exact(const struct config_problem *cp, struct final_table *ft)
+{
+	for (int g = 0; g < cp->ngroups; g++) {
+		const struct config_phase *ph = &cp->groups[g].phase[PH_FINAL];
+
+		for (int s = 0; s < ph->nsteps; s++)
+			for (int e = 0; ph->steps[s].has_sizes && e < ph->steps[s].sizes.nexact; e++) {
+				int64_t z = find_size(&ft->sizes,
+						      ph->steps[s].sizes.exact + (size_t)e * (size_t)ft->nidx);
+
+				if (z >= 0)
+					ft->is_exact[z] = true;
+			}
+	}
+}
+
+static enum tcx_status tune_problem(struct tune_ctx *t, const struct config *cfg, int pi,
+				    json_t *report, struct tcx_error *err)
+{
+	const struct config_problem *cp = &cfg->problems[pi];
+	struct final_table ft;
+	char name[256];
+	enum tcx_status st = TCX_OK;
+
+	memset(&ft, 0, sizeof(ft));
+	ft.nidx = cp->type->nidx;
+	size_list_init(&ft.sizes, ft.nidx);
+	contraction_tensile_name(cp->type, name, sizeof(name));
+	json_object_set_new(report, "problem_type", json_string(name));
+	json_object_set_new(report, "expression", json_string(cp->type->expr));
+	tcx_log(TCX_LOG_INFO, "problem %d: %s (%s), %d group%s", pi + 1, name, cp->type->expr,
+		cp->ngroups, cp->ngroups == 1 ? "" : "s");
+	for (int g = 0; g < cp->ngroups && !st; g++) {
+		struct protocol pc;
+
+		memset(&pc, 0, sizeof(pc));
+		pc.t = t;
+		pc.c = cp->type;
+		pc.name = name;
+		pc.group = g;
+		pc.ngroups = cp->ngroups;
+		pc.dry_run = t->o->dry_run;
+		pc.stop = t->o->stop;
+		tcx_log(TCX_LOG_INFO, " group %02d (line %u)", g, cp->groups[g].line);
+		if (t->o->strategy == STRAT_PROTOCOL)
+			st = protocol_run(&pc, &cp->groups[g], err);
+		else
+			st = strategy_run(&pc, &cp->groups[g], t->o->strategy, t->o->budget,
+					  t->o->seed, err);
+		if (!st)
+			st = final_group(&pc, &ft, g, err);
+		protocol_release(&pc);
+	}
+	if (!st && !t->o->dry_run) {
+		size_list_sort_unique(&ft.sizes);
+		st = fill_table(t, cp, &ft, NULL, err);
+		if (!st) {
+			mark_exact(cp, &ft);
+			st = write_logic(t, cfg, cp, &ft, report, err);
+		}
+	}
+	table_release(&ft);
+	return st;
+}
+
+enum tcx_status tune_config(struct tune_ctx *t, const struct config *cfg, struct tcx_error *err)
+{
+	enum tcx_status st;
+	struct tune_opts *o = (struct tune_opts *)t->o;
+
+	t->t_start = now_seconds();
+	if (!t->sum->report)
+		t->sum->report = json_array();
+	st = check_params(cfg, err);
+	if (st)
+		return st;
+	apply_globals(cfg, o);
+	if (cfg->nproblems == 0)
+		return tcx_fail(err, TCX_EINVAL, "%s: no BenchmarkProblems to tune", cfg->path);
+	for (int p = 0; p < cfg->nproblems && !st; p++) {
+		json_t *r = json_object();
+
+		st = tune_problem(t, cfg, p, r, err);
+		json_array_append_new(t->sum->report, r);
+	}
+	t->sum->seconds = now_seconds() - t->t_start;
+	return st;
+}

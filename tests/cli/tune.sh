@@ -1,0 +1,128 @@
+#!/bin/bash
+# tune.sh - tcx tune: every Tensile config plans (--dry-run), a small tune
+# writes logic that validate uses, random search is reproducible, a re-run
+# reuses the store, --explain lists skips, and runs killed with SIGKILL at
+# random points resume to the same measurements as an uninterrupted run.
+. "$(dirname "$0")/lib.sh"
+
+data=$TCX_TEST_DATA
+export XDG_CACHE_HOME=$scratch/cache
+
+# every Tensile config loads and plans
+n=0
+for cfg in "$data"/tensile/configs/*/*.yaml; do
+	run tune --dry-run "$cfg"
+	expect_rc 0 "dry run of $cfg"
+	expect_err 'final: [0-9]+ solution' "final step planned for $cfg"
+	n=$((n + 1))
+done
+[ "$n" -ge 10 ] || fail "only $n Tensile configs found"
+run tune --dry-run "$data/tensile/configs/v3.3.7/rocblas_sgemm_asm_lite.yaml"
+expect_err 'cannot honour these Tensile parameters and ignores them: KernelLanguage' \
+	"one warning names what tcx ignores"
+
+# a real (small) tune
+tiny=$data/tune/tiny.yaml
+run tune "$tiny" --db db1 -o logic1 --device opencl:0:0
+expect_rc 0 "tiny tune"
+expect_out 'Cijk_Ailk_Bjlk_S: [0-9]+ solutions? -> logic1/' "logic path printed"
+logic=$(ls logic1/*_Cijk_Ailk_Bjlk_S.yaml 2>/dev/null)
+[ -n "$logic" ] || fail "no logic file written"
+expect_err 'validated' "winners validated"
+run validate 'C[ijk]=A[ilk]*B[jlk]' --sizes 29,17,3,13 --logic "$logic" --device opencl:0:0
+expect_rc 0 "the logic's choice validates"
+run validate 'C[ij]=A[ik]*B[kj]' --sizes 8,8,8 --logic "$logic" --device opencl:0:0
+expect_rc 2 "a logic file for another problem type"
+expect_err 'is for problem type Cijk_Ailk_Bjlk_S' "named"
+
+# a re-run measures nothing new
+run tune "$tiny" --db db1 -o logic1 --device opencl:0:0
+expect_rc 0 "re-run"
+expect_out '^measured 0, reused [1-9]' "everything reused"
+
+# random search: the same seed gives the same candidates in the same order
+cfgr=$scratch/space.yaml
+cat >"$cfgr" <<'YAML'
+BenchmarkProblems:
+  - - {Expression: "C[ij]=A[ik]*B[kj]", DataType: s}
+    - BenchmarkCommonParameters:
+        - UseLDS: [False]
+        - ThreadTile: [[4,4],[8,4],[8,8],[16,4]]
+        - VectorWidth: [1,2,4]
+        - DepthU: [4,8,16]
+        - WorkGroup: [[1,1,1],[2,2,1]]
+      BenchmarkFinalParameters:
+        - ProblemSizes:
+            - Exact: [16, 16, 16]
+YAML
+run -v tune "$cfgr" --strategy random --budget 6 --seed 7 --db db2 -o logic2 --device opencl:0:0
+expect_rc 0 "random search"
+a=$(printf '%s' "$err" | grep -E '^ *random [0-9]+/' | sed 's/ at .*//')
+run -v tune "$cfgr" --strategy random --budget 6 --seed 7 --db db3 -o logic3 --device opencl:0:0
+b=$(printf '%s' "$err" | grep -E '^ *random [0-9]+/' | sed 's/ at .*//')
+run -v tune "$cfgr" --strategy random --budget 6 --seed 8 --db db4 -o logic4 --device opencl:0:0
+c=$(printf '%s' "$err" | grep -E '^ *random [0-9]+/' | sed 's/ at .*//')
+checks=$((checks + 2))
+[ -n "$a" ] && [ "$(printf '%s\n' "$a" | wc -l)" -eq 6 ] || fail "6 random candidates listed"
+[ "$a" = "$b" ] || fail "same seed, same candidates in the same order"
+[ "$a" != "$c" ] || fail "another seed, other candidates"
+
+# --explain lists what this device skipped, with the reason
+cat >"$scratch/skip.yaml" <<'YAML'
+BenchmarkProblems:
+  - - {Expression: "C[ij]=A[ik]*B[kj]", DataType: s}
+    - BenchmarkCommonParameters:
+        - ThreadTile: [[4,4]]
+        - WorkGroup: [[8,8,1], [128,64,1]]
+      BenchmarkFinalParameters:
+        - ProblemSizes:
+            - Exact: [16, 16, 16]
+YAML
+run tune "$scratch/skip.yaml" --db db5 -o logic5 --device opencl:0:0
+expect_rc 0 "a space with an invalid candidate"
+run tune "$scratch/skip.yaml" --db db5 --explain --device opencl:0:0
+expect_rc 0 "explain"
+expect_out 'skipped.*' "skipped listed"
+expect_out 'exceeds the device limit' "reason given"
+
+# SIGKILL at random points, then resume: the same (solution, size) pairs
+cat >"$scratch/kill.yaml" <<'YAML'
+BenchmarkProblems:
+  - - {Expression: "C[ij]=A[ik]*B[kj]", DataType: s}
+    - BenchmarkCommonParameters:
+        - UseLDS: [False]
+        - ThreadTile: [[4,4],[8,4],[8,8]]
+        - VectorWidth: [1,2,4]
+        - DepthU: [4,8]
+      BenchmarkFinalParameters:
+        - ProblemSizes:
+            - Range: [[8,8,40], 0, 0]
+YAML
+opts=(--strategy exhaustive --min-time 0.01 --min-reps 2 --device opencl:0:0)
+run tune "$scratch/kill.yaml" "${opts[@]}" --db full.db -o logicf
+expect_rc 0 "uninterrupted run"
+kills=0
+for attempt in $(seq 1 40); do
+	"$TCX" tune "$scratch/kill.yaml" "${opts[@]}" --db killed.db -o logick >/dev/null 2>&1 &
+	pid=$!
+	sleep "0.$((RANDOM % 9 + 1))"
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid" 2>/dev/null && kills=$((kills + 1))
+	fi
+	wait "$pid" 2>/dev/null
+	[ "$kills" -ge 10 ] && break
+done
+checks=$((checks + 1))
+[ "$kills" -ge 10 ] || fail "only $kills runs were killed"
+run tune "$scratch/kill.yaml" "${opts[@]}" --db killed.db -o logick
+expect_rc 0 "the resumed run finishes"
+pairs() {
+	sqlite3 "$1" 'SELECT problem, sizes, solution FROM measurements ORDER BY 1, 2, 3'
+}
+checks=$((checks + 2))
+[ "$(pairs full.db)" = "$(pairs killed.db)" ] || fail "killed+resumed store differs from the uninterrupted one"
+[ "$(pairs killed.db | uniq -d | wc -l)" -eq 0 ] || fail "duplicate measurements"
+[ "$(sqlite3 killed.db 'PRAGMA integrity_check')" = ok ] || fail "store damaged"
+ls ./*.tmp.* logick/*.tmp.* 2>/dev/null && fail "temporary files left behind"
+
+done_testing
