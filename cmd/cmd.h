@@ -128,6 +128,17 @@ struct device_info;
 int load_solution(const char *params, const char *file, const struct tcx_contraction *c,
 		  const struct device_info *dev, struct solution *s);
 
+/* Loads library logic and checks it is for contraction c; exit code. */
+struct logic;
+int load_logic(const char *path, const struct tcx_contraction *c, struct logic **out);
+/* The solution the logic selects for sizes (said with -v); exit code. */
+int logic_solution_for(const struct logic *lg, const char *path, const int64_t *sizes,
+		       struct solution *s);
+
+/* The default results store: $XDG_CACHE_HOME/tcx/results.db, else
+ * ~/.cache/tcx/results.db. */
+void default_store_path(char *buf, size_t len);
+
 /* True when standard error is a terminal (progress displays). */
 bool stderr_is_tty(void);
 

@@ -7,18 +7,31 @@
 
 #include "cmd.h"
 #include "backend/backend.h"
+#include "tune/mpi.h"
 #include "tune/tune.h"
 
 static const char *const tune_synopsis[] = {
-	"tcx tune [--device <id>] [--db <file>] [-o <dir>] [--strategy <s>] [--budget <n>] "
-	"[--seed <n>] [--force] [--dry-run | --explain] [--no-validate] [--min-reps <n>] "
+	"tcx tune [--device <id> | --devices <ids>] [-j <n>] [--db <file>] [-o <dir>] "
+	"[--strategy <s>] [--budget <n>] [--seed <n>] [--force] [--shard <k>/<n>] "
+	"[--dry-run | --explain | --from-store] [--no-validate] [--min-reps <n>] "
 	"[--min-time <s>] [--timer <timer>] <config.yaml>",
+	"mpirun -n <ranks> tcx tune [<options>] <config.yaml>",
 	NULL,
 };
 
 static const struct cmd_option tune_options[] = {
 	{ "device", 'd', required_argument, "<id>", "device id from 'tcx devices'", OV_DEVICE,
 	  NULL },
+	{ "devices", 0x108, required_argument, "<ids>",
+	  "tune on several devices of one model at once: 'opencl:0:0,opencl:0:1' or all-gpus",
+	  OV_NONE, NULL },
+	{ "jobs", 'j', required_argument, "<n>",
+	  "compile kernels on n host threads ahead of the devices (default 1)", OV_NONE, NULL },
+	{ "shard", 0x109, required_argument, "<k>/<n>",
+	  "measure only slice k of n (then 'tcx results merge' and --from-store)", OV_NONE,
+	  NULL },
+	{ "from-store", 0x10a, no_argument, NULL,
+	  "measure nothing: select winners and write logic from the store", OV_NONE, NULL },
 	{ "db", 0x100, required_argument, "<file>",
 	  "results store (default $XDG_CACHE_HOME/tcx/results.db)", OV_FILE, NULL },
 	{ "output", 'o', required_argument, "<dir>",
@@ -54,6 +67,10 @@ static const char *const tune_examples[] = {
 	"tcx tune --dry-run tensile_config.yaml",
 	"tcx tune --strategy random --budget 64 --seed 7 config.yaml -o logic/",
 	"tcx tune --explain config.yaml",
+	"tcx tune --devices all-gpus -j 8 config.yaml",
+	"tcx tune --shard 2/3 --db part2.db config.yaml",
+	"tcx results merge part1.db part2.db part3.db -o all.db && tcx tune --from-store --db all.db config.yaml",
+	"mpirun -n 4 tcx tune config.yaml",
 	NULL,
 };
 
@@ -166,29 +183,159 @@ static int explain(struct store *st, const struct config *cfg, const struct devi
 	return 0;
 }
 
+/* Opens the devices of --devices: ids, or all-gpus (the GPUs of the
+ * backend the default device uses, so that a GPU is not counted twice). */
+static int open_devices(const char *list, struct device **devs, int *n)
+{
+	struct tcx_error err = { 0 };
+	enum tcx_status st;
+	char buf[4096], *tok, *save = NULL;
+
+	*n = 0;
+	if (strcmp(list, "all-gpus") == 0 || strcmp(list, "all") == 0) {
+		struct device_info *all;
+		struct device *first;
+		int count;
+		char backend[16];
+
+		st = device_open(NULL, &first, &err);
+		if (st)
+			return report(st, &err);
+		snprintf(backend, sizeof(backend), "%s", device_info_of(first)->backend);
+		device_close(first);
+		st = devices_list(&all, &count, NULL, &err);
+		if (st)
+			return report(st, &err);
+		for (int k = 0; k < count && *n < TUNE_MAX_DEVICES; k++) {
+			if (strcmp(all[k].backend, backend) ||
+			    (strcmp(list, "all-gpus") == 0 && all[k].type != DEV_GPU) ||
+			    all[k].type == DEV_HOST)
+				continue;
+			st = device_open(all[k].id, &devs[*n], &err);
+			if (st) {
+				free(all);
+				return report(st, &err);
+			}
+			(*n)++;
+		}
+		free(all);
+		if (*n == 0)
+			return error("no %s device found", strcmp(list, "all") ? "GPU" : "usable"),
+			       TCX_EXIT_NODEV;
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (*n == TUNE_MAX_DEVICES)
+			return error("more than %d devices", TUNE_MAX_DEVICES), TCX_EXIT_USAGE;
+		st = device_open(tok, &devs[*n], &err);
+		if (st)
+			return report(st, &err);
+		(*n)++;
+	}
+	return *n ? 0 : (error("--devices lists no device"), TCX_EXIT_USAGE);
+}
+
+static void print_summary(const struct tune_summary *sum, const char *cfg,
+			  const struct device_info *di, const char *db, bool json)
+{
+	if (json) {
+		json_t *o2 = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:i,s:f,s:O}", "config",
+				       cfg, "device", di->id, "store", db, "measured",
+				       (json_int_t)sum->measured, "reused", (json_int_t)sum->reused,
+				       "skipped", (json_int_t)sum->skipped, "failed",
+				       (json_int_t)sum->failed, "evaluations",
+				       (json_int_t)sum->evaluations, "winners_dropped",
+				       sum->winners_dropped, "seconds", sum->seconds, "problems",
+				       sum->report);
+
+		print_json(stdout, o2);
+		json_decref(o2);
+	} else {
+		size_t i;
+		json_t *r;
+
+		printf("%s: measured %lld, reused %lld from the store, skipped %lld, failed %lld "
+		       "in %.1f s\n",
+		       di->name, (long long)sum->measured, (long long)sum->reused,
+		       (long long)sum->skipped, (long long)sum->failed, sum->seconds);
+		json_array_foreach(sum->report, i, r)
+		{
+			json_t *lg = json_object_get(r, "logic");
+			json_int_t ns = json_integer_value(json_object_get(r, "solutions"));
+
+			if (lg)
+				printf("%s: %lld solution%s -> %s\n",
+				       json_string_value(json_object_get(r, "problem_type")),
+				       (long long)ns, ns == 1 ? "" : "s", json_string_value(lg));
+		}
+	}
+}
+
 int cmd_tune(int argc, char **argv)
 {
-	const char *devid = NULL, *db = NULL;
+	const char *devid = NULL, *devlist = NULL, *db = NULL;
 	char dbbuf[4096];
 	struct tune_opts o;
 	struct tune_summary sum;
 	struct tune_ctx t;
 	struct config *cfg = NULL;
-	struct device *dev = NULL;
+	struct device *devs[TUNE_MAX_DEVICES];
+	int ndev = 0;
 	struct store *store = NULL;
 	struct tcx_error err = { 0 };
-	bool do_explain = false, json = false;
-	enum tcx_status st;
+	struct tune_mpi *mpi = NULL;
+	bool do_explain = false, json = false, rank0 = true;
+	enum tcx_status st = TCX_OK;
 	int ret = 0, opt;
 	int64_t v;
 
 	tune_opts_default(&o);
 	o.out_dir = "logic";
+	o.jobs = 1;
 	memset(&sum, 0, sizeof(sum));
+#ifdef TCX_WITH_MPI
+	if (tune_mpi_requested()) {
+		st = tune_mpi_start(&argc, &argv, &mpi, &err);
+		if (st)
+			return report(st, &err);
+		rank0 = mpi->rank == 0;
+		optind = 0;
+	}
+#else
+	if (getenv("OMPI_COMM_WORLD_SIZE") && atoi(getenv("OMPI_COMM_WORLD_SIZE")) > 1)
+		return error("this tcx was built without MPI (TCX_WITH_MPI): under mpirun every "
+			     "rank would tune alone"),
+		       TCX_EXIT_USAGE;
+#endif
 	while ((opt = cmd_getopt(&cmd_tune_def, argc, argv)) != -1) {
 		switch (opt) {
 		case 'd':
 			devid = optarg;
+			break;
+		case 0x108:
+			devlist = optarg;
+			break;
+		case 'j':
+			if ((ret = parse_count(optarg, "jobs", 1, &v)))
+				goto out;
+			o.jobs = v > TUNE_MAX_JOBS ? TUNE_MAX_JOBS : (int)v;
+			break;
+		case 0x109: {
+			int k = 0, n = 0;
+			char extra;
+
+			if (sscanf(optarg, "%d/%d%c", &k, &n, &extra) != 2 || n < 1 || k < 1 || k > n) {
+				ret = usage_error(&cmd_tune_def, "bad shard '%s': expected K/N with 1 <= K <= N",
+						  optarg);
+				goto out;
+			}
+			o.shard_k = k - 1;
+			o.shard_n = n;
+			break;
+		}
+		case 0x10a:
+			o.from_store = true;
 			break;
 		case 0x100:
 			db = optarg;
@@ -197,17 +344,19 @@ int cmd_tune(int argc, char **argv)
 			o.out_dir = optarg;
 			break;
 		case 's':
-			if (!strategy_parse(optarg, &o.strategy))
-				return usage_error(&cmd_tune_def, "unknown strategy '%s'", optarg);
+			if (!strategy_parse(optarg, &o.strategy)) {
+				ret = usage_error(&cmd_tune_def, "unknown strategy '%s'", optarg);
+				goto out;
+			}
 			break;
 		case 'b':
 			if ((ret = parse_count(optarg, "budget", 1, &v)))
-				return ret;
+				goto out;
 			o.budget = v > 1000000 ? 1000000 : (int)v;
 			break;
 		case 0x101:
 			if ((ret = parse_count(optarg, "seed", 0, &v)))
-				return ret;
+				goto out;
 			o.seed = (uint64_t)v;
 			o.bench.seed = (uint64_t)v;
 			break;
@@ -225,42 +374,66 @@ int cmd_tune(int argc, char **argv)
 			break;
 		case 0x104:
 			if ((ret = parse_count(optarg, "min-reps", 1, &v)))
-				return ret;
+				goto out;
 			o.bench.min_reps = (int)v;
 			break;
 		case 0x105:
-			if (!parse_double(optarg, &o.bench.min_time) || o.bench.min_time < 0)
-				return error("min-time '%s' is not a number of seconds", optarg),
-				       TCX_EXIT_USAGE;
+			if (!parse_double(optarg, &o.bench.min_time) || o.bench.min_time < 0) {
+				ret = error("min-time '%s' is not a number of seconds", optarg);
+				ret = TCX_EXIT_USAGE;
+				goto out;
+			}
 			break;
 		case 0x106:
-			if (!bench_timer_parse(optarg, &o.bench.timer))
-				return usage_error(&cmd_tune_def, "unknown timer '%s'", optarg);
+			if (!bench_timer_parse(optarg, &o.bench.timer)) {
+				ret = usage_error(&cmd_tune_def, "unknown timer '%s'", optarg);
+				goto out;
+			}
 			break;
 		case 0x107:
-			if (!strcmp(optarg, "json"))
+			if (!strcmp(optarg, "json")) {
 				json = true;
-			else if (strcmp(optarg, "table"))
-				return usage_error(&cmd_tune_def, "unknown format '%s'", optarg);
+			} else if (strcmp(optarg, "table")) {
+				ret = usage_error(&cmd_tune_def, "unknown format '%s'", optarg);
+				goto out;
+			}
 			break;
 		case 'h':
-			return 0;
+			goto out;
 		default:
-			return TCX_EXIT_USAGE;
+			ret = TCX_EXIT_USAGE;
+			goto out;
 		}
 	}
-	if (optind + 1 != argc)
-		return usage_error(&cmd_tune_def,
-				   optind >= argc ? "missing the config file" : "too many arguments");
-	if (o.dry_run && do_explain)
-		return usage_error(&cmd_tune_def, "--dry-run and --explain cannot be combined");
-	/* tuning reports each step as it goes, unless --quiet */
-	tcx_log_set(log_line, NULL, verbosity < 0 ? TCX_LOG_ERROR
-				    : verbosity > 1 ? TCX_LOG_DEBUG
-						    : TCX_LOG_INFO);
+	if (optind + 1 != argc) {
+		ret = usage_error(&cmd_tune_def,
+				  optind >= argc ? "missing the config file" : "too many arguments");
+		goto out;
+	}
+	if ((o.dry_run + do_explain + o.from_store) > 1) {
+		ret = usage_error(&cmd_tune_def,
+				  "--dry-run, --explain and --from-store cannot be combined");
+		goto out;
+	}
+	if (devid && devlist) {
+		ret = usage_error(&cmd_tune_def, "--device and --devices cannot be combined");
+		goto out;
+	}
+	if (o.from_store && (o.shard_n > 1 || o.force)) {
+		ret = usage_error(&cmd_tune_def, "--from-store measures nothing: no --shard or --force");
+		goto out;
+	}
+	/* tuning reports each step as it goes, unless --quiet (other MPI ranks:
+	 * only with -v) */
+	tcx_log_set(log_line, NULL,
+		    verbosity < 0 || (!rank0 && verbosity < 1) ? TCX_LOG_ERROR
+		    : verbosity > 1			       ? TCX_LOG_DEBUG
+							       : TCX_LOG_INFO);
 	st = config_load(argv[optind], &cfg, &err);
-	if (st)
-		return report(st, &err);
+	if (st) {
+		ret = report(st, &err);
+		goto out;
+	}
 	if (o.dry_run) {
 		/* no device and no store: plan and count */
 		struct device_info none;
@@ -273,37 +446,79 @@ int cmd_tune(int argc, char **argv)
 		t.sum = &sum;
 		st = tune_config(&t, cfg, &err);
 		ret = st ? report(st, &err) : 0;
-		json_decref(sum.report);
-		config_free(cfg);
-		return ret;
+		goto out;
 	}
-	ret = open_device(devid, &dev);
+	if (devlist) {
+		ret = open_devices(devlist, devs, &ndev);
+	} else if (mpi && !devid) {
+		/* one device per rank: the node-local rank picks among the GPUs */
+		char id[64];
+		struct device_info *all;
+		int count, gpus = 0, pick = -1;
+
+		st = devices_list(&all, &count, NULL, &err);
+		if (st) {
+			ret = report(st, &err);
+			goto out;
+		}
+		for (int k = 0; k < count; k++)
+			gpus += all[k].type == DEV_GPU && !strcmp(all[k].backend, all[0].backend);
+		for (int k = 0, g = 0; k < count && gpus; k++)
+			if (all[k].type == DEV_GPU && !strcmp(all[k].backend, all[0].backend) &&
+			    g++ == mpi->local_rank % gpus)
+				pick = k;
+		snprintf(id, sizeof(id), "%s", pick >= 0 ? all[pick].id : "");
+		free(all);
+		ret = open_device(id[0] ? id : NULL, &devs[0]);
+		ndev = ret ? 0 : 1;
+	} else {
+		ret = open_device(devid, &devs[0]);
+		ndev = ret ? 0 : 1;
+	}
 	if (ret)
 		goto out;
+	for (int k = 1; k < ndev; k++)
+		if (strcmp(device_info_of(devs[k])->name, device_info_of(devs[0])->name)) {
+			ret = error("--devices mixes models ('%s' and '%s'): results and logic are per "
+				    "model; tune each model on its own",
+				    device_info_of(devs[0])->name, device_info_of(devs[k])->name);
+			ret = TCX_EXIT_USAGE;
+			goto out;
+		}
 	if (!db) {
 		default_store_path(dbbuf, sizeof(dbbuf));
 		db = dbbuf;
 	}
-	st = store_open(db, true, &store, &err);
-	if (st) {
-		ret = report(st, &err);
-		goto out;
+	if (rank0) {
+		st = store_open(db, true, &store, &err);
+		if (st) {
+			ret = report(st, &err);
+			goto out;
+		}
 	}
 	if (do_explain) {
-		ret = explain(store, cfg, device_info_of(dev), json);
+		ret = rank0 ? explain(store, cfg, device_info_of(devs[0]), json) : 0;
 		goto out;
 	}
-	if (stderr_is_tty() && verbosity >= 0) {
+	if (stderr_is_tty() && verbosity >= 0 && rank0)
 		o.progress = show_progress;
-	}
 	o.stop = &interrupted;
 	memset(&t, 0, sizeof(t));
-	t.dev = dev;
-	t.di = device_info_of(dev);
+	t.dev = devs[0];
+	t.di = device_info_of(devs[0]);
+	for (int k = 0; k < ndev; k++)
+		t.devs[k] = devs[k];
+	t.ndev = ndev;
 	t.store = store;
 	t.o = &o;
 	t.sum = &sum;
-	info("tuning %s on %s (%s); results in %s", argv[optind], t.di->id, t.di->name, db);
+	t.mpi = mpi;
+	t.shard_k = o.shard_k;
+	t.shard_n = o.shard_n;
+	if (rank0)
+		info("tuning %s on %s%s (%s)%s; results in %s", argv[optind], t.di->id,
+		     ndev > 1 ? " and more" : "", t.di->name,
+		     mpi ? " across MPI ranks" : "", db);
 	st = tune_config(&t, cfg, &err);
 	clear_progress();
 	if (st == TCX_EINTR) {
@@ -313,47 +528,30 @@ int cmd_tune(int argc, char **argv)
 		ret = TCX_EXIT_INTR;
 		goto out;
 	}
+	if (st == TCX_EINCOMPLETE && o.shard_n > 1) {
+		/* a shard that has done its share has succeeded */
+		if (rank0)
+			info("%s", err.msg);
+		if (rank0)
+			print_summary(&sum, argv[optind], t.di, db, json);
+		goto out;
+	}
 	if (st) {
 		ret = report(st, &err);
 		goto out;
 	}
-	if (json) {
-		json_t *o2 = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:i,s:f,s:O}", "config",
-				       argv[optind], "device", t.di->id, "store", db, "measured",
-				       (json_int_t)sum.measured, "reused", (json_int_t)sum.reused,
-				       "skipped", (json_int_t)sum.skipped, "failed",
-				       (json_int_t)sum.failed, "evaluations",
-				       (json_int_t)sum.evaluations, "winners_dropped",
-				       sum.winners_dropped, "seconds", sum.seconds, "problems",
-				       sum.report);
-
-		print_json(stdout, o2);
-		json_decref(o2);
-	} else {
-		size_t i;
-		json_t *r;
-
-		printf("measured %lld, reused %lld from the store, skipped %lld, failed %lld in "
-		       "%.1f s\n",
-		       (long long)sum.measured, (long long)sum.reused, (long long)sum.skipped,
-		       (long long)sum.failed, sum.seconds);
-		json_array_foreach(sum.report, i, r)
-		{
-			json_t *lg = json_object_get(r, "logic");
-
-			if (lg)
-				printf("%s: %lld solution%s -> %s\n",
-				       json_string_value(json_object_get(r, "problem_type")),
-				       (long long)json_integer_value(json_object_get(r, "solutions")),
-				       json_integer_value(json_object_get(r, "solutions")) == 1 ? ""
-												: "s",
-				       json_string_value(lg));
-		}
-	}
+	if (rank0)
+		print_summary(&sum, argv[optind], t.di, db, json);
 out:
 	json_decref(sum.report);
 	store_close(store);
-	device_close(dev);
+	for (int k = 0; k < ndev; k++)
+		device_close(devs[k]);
 	config_free(cfg);
+#ifdef TCX_WITH_MPI
+	/* a rank failing alone would leave the others waiting: abort the job */
+	if (mpi)
+		tune_mpi_stop(ret != 0 && ret != TCX_EXIT_INTR);
+#endif
 	return ret;
 }

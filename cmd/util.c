@@ -10,6 +10,7 @@
 #include "backend/backend.h"
 #include "gen/solution.h"
 #include "gen/gen.h"
+#include "logic/logic.h"
 #include "logic/yamlin.h"
 #include "logic/yamlout.h"
 #include "notation/notation.h"
@@ -108,6 +109,7 @@ int exit_code(enum tcx_status st)
 	case TCX_EREJECT:
 	case TCX_EIO:
 	case TCX_ECORRUPT:
+	case TCX_EINCOMPLETE:
 		return TCX_EXIT_USAGE;
 	case TCX_ENODEV:
 		return TCX_EXIT_NODEV;
@@ -417,4 +419,51 @@ int load_solution(const char *params, const char *file, const struct tcx_contrac
 	if (params)
 		st = solution_parse(s, params, &err);
 	return st ? report(st, &err) : 0;
+}
+
+void default_store_path(char *buf, size_t len)
+{
+	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	if (x && *x)
+		snprintf(buf, len, "%s/tcx/results.db", x);
+	else
+		snprintf(buf, len, "%s/.cache/tcx/results.db", home && *home ? home : ".");
+}
+
+int load_logic(const char *path, const struct tcx_contraction *c, struct logic **out)
+{
+	struct tcx_error err = { 0 };
+	enum tcx_status st = logic_load(path, out, &err);
+	char want[256], have[256];
+
+	if (st)
+		return report(st, &err);
+	contraction_tensile_name(c, want, sizeof(want));
+	contraction_tensile_name((*out)->type, have, sizeof(have));
+	if (strcmp(want, have) != 0) {
+		error("logic file '%s' is for problem type %s, not %s ('%s')", path, have, want,
+		      c->expr);
+		logic_free(*out);
+		*out = NULL;
+		return TCX_EXIT_USAGE;
+	}
+	return 0;
+}
+
+int logic_solution_for(const struct logic *lg, const char *path, const int64_t *sizes,
+		       struct solution *s)
+{
+	struct strbuf why = STRBUF_INIT;
+	int k = logic_lookup(lg, sizes, &why);
+
+	if (k < 0) {
+		error("logic file '%s' selects no solution for these sizes", path);
+		strbuf_release(&why);
+		return TCX_EXIT_USAGE;
+	}
+	*s = lg->sols[k].sol;
+	verbose("logic selects solution %d (%s): %s", k, lg->sols[k].name, strbuf_str(&why));
+	strbuf_release(&why);
+	return 0;
 }

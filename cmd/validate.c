@@ -8,12 +8,13 @@
 #include "cmd.h"
 #include "backend/backend.h"
 #include "gen/gen.h"
+#include "logic/logic.h"
 #include "notation/notation.h"
 #include "run/run.h"
 
 static const char *const validate_synopsis[] = {
 	"tcx validate --sizes <sizes> [--type <t>] [--device <id>] [--params <params> | "
-	"--solution <file>] [--init <init>] [--seed <n>] [--alpha <a>] [--beta <b>] "
+	"--solution <file> | --logic <file>] [--init <init>] [--seed <n>] [--alpha <a>] [--beta <b>] "
 	"[--rtol <r>] [--atol <a>] [--sample <n>] [--format <fmt>] <expr>",
 	NULL,
 };
@@ -29,6 +30,8 @@ static const struct cmd_option validate_options[] = {
 	  NULL },
 	{ "solution", 0x100, required_argument, "<file>",
 	  "solution parameters from a YAML or JSON file", OV_FILE, NULL },
+	{ "logic", 0x109, required_argument, "<file>",
+	  "the solution a library-logic file selects for these sizes", OV_FILE, NULL },
 	{ "init", 'i', required_argument, "<init>",
 	  "input data: random (default), serial, ones, zeros or nan", OV_ENUM,
 	  "random serial ones zeros nan" },
@@ -204,7 +207,8 @@ static void print_report(const struct tcx_contraction *c, const struct problem *
 int cmd_validate(int argc, char **argv)
 {
 	const char *type = NULL, *layout = NULL, *sizes = NULL, *strides = NULL, *params = NULL;
-	const char *solfile = NULL, *devid = NULL;
+	const char *solfile = NULL, *devid = NULL, *logicfile = NULL;
+	struct logic *lg = NULL;
 	enum out_format fmt = FMT_TABLE;
 	struct validate_opts o;
 	struct validate_report r;
@@ -236,6 +240,9 @@ int cmd_validate(int argc, char **argv)
 			break;
 		case 0x100:
 			solfile = optarg;
+			break;
+		case 0x109:
+			logicfile = optarg;
 			break;
 		case 'i':
 			if (!init_parse(optarg, &o.init))
@@ -315,7 +322,18 @@ int cmd_validate(int argc, char **argv)
 	ret = open_device(devid, &dev);
 	if (ret)
 		goto out;
-	ret = load_solution(params, solfile, c, device_info_of(dev), &s);
+	if (logicfile) {
+		if (params || solfile) {
+			ret = usage_error(&cmd_validate_def,
+					  "--logic cannot be combined with --params or --solution");
+			goto out;
+		}
+		ret = load_logic(logicfile, c, &lg);
+		if (!ret)
+			ret = logic_solution_for(lg, logicfile, p.size, &s);
+	} else {
+		ret = load_solution(params, solfile, c, device_info_of(dev), &s);
+	}
 	if (ret)
 		goto out;
 	st = contract_prepare(dev, c, &p, &s, &pr, &log, &err);
@@ -348,6 +366,7 @@ int cmd_validate(int argc, char **argv)
 		error("validation failed: %s (seed %llu)", err.msg, (unsigned long long)o.seed);
 	ret = exit_code(st);
 out:
+	logic_free(lg);
 	strbuf_release(&log);
 	device_close(dev);
 	contraction_free(c);

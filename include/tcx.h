@@ -50,6 +50,7 @@ enum tcx_status {
 	TCX_ETIMEOUT = 16,  /* a kernel ran past its time limit */
 	TCX_ECORRUPT = 17,  /* a file is damaged (store, cache entry) */
 	TCX_ELIMIT = 18,    /* beyond a device limit (work-group, local memory, registers) */
+	TCX_EINCOMPLETE = 19, /* done with what it could: other shards' data is needed */
 	TCX_STATUS_COUNT
 };
 

@@ -24,6 +24,7 @@ static const char *const status_text[TCX_STATUS_COUNT] = {
 	[TCX_ETIMEOUT] = "timed out",
 	[TCX_ECORRUPT] = "damaged file",
 	[TCX_ELIMIT] = "beyond a device limit",
+	[TCX_EINCOMPLETE] = "incomplete: more measurements are needed",
 };
 
 const char *tcx_status_str(enum tcx_status s)

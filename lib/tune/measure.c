@@ -1,11 +1,13 @@
-/* measure.c - one measurement of a candidate through the results store:
- * found there (and not forced), or prepared, timed and recorded, with the
- * reason when it cannot run. */
+/* measure.c - one measurement of a candidate: looked up in the results
+ * store, or prepared, timed and recorded there, with the reason when it
+ * cannot run.  The store and the counters are shared by worker threads and
+ * touched only under the exec lock. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "tune/tune.h"
+#include "tune/exec.h"
 
 void tune_problem_key(const struct tcx_contraction *c, char *buf, size_t len)
 {
@@ -27,6 +29,15 @@ static void fill_key(struct measurement *m, const struct device_info *di,
 	snprintf(m->version, sizeof(m->version), "%s", tcx_version());
 }
 
+static double flops_of(const struct tcx_contraction *c, const int64_t *sizes)
+{
+	double f = dtype_info(c->dtype)->complex ? 8.0 : 2.0;
+
+	for (int id = 0; id < c->nidx; id++)
+		f *= (double)sizes[id];
+	return f;
+}
+
 static void to_measured(const struct measurement *r, double flops, struct measured *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -42,6 +53,52 @@ static void to_measured(const struct measurement *r, double flops, struct measur
 	}
 }
 
+static void from_measured(const struct measured *m, struct measurement *r)
+{
+	r->status = m->status;
+	snprintf(r->reason, sizeof(r->reason), "%s", m->reason);
+	r->median_ms = m->median_ms;
+	r->ci_lo_ms = m->ci_lo_ms;
+	r->ci_hi_ms = m->ci_hi_ms;
+	r->min_ms = m->min_ms;
+	r->max_ms = m->max_ms;
+	r->gflops = m->gflops;
+	r->reps = m->reps;
+	snprintf(r->timer, sizeof(r->timer), "%s", m->timer);
+	r->timestamp = (double)time(NULL);
+}
+
+/* TCX_FAKE_TIMING=1 (tests only): kernels are planned and built for real,
+ * so validity and build failures are real, but instead of timing them each
+ * measurement is a fixed function of the solution and the sizes.  Runs on
+ * one process, several devices, shards or MPI ranks then make identical
+ * decisions, which is what the tests of distributed tuning compare. */
+static bool fake_timing(void)
+{
+	const char *v = getenv("TCX_FAKE_TIMING");
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+static void fake_result(const struct solution *s, const struct problem *p,
+			struct bench_result *br)
+{
+	char key[2048];
+	uint64_t h;
+	double gflops;
+
+	solution_key(s, key, sizeof(key));
+	h = hash64(p->size, sizeof(int64_t) * (size_t)p->c->nidx, hash64(key, strlen(key), 0));
+	gflops = 10.0 + (double)(h % 9000) / 100.0; /* 10 .. 100 GFLOP/s */
+	memset(br, 0, sizeof(*br));
+	br->median_ms = problem_flops(p) / (gflops * 1e6);
+	br->ci_lo_ms = br->min_ms = br->median_ms * 0.999;
+	br->ci_hi_ms = br->max_ms = br->median_ms * 1.001;
+	br->gflops = gflops;
+	br->reps = 1;
+	br->timer = "fake";
+}
+
 /* Statuses that describe the candidate rather than stop the run. */
 static bool candidate_fault(enum tcx_status st)
 {
@@ -49,75 +106,92 @@ static bool candidate_fault(enum tcx_status st)
 	       st == TCX_EDEVICE || st == TCX_ETIMEOUT || st == TCX_EUNSUPPORTED;
 }
 
-enum tcx_status tune_measure(struct tune_ctx *t, const struct tcx_contraction *c,
-			     const struct solution *s, const int64_t *sizes, struct measured *m,
-			     struct tcx_error *err)
+enum tcx_status tune_lookup(struct tune_ctx *t, const struct tcx_contraction *c,
+			    const struct solution *s, const int64_t *sizes, struct measured *m,
+			    bool *found, struct tcx_error *err)
+{
+	struct measurement rec, old;
+	enum tcx_status st;
+
+	fill_key(&rec, t->di, c, s, sizes);
+	*found = false;
+	st = store_get(t->store, rec.device, rec.driver, rec.problem, rec.nidx, rec.sizes,
+		       rec.solution, &old, found, err);
+	if (st || !*found)
+		return st;
+	to_measured(&old, flops_of(c, sizes), m);
+	m->from_store = true;
+	t->sum->reused++;
+	return TCX_OK;
+}
+
+enum tcx_status tune_record(struct tune_ctx *t, const struct tcx_contraction *c,
+			    const struct solution *s, const int64_t *sizes,
+			    const struct measured *m, struct tcx_error *err)
 {
 	struct measurement rec;
+
+	fill_key(&rec, t->di, c, s, sizes);
+	from_measured(m, &rec);
+	if (m->status == MEAS_OK)
+		t->sum->measured++;
+	else if (m->status == MEAS_SKIPPED)
+		t->sum->skipped++;
+	else
+		t->sum->failed++;
+	/* MPI ranks other than 0 keep no store: rank 0 records for them */
+	return t->store ? store_put(t->store, &rec, err) : TCX_OK;
+}
+
+enum tcx_status tune_measure_on(struct tune_ctx *t, int dev, const struct tcx_contraction *c,
+				const struct solution *s, const int64_t *sizes,
+				struct measured *m, struct tcx_error *err)
+{
+	struct device *d = t->ndev > 0 ? t->devs[dev] : t->dev;
 	struct problem p;
 	struct prepared pr;
 	struct bench_result br;
 	struct tcx_error e = { 0 };
-	bool found = false;
 	enum tcx_status st;
-	double t0;
+	double t0 = now_seconds();
 
-	fill_key(&rec, t->di, c, s, sizes);
 	st = problem_init(&p, c, sizes, err);
 	if (st)
 		return st;
-	if (!t->o->force) {
-		struct measurement old;
-
-		st = store_get(t->store, rec.device, rec.driver, rec.problem, rec.nidx, rec.sizes,
-			       rec.solution, &old, &found, err);
-		if (st)
-			return st;
-		if (found) {
-			to_measured(&old, problem_flops(&p), m);
-			m->from_store = true;
-			t->sum->reused++;
-			return TCX_OK;
-		}
-	}
-	t0 = now_seconds();
-	st = contract_prepare(t->dev, c, &p, s, &pr, NULL, &e);
-	if (!st)
-		st = bench_run(t->dev, &pr, &p, &t->o->bench, &br, &e);
+	memset(m, 0, sizeof(*m));
+	st = contract_prepare(d, c, &p, s, &pr, NULL, &e);
+	if (!st && fake_timing())
+		fake_result(s, &p, &br);
+	else if (!st)
+		st = bench_run(d, &pr, &p, &t->o->bench, &br, &e);
 	if (st && !candidate_fault(st)) {
 		*err = e;
 		return st;
 	}
-	rec.timestamp = (double)time(NULL);
 	if (st) {
-		rec.status = st == TCX_EREJECT || st == TCX_ELIMIT || st == TCX_EUNSUPPORTED
-				     ? MEAS_SKIPPED
-				     : MEAS_FAILED;
-		snprintf(rec.reason, sizeof(rec.reason), "%s", e.msg);
-		rec.median_ms = rec.ci_lo_ms = rec.ci_hi_ms = rec.min_ms = rec.max_ms = NAN;
-		rec.gflops = 0;
-		if (rec.status == MEAS_SKIPPED)
-			t->sum->skipped++;
-		else
-			t->sum->failed++;
-		tcx_log(TCX_LOG_DEBUG, "%s: %s", rec.solution, rec.reason);
+		m->status = st == TCX_EREJECT || st == TCX_ELIMIT || st == TCX_EUNSUPPORTED
+				    ? MEAS_SKIPPED
+				    : MEAS_FAILED;
+		snprintf(m->reason, sizeof(m->reason), "%s", e.msg);
+		m->median_ms = m->ci_lo_ms = m->ci_hi_ms = m->min_ms = m->max_ms = NAN;
+		tcx_log(TCX_LOG_DEBUG, "%s", m->reason);
 	} else {
-		rec.status = MEAS_OK;
-		rec.median_ms = br.median_ms;
-		rec.ci_lo_ms = br.ci_lo_ms;
-		rec.ci_hi_ms = br.ci_hi_ms;
-		rec.min_ms = br.min_ms;
-		rec.max_ms = br.max_ms;
-		rec.gflops = br.gflops;
-		rec.reps = br.reps;
-		snprintf(rec.timer, sizeof(rec.timer), "%s", br.timer);
-		t->sum->measured++;
+		m->status = MEAS_OK;
+		m->median_ms = br.median_ms;
+		m->ci_lo_ms = br.ci_lo_ms;
+		m->ci_hi_ms = br.ci_hi_ms;
+		m->min_ms = br.min_ms;
+		m->max_ms = br.max_ms;
+		m->reps = br.reps;
+		snprintf(m->timer, sizeof(m->timer), "%s", br.timer);
+		m->gflops = br.gflops;
+		m->gflops_lo = br.ci_hi_ms > 0 ? problem_flops(&p) / (br.ci_hi_ms * 1e6) : br.gflops;
+		m->gflops_hi = br.ci_lo_ms > 0 ? problem_flops(&p) / (br.ci_lo_ms * 1e6) : br.gflops;
 	}
-	st = store_put(t->store, &rec, err);
-	if (st)
-		return st;
+	exec_lock_acquire();
+	st = tune_record(t, c, s, sizes, m, err);
 	t->measure_s += now_seconds() - t0;
 	t->nmeasure++;
-	to_measured(&rec, problem_flops(&p), m);
-	return TCX_OK;
+	exec_lock_release();
+	return st;
 }

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tune/exec.h"
 #include "tune/protocol.h"
 
 /* Tensile v3's default sizes: common Range [[2880],0,0], final
@@ -98,54 +99,73 @@ struct score {
 	char reason[256];
 };
 
-static enum tcx_status score_candidate(struct protocol *pc, const struct solution *s,
-				       const struct size_list *sizes, struct score *sc,
-				       struct tcx_error *err)
+/* Called by the workers after each measurement (under the exec lock). */
+static void on_measured(struct tune_ctx *t, const struct measured *m)
+{
+	struct protocol *pc = t->progress_state;
+	struct tune_progress pg = { 0 };
+	double per = t->nmeasure ? t->measure_s / (double)t->nmeasure : -1;
+
+	if (!pc)
+		return;
+	pc->done++;
+	if (m->status == MEAS_OK && m->gflops > pc->best_gflops)
+		pc->best_gflops = m->gflops;
+	if (!t->o->progress)
+		return;
+	pg.problem = pc->name;
+	pg.group = pc->group;
+	pg.ngroups = pc->ngroups;
+	pg.step = pc->step_label;
+	pg.done = pc->done;
+	pg.total = pc->total;
+	pg.best_gflops = pc->best_gflops;
+	pg.eta_s = per >= 0 ? per * (double)(pc->total - pc->done) / (t->ndev > 1 ? t->ndev : 1) : -1;
+	t->o->progress(&pg, t->o->progress_ctx);
+}
+
+enum tcx_status protocol_measure(struct protocol *pc, struct task *v, int64_t n,
+				 struct tcx_error *err)
+{
+	enum tcx_status st;
+
+	if (pc->dry_run) {
+		for (int64_t i = 0; i < n; i++) {
+			v[i].have = true;
+			v[i].m.status = v[i].valid ? MEAS_OK : MEAS_SKIPPED;
+		}
+		return TCX_OK;
+	}
+	pc->t->progress_state = pc;
+	pc->t->progress_fn = on_measured;
+	st = tasks_run(pc->t, pc->c, v, n, err);
+	pc->t->progress_state = NULL;
+	return st;
+}
+
+/* The score of a candidate from its tasks (one per size). */
+static void score_of(const struct task *v, int64_t nsizes, bool dry_run, struct score *sc)
 {
 	memset(sc, 0, sizeof(*sc));
-	for (size_t k = 0; k < sizes->count; k++) {
-		struct measured m;
-		enum tcx_status st;
+	for (int64_t z = 0; z < nsizes; z++) {
+		const struct measured *m = &v[z].m;
 
-		if (pc->stop && *pc->stop)
-			return tcx_fail(err, TCX_EINTR, "interrupted");
-		if (pc->dry_run) {
+		if (dry_run) {
 			sc->valid = true;
 			continue;
 		}
-		st = tune_measure(pc->t, pc->c, s, sizes->v + k * (size_t)pc->c->nidx, &m, err);
-		if (st)
-			return st;
-		pc->done++;
-		if (m.status != MEAS_OK) {
-			snprintf(sc->reason, sizeof(sc->reason), "%s", m.reason);
+		if (m->status != MEAS_OK) {
+			snprintf(sc->reason, sizeof(sc->reason), "%s", m->reason);
 			continue;
 		}
-		if (!sc->valid || m.gflops > sc->gflops) {
+		if (!sc->valid || m->gflops > sc->gflops) {
 			sc->valid = true;
-			sc->gflops = m.gflops;
-			sc->lo = m.gflops_lo;
-			sc->hi = m.gflops_hi;
-			sc->at = (int64_t)k;
-		}
-		if (m.gflops > pc->best_gflops)
-			pc->best_gflops = m.gflops;
-		if (pc->t->o->progress) {
-			struct tune_progress pg = { 0 };
-			double per = pc->t->nmeasure ? pc->t->measure_s / (double)pc->t->nmeasure : -1;
-
-			pg.problem = pc->name;
-			pg.group = pc->group;
-			pg.ngroups = pc->ngroups;
-			pg.step = pc->step_label;
-			pg.done = pc->done;
-			pg.total = pc->total;
-			pg.best_gflops = pc->best_gflops;
-			pg.eta_s = per >= 0 ? per * (double)(pc->total - pc->done) : -1;
-			pc->t->o->progress(&pg, pc->t->o->progress_ctx);
+			sc->gflops = m->gflops;
+			sc->lo = m->gflops_lo;
+			sc->hi = m->gflops_hi;
+			sc->at = z;
 		}
 	}
-	return TCX_OK;
 }
 
 /* The values of the parameters of a step with more than one value. */
@@ -204,13 +224,21 @@ static void set_free(struct pset *s)
 }
 
 /* The benchmark of one step for every live set: each set keeps its best
- * permutation.  Sets without a valid candidate die. */
+ * permutation.  Sets without a valid candidate die.  All of the step's
+ * measurements are taken as one batch, so that several devices, shards or
+ * MPI ranks can share them. */
 static enum tcx_status bench_step(struct protocol *pc, const struct config_step *cs,
 				  const char *phase, int num, struct tcx_error *err)
 {
 	struct bench_params bp;
 	char label[256];
 	int alive = 0;
+	int64_t ncand, nsz = (int64_t)pc->sizes.count, ntask;
+	struct solution *sols = NULL;
+	struct task *tasks = NULL;
+	int64_t *dup = NULL;
+	char (*why)[256] = NULL;
+	enum tcx_status st = TCX_OK;
 
 	step_params(cs, &bp);
 	if (bp.n == 0 && !pc->dummy_step)
@@ -218,73 +246,95 @@ static enum tcx_status bench_step(struct protocol *pc, const struct config_step 
 	step_label(&bp, phase, num, label, sizeof(label));
 	pc->step_label = label;
 	pc->done = 0;
-	pc->total = 0;
-	for (int s = 0; s < pc->nsets; s++)
-		if (pc->sets[s].alive)
-			pc->total += bp.count * (int64_t)pc->sizes.count;
+	ncand = (int64_t)pc->nsets * bp.count;
+	ntask = ncand * nsz;
 	if (pc->dry_run)
-		tcx_log(TCX_LOG_INFO, "  %s: %lld candidate%s x %d set%s x %zu size%s", label,
+		tcx_log(TCX_LOG_INFO, "  %s: %lld candidate%s x %d set%s x %lld size%s", label,
 			(long long)bp.count, bp.count == 1 ? "" : "s", pc->nsets,
-			pc->nsets == 1 ? "" : "s", pc->sizes.count, pc->sizes.count == 1 ? "" : "s");
+			pc->nsets == 1 ? "" : "s", (long long)nsz, nsz == 1 ? "" : "s");
+	sols = calloc((size_t)(ncand ? ncand : 1), sizeof(*sols));
+	dup = calloc((size_t)(ncand ? ncand : 1), sizeof(*dup));
+	why = calloc((size_t)(ncand ? ncand : 1), sizeof(*why));
+	tasks = calloc((size_t)(ntask ? ntask : 1), sizeof(*tasks));
+	if (!sols || !dup || !why || !tasks) {
+		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* every candidate of every live set, duplicates within a set marked */
+	pc->total = 0;
+	for (int s = 0; s < pc->nsets && !st; s++)
+		for (int64_t k = 0; k < bp.count && !st; k++) {
+			int64_t c = (int64_t)s * bp.count + k;
+			json_t *perm = permutation(&bp, k);
+			json_t *layers[3] = { pc->initial, pc->sets[s].params, perm };
+			bool valid = pc->sets[s].alive;
+
+			dup[c] = -1;
+			if (valid) {
+				st = solution_from_layers(layers, 3, &sols[c], err);
+				if (st == TCX_EREJECT) {
+					/* a v2 shape that does not split: not a candidate */
+					snprintf(why[c], sizeof(why[c]), "%s", err->msg);
+					valid = false;
+					st = TCX_OK;
+				}
+			}
+			json_decref(perm);
+			for (int64_t j = (int64_t)s * bp.count; valid && !st && j < c; j++)
+				if (dup[j] < 0 && tasks[j * nsz].valid &&
+				    solution_equal(&sols[j], &sols[c])) {
+					dup[c] = j;
+					break;
+				}
+			for (int64_t z = 0; z < nsz; z++) {
+				struct task *tk = &tasks[c * nsz + z];
+
+				tk->sol = sols[c];
+				tk->sizes = pc->sizes.v + z * (size_t)pc->c->nidx;
+				tk->valid = valid && dup[c] < 0;
+				pc->total += tk->valid;
+			}
+		}
+	if (!st)
+		st = protocol_measure(pc, tasks, ntask, err);
+	if (st)
+		goto out;
+	/* each set's winner */
 	for (int s = 0; s < pc->nsets; s++) {
 		struct pset *set = &pc->sets[s];
-		int64_t best = -1, pick;
+		int64_t best = -1, pick, c0 = (int64_t)s * bp.count;
 		struct score *sc;
-		struct solution *sols;
-		enum tcx_status st = TCX_OK;
-		char key[1024];
 
 		if (!set->alive)
 			continue;
 		sc = calloc((size_t)bp.count, sizeof(*sc));
-		sols = calloc((size_t)bp.count, sizeof(*sols));
-		if (!sc || !sols) {
-			free(sc);
-			free(sols);
-			return tcx_fail(err, TCX_ENOMEM, "out of memory");
+		if (!sc) {
+			st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+			goto out;
 		}
-		for (int64_t k = 0; k < bp.count && !st; k++) {
-			json_t *perm = permutation(&bp, k);
-			json_t *layers[3] = { pc->initial, set->params, perm };
+		for (int64_t k = 0; k < bp.count; k++) {
+			int64_t c = c0 + k, src = dup[c] >= 0 ? dup[c] : c;
 
-			st = solution_from_layers(layers, 3, &sols[k], err);
-			json_decref(perm);
-			if (st == TCX_EREJECT) {
-				/* a v2 shape that does not split: not a candidate */
-				snprintf(sc[k].reason, sizeof(sc[k].reason), "%s", err->msg);
-				st = TCX_OK;
+			if (!tasks[src * nsz].valid) {
+				snprintf(sc[k].reason, sizeof(sc[k].reason), "%s", why[c]);
 				continue;
 			}
-			/* a duplicate of an earlier permutation is not measured twice */
-			for (int64_t j = 0; !st && j < k; j++)
-				if (solution_equal(&sols[j], &sols[k])) {
-					sc[k] = sc[j];
-					goto next;
-				}
-			if (!st)
-				st = score_candidate(pc, &sols[k], &pc->sizes, &sc[k], err);
-		next:
-			if (!st && sc[k].valid && (best < 0 || sc[k].gflops > sc[best].gflops))
+			score_of(&tasks[src * nsz], nsz, pc->dry_run, &sc[k]);
+			if (sc[k].valid && (best < 0 || sc[k].gflops > sc[best].gflops))
 				best = k;
-		}
-		if (st) {
-			free(sc);
-			free(sols);
-			return st;
 		}
 		if (best < 0) {
 			tcx_log(TCX_LOG_INFO, "%s: set %d has no valid candidate (%s); dropped", label,
 				s, sc[0].reason[0] ? sc[0].reason : "none measured");
 			set->alive = false;
 			free(sc);
-			free(sols);
 			continue;
 		}
 		/* ties inside the confidence intervals go to the simplest */
 		pick = best;
 		for (int64_t k = 0; k < bp.count && !pc->dry_run; k++)
 			if (k != pick && sc[k].valid && sc[k].hi >= sc[best].lo &&
-			    complexity(&sols[k]) < complexity(&sols[pick]))
+			    complexity(&sols[c0 + k]) < complexity(&sols[c0 + pick]))
 				pick = k;
 		{
 			json_t *perm = permutation(&bp, pick);
@@ -293,10 +343,9 @@ static enum tcx_status bench_step(struct protocol *pc, const struct config_step 
 			char *text = json_dumps(perm, JSON_COMPACT);
 
 			if (pick != best) {
-				char *bt;
 				json_t *bperm = permutation(&bp, best);
+				char *bt = json_dumps(bperm, JSON_COMPACT);
 
-				bt = json_dumps(bperm, JSON_COMPACT);
 				tcx_log(TCX_LOG_INFO,
 					"%s: %s (%.2f GFLOP/s) and %s (%.2f GFLOP/s) tie within their "
 					"confidence intervals; keeping the simpler %s",
@@ -304,7 +353,6 @@ static enum tcx_status bench_step(struct protocol *pc, const struct config_step 
 				free(bt);
 				json_decref(bperm);
 			}
-			solution_key(&sols[pick], key, sizeof(key));
 			if (!pc->dry_run)
 				tcx_log(TCX_LOG_INFO, "%s: set %d winner %s at %.2f GFLOP/s", label, s,
 					text ? text : "", sc[pick].gflops);
@@ -315,14 +363,18 @@ static enum tcx_status bench_step(struct protocol *pc, const struct config_step 
 		}
 		alive++;
 		free(sc);
-		free(sols);
 	}
 	if (alive == 0)
-		return tcx_fail(err, TCX_EREJECT,
-				"%s: no candidate of any set is valid on this device (see 'tcx tune "
-				"--explain')",
-				label);
-	return TCX_OK;
+		st = tcx_fail(err, TCX_EREJECT,
+			      "%s: no candidate of any set is valid on this device (see 'tcx tune "
+			      "--explain')",
+			      label);
+out:
+	free(sols);
+	free(dup);
+	free(why);
+	free(tasks);
+	return st;
 }
 
 /* Moves the single-valued parameters of every benchmarked phase into the

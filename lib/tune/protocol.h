@@ -42,6 +42,11 @@ enum tcx_status protocol_run(struct protocol *pc, const struct config_group *g,
 			     struct tcx_error *err);
 void protocol_release(struct protocol *pc);
 
+/* Takes a batch of measurements (or, in a dry run, pretends to). */
+struct task;
+enum tcx_status protocol_measure(struct protocol *pc, struct task *v, int64_t n,
+				 struct tcx_error *err);
+
 /* A solution from layers of name -> value objects over the defaults. */
 enum tcx_status solution_from_layers(json_t *const *layers, int n, struct solution *s,
 				     struct tcx_error *err);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tune/exec.h"
 #include "tune/protocol.h"
 
 static const char *const strategy_names[] = { "protocol", "exhaustive", "random", "anneal",
@@ -158,87 +159,110 @@ static struct evaluated *find(struct search *se, int64_t idx)
 	return NULL;
 }
 
-/* Evaluates candidate idx (once): its summed time over the final sizes. */
+/* Evaluates candidates idx[0..n) (each once): the summed time over the
+ * final sizes, measured as one batch. */
+static enum tcx_status evaluate_batch(struct search *se, const int64_t *idx, int n,
+				      double *objective, struct tcx_error *err)
+{
+	struct protocol *pc = se->pc;
+	int64_t nsz = (int64_t)pc->final_sizes.count;
+	struct task *tasks = calloc((size_t)n * (size_t)(nsz ? nsz : 1), sizeof(*tasks));
+	bool *fresh = calloc((size_t)n, sizeof(*fresh));
+	enum tcx_status st = TCX_OK;
+
+	if (!tasks || !fresh) {
+		free(tasks);
+		free(fresh);
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	}
+	for (int k = 0; k < n && !st; k++) {
+		struct evaluated *e = find(se, idx[k]);
+		struct solution s;
+		json_t *perm, *layers[2];
+		bool valid = true;
+
+		for (int j = 0; j < k && !e; j++)
+			if (idx[j] == idx[k])
+				e = (struct evaluated *)1; /* the same candidate earlier in this batch */
+		if (e) {
+			for (int64_t z = 0; z < nsz; z++)
+				tasks[k * nsz + z].valid = false;
+			continue;
+		}
+		fresh[k] = true;
+		perm = candidate(se->sp, idx[k]);
+		layers[0] = se->sp->base;
+		layers[1] = perm;
+		st = solution_from_layers(layers, 2, &s, err);
+		json_decref(perm);
+		if (st == TCX_EREJECT) {
+			valid = false;
+			st = TCX_OK;
+		}
+		for (int64_t z = 0; z < nsz; z++) {
+			tasks[k * nsz + z].sol = s;
+			tasks[k * nsz + z].sizes = pc->final_sizes.v + z * (size_t)pc->c->nidx;
+			tasks[k * nsz + z].valid = valid;
+		}
+	}
+	if (!st)
+		st = protocol_measure(pc, tasks, (int64_t)n * nsz, err);
+	for (int k = 0; k < n && !st; k++) {
+		struct evaluated *e;
+		double total = 0;
+
+		if (!fresh[k]) {
+			e = find(se, idx[k]);
+			objective[k] = e ? e->objective : INFINITY;
+			continue;
+		}
+		for (int64_t z = 0; z < nsz; z++) {
+			const struct task *tk = &tasks[k * nsz + z];
+
+			if (!tk->valid || tk->m.status != MEAS_OK)
+				total = INFINITY;
+			else
+				total += tk->m.median_ms;
+		}
+		if (pc->dry_run)
+			total = 0;
+		{
+			json_t *shown = candidate(se->sp, idx[k]);
+			char *text = json_dumps(shown, JSON_COMPACT);
+
+			tcx_log(TCX_LOG_INFO, "  %s %lld/%lld: %s at %.4f ms", pc->step_label,
+				(long long)se->count + 1, (long long)se->limit, text ? text : "",
+				total);
+			free(text);
+			json_decref(shown);
+		}
+		e = calloc(1, sizeof(*e));
+		if (!e) {
+			st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+			break;
+		}
+		e->idx = idx[k];
+		e->objective = total;
+		*se->tail = e;
+		se->tail = &e->next;
+		se->count++;
+		pc->t->sum->evaluations++;
+		objective[k] = total;
+	}
+	free(tasks);
+	free(fresh);
+	return st;
+}
+
 static enum tcx_status evaluate(struct search *se, int64_t idx, double *objective,
 				struct tcx_error *err)
 {
-	struct protocol *pc = se->pc;
-	struct evaluated *e = find(se, idx);
-	struct solution s;
-	json_t *perm, *layers[2];
-	enum tcx_status st;
-	double total = 0;
-
-	if (e) {
-		*objective = e->objective;
-		return TCX_OK;
-	}
-	perm = candidate(se->sp, idx);
-	layers[0] = se->sp->base;
-	layers[1] = perm;
-	st = solution_from_layers(layers, 2, &s, err);
-	json_decref(perm);
-	if (st == TCX_EREJECT) {
-		total = INFINITY;
-		st = TCX_OK;
-	} else if (st) {
-		return st;
-	} else {
-		for (size_t k = 0; k < pc->final_sizes.count; k++) {
-			struct measured m;
-
-			if (pc->stop && *pc->stop)
-				return tcx_fail(err, TCX_EINTR, "interrupted");
-			if (pc->dry_run)
-				break;
-			st = tune_measure(pc->t, pc->c, &s,
-					  pc->final_sizes.v + k * (size_t)pc->c->nidx, &m, err);
-			if (st)
-				return st;
-			pc->done++;
-			if (m.status != MEAS_OK)
-				total = INFINITY;
-			else
-				total += m.median_ms;
-			if (m.status == MEAS_OK && m.gflops > pc->best_gflops)
-				pc->best_gflops = m.gflops;
-		}
-		if (pc->t->o->progress && !pc->dry_run) {
-			struct tune_progress pg = { 0 };
-			double per = pc->t->nmeasure ? pc->t->measure_s / (double)pc->t->nmeasure : -1;
-
-			pg.problem = pc->name;
-			pg.group = pc->group;
-			pg.ngroups = pc->ngroups;
-			pg.step = pc->step_label;
-			pg.done = pc->done;
-			pg.total = pc->total;
-			pg.best_gflops = pc->best_gflops;
-			pg.eta_s = per >= 0 ? per * (double)(pc->total - pc->done) : -1;
-			pc->t->o->progress(&pg, pc->t->o->progress_ctx);
-		}
-	}
-	{
-		json_t *shown = candidate(se->sp, idx);
-		char *text = json_dumps(shown, JSON_COMPACT);
-
-		tcx_log(TCX_LOG_INFO, "  %s %lld/%lld: %s at %.4f ms", pc->step_label,
-			(long long)se->count + 1, (long long)se->limit, text ? text : "", total);
-		free(text);
-		json_decref(shown);
-	}
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	e->idx = idx;
-	e->objective = total;
-	*se->tail = e;
-	se->tail = &e->next;
-	se->count++;
-	pc->t->sum->evaluations++;
-	*objective = total;
-	return TCX_OK;
+	return evaluate_batch(se, &idx, 1, objective, err);
 }
+
+/* Candidates are measured in batches of this many, so that devices, shards
+ * and MPI ranks share each batch. */
+#define BATCH 64
 
 static int64_t rand_index(struct pcg32 *rng, int64_t n)
 {
@@ -256,28 +280,53 @@ static enum tcx_status run_exhaustive(struct search *se, struct tcx_error *err)
 				"the space has %lld candidates; use --strategy random, anneal or "
 				"genetic with --budget",
 				(long long)se->sp->size);
-	for (int64_t i = 0; i < se->sp->size; i++) {
-		enum tcx_status st = evaluate(se, i, &f, err);
+	for (int64_t i = 0; i < se->sp->size; i += BATCH) {
+		int64_t idx[BATCH];
+		double obj[BATCH];
+		int n = 0;
+		enum tcx_status st;
 
+		while (n < BATCH && i + n < se->sp->size) {
+			idx[n] = i + n;
+			n++;
+		}
+		st = evaluate_batch(se, idx, n, obj, err);
 		if (st)
 			return st;
 	}
+	(void)f;
 	return TCX_OK;
 }
 
 static enum tcx_status run_random(struct search *se, int budget, struct pcg32 *rng,
 				  struct tcx_error *err)
 {
-	double f;
-	int64_t tries = 0;
+	/* the sample is drawn first (it depends on the seed alone), then
+	 * measured in batches */
+	int64_t want = budget < se->sp->size ? budget : se->sp->size, n = 0, tries = 0;
+	int64_t *idx = malloc((size_t)(want ? want : 1) * sizeof(*idx));
+	double *obj = malloc((size_t)(want ? want : 1) * sizeof(*obj));
+	enum tcx_status st = TCX_OK;
 
-	while (se->count < budget && se->count < se->sp->size && tries++ < 100LL * budget) {
-		enum tcx_status st = evaluate(se, rand_index(rng, se->sp->size), &f, err);
-
-		if (st)
-			return st;
+	if (!idx || !obj) {
+		free(idx);
+		free(obj);
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	}
-	return TCX_OK;
+	while (n < want && tries++ < 100LL * budget) {
+		int64_t c = rand_index(rng, se->sp->size);
+		bool seen = false;
+
+		for (int64_t j = 0; j < n && !seen; j++)
+			seen = idx[j] == c;
+		if (!seen)
+			idx[n++] = c;
+	}
+	for (int64_t i = 0; i < n && !st; i += BATCH)
+		st = evaluate_batch(se, idx + i, (int)(n - i < BATCH ? n - i : BATCH), obj + i, err);
+	free(idx);
+	free(obj);
+	return st;
 }
 
 /* A random neighbour: one parameter moved to another of its values. */

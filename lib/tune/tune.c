@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "logic/logic.h"
+#include "tune/exec.h"
 #include "tune/protocol.h"
 
 void tune_opts_default(struct tune_opts *o)
@@ -424,31 +425,34 @@ out:
 	return st;
 }
 
-/* The final benchmark of one group's surviving sets over its sizes. */
+/* The final benchmark of one group's surviving sets over its sizes, as
+ * one batch. */
 static enum tcx_status final_group(struct protocol *pc, struct final_table *ft, int group,
 				   struct tcx_error *err)
 {
-	struct tune_ctx *t = pc->t;
 	enum tcx_status st = TCX_OK;
+	int64_t nsz = (int64_t)pc->final_sizes.count, n = 0;
+	struct task *tasks;
+	int live = 0;
 
 	pc->step_label = "final";
 	pc->done = 0;
-	pc->total = 0;
 	for (int s = 0; s < pc->nsets; s++)
-		pc->total += pc->sets[s].alive ? (int64_t)pc->final_sizes.count : 0;
+		live += pc->sets[s].alive;
+	pc->total = (int64_t)live * nsz;
 	if (pc->dry_run) {
-		int live = 0;
-
-		for (int s = 0; s < pc->nsets; s++)
-			live += pc->sets[s].alive;
-		tcx_log(TCX_LOG_INFO, "  final: %d solution%s x %zu size%s", live,
-			live == 1 ? "" : "s", pc->final_sizes.count,
-			pc->final_sizes.count == 1 ? "" : "s");
+		tcx_log(TCX_LOG_INFO, "  final: %d solution%s x %lld size%s", live,
+			live == 1 ? "" : "s", (long long)nsz, nsz == 1 ? "" : "s");
 		return TCX_OK;
 	}
-	for (size_t z = 0; z < pc->final_sizes.count && !st; z++)
+	for (int64_t z = 0; z < nsz && !st; z++)
 		if (find_size(&ft->sizes, pc->final_sizes.v + z * (size_t)ft->nidx) < 0)
 			st = size_list_add(&ft->sizes, pc->final_sizes.v + z * (size_t)ft->nidx, err);
+	if (st)
+		return st;
+	tasks = calloc((size_t)(pc->total ? pc->total : 1), sizeof(*tasks));
+	if (!tasks)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	for (int s = 0; s < pc->nsets && !st; s++) {
 		struct solution sol;
 		json_t *layers[2] = { pc->initial, pc->sets[s].params };
@@ -462,16 +466,16 @@ static enum tcx_status final_group(struct protocol *pc, struct final_table *ft, 
 		}
 		if (!st && table_add_solution(ft, &sol, group) < 0)
 			st = tcx_fail(err, TCX_ENOMEM, "out of memory");
-		for (size_t z = 0; z < pc->final_sizes.count && !st; z++) {
-			struct measured m;
-
-			if (pc->stop && *pc->stop)
-				return tcx_fail(err, TCX_EINTR, "interrupted");
-			st = tune_measure(t, pc->c, &sol, pc->final_sizes.v + z * (size_t)ft->nidx, &m,
-					  err);
-			pc->done++;
+		for (int64_t z = 0; z < nsz && !st; z++) {
+			tasks[n].sol = sol;
+			tasks[n].sizes = pc->final_sizes.v + z * (size_t)ft->nidx;
+			tasks[n].valid = true;
+			n++;
 		}
 	}
+	if (!st)
+		st = protocol_measure(pc, tasks, n, err);
+	free(tasks);
 	return st;
 }
 
@@ -561,7 +565,9 @@ static enum tcx_status tune_problem(struct tune_ctx *t, const struct config *cfg
 			st = final_group(&pc, &ft, g, err);
 		protocol_release(&pc);
 	}
-	if (!st && !t->o->dry_run) {
+	/* the analysis, validation and logic: in the process that keeps the
+	 * store (rank 0 under MPI) */
+	if (!st && !t->o->dry_run && t->store) {
 		size_list_sort_unique(&ft.sizes);
 		st = fill_table(t, cp, &ft, NULL, err);
 		if (!st) {

@@ -44,14 +44,19 @@ struct tune_opts {
 	tune_progress_fn progress;
 	void *progress_ctx;
 	volatile int *stop;     /* non-zero (a signal): stop before the next measurement */
+	bool from_store;        /* measure nothing: select from what the store holds */
+	int shard_k, shard_n;   /* measure only tasks k (0-based) modulo n; n <= 1: all */
+	int jobs;               /* host threads compiling ahead of the devices (-j) */
 };
 void tune_opts_default(struct tune_opts *o);
 
 /* A measurement as the tuner sees it. */
 struct measured {
 	enum meas_status status;
-	double median_ms, ci_lo_ms, ci_hi_ms;
+	double median_ms, ci_lo_ms, ci_hi_ms, min_ms, max_ms;
 	double gflops, gflops_lo, gflops_hi; /* from the median and the CI */
+	int reps;
+	char timer[8];
 	bool from_store;
 	char reason[512];
 };
@@ -65,26 +70,52 @@ struct tune_summary {
 	json_t *report; /* per problem: steps, winners, logic path (caller decrefs) */
 };
 
-/* The state shared by a tuning run. */
+#define TUNE_MAX_DEVICES 64
+#define TUNE_MAX_JOBS 64
+
+struct tune_mpi;
+
+/* The state shared by a tuning run.  With several devices (all of one
+ * model: results and logic are per model), one worker thread each. */
 struct tune_ctx {
-	struct device *dev;
-	const struct device_info *di;
+	struct device *dev;          /* devs[0] */
+	const struct device_info *di;/* of devs[0]: the model the results are for */
+	struct device *devs[TUNE_MAX_DEVICES];
+	int ndev;
 	struct store *store;
 	const struct tune_opts *o;
 	struct tune_summary *sum;
+	struct tune_mpi *mpi;        /* NULL: no MPI */
+	int shard_k, shard_n;
+	int64_t task_seq;            /* tasks enumerated so far (shards split by it) */
 	double t_start;
-	double measure_s; /* time spent measuring, for ETAs */
+	double measure_s;            /* time spent measuring, for ETAs */
 	int64_t nmeasure;
+	/* called (under the exec lock) after each measurement */
+	void (*progress_fn)(struct tune_ctx *t, const struct measured *m);
+	void *progress_state;
 };
 
-/* Measures solution s on the given sizes of contraction c, or returns the
- * stored measurement (unless o->force).  Solutions that are invalid, over a
- * device limit, fail to build or to launch are recorded with the reason and
- * come back with status MEAS_SKIPPED/MEAS_FAILED and TCX_OK; only errors
- * that stop the run (memory, the store, a signal) are returned. */
-enum tcx_status tune_measure(struct tune_ctx *t, const struct tcx_contraction *c,
-			     const struct solution *s, const int64_t *sizes, struct measured *m,
-			     struct tcx_error *err);
+/* The stored measurement of solution s at these sizes on this device
+ * model, if any (*found says). */
+enum tcx_status tune_lookup(struct tune_ctx *t, const struct tcx_contraction *c,
+			    const struct solution *s, const int64_t *sizes, struct measured *m,
+			    bool *found, struct tcx_error *err);
+
+/* Measures solution s on the given sizes of contraction c on device
+ * devs[dev] and records it in the store.  Solutions that are invalid, over
+ * a device limit, fail to build or to launch are recorded with the reason
+ * and come back with status MEAS_SKIPPED/MEAS_FAILED and TCX_OK; only
+ * errors that stop the run (memory, the store) are returned.  Thread-safe
+ * for distinct devices. */
+enum tcx_status tune_measure_on(struct tune_ctx *t, int dev, const struct tcx_contraction *c,
+				const struct solution *s, const int64_t *sizes,
+				struct measured *m, struct tcx_error *err);
+
+/* Records a measurement taken elsewhere (another MPI rank) in the store. */
+enum tcx_status tune_record(struct tune_ctx *t, const struct tcx_contraction *c,
+			    const struct solution *s, const int64_t *sizes,
+			    const struct measured *m, struct tcx_error *err);
 
 /* The store's problem key for a contraction (Tensile's name). */
 void tune_problem_key(const struct tcx_contraction *c, char *buf, size_t len);

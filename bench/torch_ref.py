@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""torch_ref.py - what users run today on an NVIDIA GPU, timed the way tcx
+bench times its kernels: cuBLAS through torch.matmul and torch.einsum, CUDA
+events, warm-up, the median of repeated runs on random data.
+
+usage: torch_ref.py [--reps N] > reference.json
+
+Prints one JSON object: {"device": ..., "torch": ..., "cases": [{"name", "what",
+"shape", "ms", "tflops"}]}.  Shapes follow the "Speed on Hopper" cases: GEMM
+fp32 (NN and NT), tf32, fp16; torch.einsum('ilk,jlk->ijk') for four shapes
+(I, J, L, K) and the 5-index contraction 'ikmon,jmlno->ijklm'."""
+import json
+import statistics
+import sys
+
+import torch
+
+
+def timed(fn, reps):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times)
+
+
+def main():
+    reps = 20
+    if "--reps" in sys.argv:
+        reps = int(sys.argv[sys.argv.index("--reps") + 1])
+    dev = torch.device("cuda")
+    gen = torch.Generator(device=dev).manual_seed(1)
+    cases = []
+
+    def rnd(shape, dt):
+        return (torch.rand(shape, generator=gen, device=dev, dtype=torch.float32) * 2 - 1).to(dt)
+
+    def add(name, what, shape, flops, fn):
+        ms = timed(fn, reps)
+        cases.append({"name": name, "what": what, "shape": shape, "ms": ms,
+                      "tflops": flops / (ms * 1e9)})
+
+    for n in (1024, 4096, 8192):
+        for mode, dt, tf32 in (("fp32", torch.float32, False), ("tf32", torch.float32, True),
+                               ("fp16", torch.float16, False)):
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            a, b = rnd((n, n), dt), rnd((n, n), dt)
+            add("gemm-%s-nn-%d" % (mode, n), "torch.matmul(a, b) (%s)" % mode, [n, n, n],
+                2.0 * n ** 3, lambda a=a, b=b: torch.matmul(a, b))
+            if mode == "fp32":
+                add("gemm-fp32-nt-%d" % n, "torch.matmul(a, b.T) (fp32)", [n, n, n],
+                    2.0 * n ** 3, lambda a=a, b=b: torch.matmul(a, b.t()))
+    torch.backends.cuda.matmul.allow_tf32 = False
+    for (i, j, l, k) in ((1024, 1024, 1024, 64), (256, 256, 256, 512), (4096, 4096, 64, 8),
+                         (5760, 5760, 5760, 1)):
+        a, b = rnd((i, l, k), torch.float32), rnd((j, l, k), torch.float32)
+        add("einsum-ilk-jlk-%dx%dx%dx%d" % (i, j, l, k), "torch.einsum('ilk,jlk->ijk')",
+            [i, j, l, k], 2.0 * i * j * l * k,
+            lambda a=a, b=b: torch.einsum("ilk,jlk->ijk", a, b))
+    s = 32
+    m = 16
+    a = rnd((s, s, m, s, s), torch.float32)   # i k m o n
+    b = rnd((s, m, s, s, s), torch.float32)   # j m l n o
+    add("einsum-5idx", "torch.einsum('ikmon,jmlno->ijklm')", [s, s, s, s, m, s, s],
+        2.0 * s ** 6 * m, lambda: torch.einsum("ikmon,jmlno->ijklm", a, b))
+    x = torch.empty(1 << 28, device=dev, dtype=torch.float32)
+    y = torch.empty_like(x)
+    ms = timed(lambda: y.copy_(x), reps)
+    out = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+           "cuda": torch.version.cuda, "copy_tbs": 2 * x.numel() * 4 / (ms * 1e9),
+           "cases": cases}
+    json.dump(out, sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()

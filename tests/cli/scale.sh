@@ -1,0 +1,67 @@
+#!/bin/bash
+# scale.sh - tuning spread out gives what one process gives: shards merged
+# and finished from the store, several devices in one process, and MPI
+# ranks (when tcx is built with MPI and mpirun is there).
+. "$(dirname "$0")/lib.sh"
+
+data=$TCX_TEST_DATA
+tiny=$data/tune/tiny.yaml
+example=$TCX_SOURCE_DIR/share/examples/sgemm.yaml
+
+meas() { sqlite3 "$1" 'SELECT problem, sizes, solution, status FROM measurements ORDER BY 1, 2, 3'; }
+# a logic file without the lines that name when it was made
+logic_body() { grep -v -E '^ *(date|tcx_version):' "$1"/*.yaml; }
+
+# shards 1/3, 2/3, 3/3 + merge + --from-store = one run (exhaustive search:
+# the set of measurements does not depend on timings)
+opts=(--strategy exhaustive --min-time 0.01 --min-reps 2 --device opencl:0:0)
+run tune "$tiny" "${opts[@]}" --db single.db -o single
+expect_rc 0 "single run"
+for k in 1 2 3; do
+	run tune "$tiny" "${opts[@]}" --shard $k/3 --db s$k.db -o shard$k
+	expect_rc 0 "shard $k/3"
+done
+run results merge s1.db s2.db s3.db -o merged.db
+expect_rc 0 "merge"
+run tune "$tiny" "${opts[@]}" --from-store --db merged.db -o fromstore
+expect_rc 0 "--from-store"
+expect_out 'measured 0,' "nothing measured from the store"
+checks=$((checks + 2))
+[ "$(meas single.db)" = "$(meas merged.db)" ] || fail "shards merged differ from one run"
+[ -n "$(ls fromstore/*.yaml 2>/dev/null)" ] || fail "no logic from the store"
+run tune "$tiny" "${opts[@]}" --from-store --db s1.db -o partial
+expect_rc 2 "--from-store with a store that lacks measurements"
+expect_err 'the store lacks [0-9]+ measurement' "named"
+run tune "$tiny" --shard 4/3 --db x.db
+expect_rc 2 "a shard beyond N"
+
+# the protocol with fake (deterministic) timings: one process, two devices
+# in one process, and two MPI ranks make the same decisions
+export TCX_FAKE_TIMING=1
+run tune "$example" --db f1.db -o f1 --device opencl:0:0
+expect_rc 0 "one device"
+POCL_DEVICES="pthread pthread" run tune "$example" --db f2.db -o f2 --devices all -j 2
+expect_rc 0 "two devices"
+expect_err 'on opencl:0:0 and more' "both devices used"
+checks=$((checks + 2))
+[ "$(meas f1.db)" = "$(meas f2.db)" ] || fail "two devices measured other things"
+[ "$(logic_body f1)" = "$(logic_body f2)" ] || fail "two devices chose other winners"
+run tune "$example" --db f3.db --devices opencl:0:0,host
+expect_rc 2 "devices of different models"
+expect_err 'mixes models' "named"
+
+if [ "${TCX_TEST_MPI:-0}" = 1 ] && command -v mpirun >/dev/null; then
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+	mpirun -n 2 --oversubscribe "$TCX" tune "$example" --db fm.db -o fm >mpi.out 2>mpi.err
+	rc=$?
+	out=$(cat mpi.out) err=$(cat mpi.err)
+	expect_rc 0 "mpirun -n 2"
+	expect_err 'across MPI ranks' "ranks used"
+	checks=$((checks + 2))
+	[ "$(meas f1.db)" = "$(meas fm.db)" ] || fail "MPI ranks measured other things"
+	[ "$(logic_body f1)" = "$(logic_body fm)" ] || fail "MPI ranks chose other winners"
+else
+	echo "note: tcx built without MPI or no mpirun: the MPI case is not run"
+fi
+
+done_testing
