@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/kcache.h"
+#include "backend/watchdog.h"
+#include "common/fault.h"
 
 /* One line per backend.  Order matters only for listing. */
 static void (*const registry[])(struct backend_ops *) = {
@@ -212,6 +215,9 @@ void device_close(struct device *dev)
 	if (!dev)
 		return;
 	b = base_of(dev);
+	if (!watchdog_release(b->wd, dev))
+		return; /* a kernel still runs: leave the device to the process's end */
+	b->wd = NULL;
 	if (b->cache) {
 		for (e = b->cache->head; e; e = next) {
 			next = e->next;
@@ -227,15 +233,113 @@ void device_close(struct device *dev)
 	b->ops->close(dev);
 }
 
+void device_set_disk_cache(struct device *dev, bool on)
+{
+	base_of(dev)->no_disk_cache = !on;
+}
+
+enum tcx_status device_set_kernel_timeout(struct device *dev, double seconds,
+					  struct tcx_error *err)
+{
+	struct device_base *b = base_of(dev);
+
+	if (seconds < 0)
+		seconds = 0;
+	if (b->wd) {
+		watchdog_set_timeout(b->wd, seconds);
+		return TCX_OK;
+	}
+	if (seconds == 0)
+		return TCX_OK;
+	b->wd = watchdog_new(seconds);
+	return b->wd ? TCX_OK : tcx_fail(err, TCX_ENOMEM, "out of memory");
+}
+
+/* Adds one to a counter of b under the cache's lock. */
+static void count_one(struct device_base *b, unsigned long *counter)
+{
+	pthread_mutex_lock(&b->cache->lock);
+	(*counter)++;
+	pthread_mutex_unlock(&b->cache->lock);
+}
+
+/* The on-disk cache step of device_build: a program from a stored binary,
+ * or NULL (no entry, a damaged one, the cache off); never an error. */
+static struct program *disk_cache_load(struct device *dev, const char *dir,
+				       const struct kcache_key *kk)
+{
+	struct device_base *b = base_of(dev);
+	struct tcx_error e = { 0 };
+	struct program *prog = NULL;
+	unsigned char *bin = NULL;
+	size_t blen = 0;
+	enum tcx_status st = kcache_load(dir, kk, &bin, &blen, &e);
+
+	if (st == TCX_ECORRUPT) {
+		tcx_log(TCX_LOG_INFO, "%s; compiling again", e.msg);
+		count_one(b, &b->disk_corrupt);
+		return NULL;
+	}
+	if (st || !bin) {
+		if (st)
+			tcx_log(TCX_LOG_DEBUG, "kernel cache: %s", e.msg);
+		return NULL;
+	}
+	st = b->ops->build_binary(dev, bin, blen, &prog, &e);
+	free(bin);
+	if (st) {
+		/* the driver refuses it: as good as damaged */
+		struct strbuf path = STRBUF_INIT;
+
+		kcache_entry_path(dir, kk, &path);
+		tcx_log(TCX_LOG_INFO,
+			"damaged kernel cache entry '%s' (%s): removed; compiling again",
+			strbuf_str(&path), e.msg);
+		strbuf_release(&path);
+		kcache_remove(dir, kk, NULL);
+		if (prog)
+			b->ops->program_free(prog);
+		count_one(b, &b->disk_corrupt);
+		return NULL;
+	}
+	return prog;
+}
+
+/* Stores a compiled program's binary; failures are logged, not returned. */
+static void disk_cache_store(struct device *dev, const char *dir, const struct kcache_key *kk,
+			     const struct program *prog)
+{
+	struct device_base *b = base_of(dev);
+	struct tcx_error e = { 0 };
+	unsigned char *bin = NULL;
+	size_t blen = 0;
+	enum tcx_status st = b->ops->binary(prog, &bin, &blen, &e);
+
+	if (!st)
+		st = kcache_store(dir, kk, bin, blen, &e);
+	free(bin);
+	if (st) {
+		tcx_log(TCX_LOG_DEBUG, "kernel not cached on disk: %s", e.msg);
+		return;
+	}
+	count_one(b, &b->disk_stores);
+	/* the size cap: the least recently used entries go */
+	if (kcache_trim(dir, kcache_max_bytes(), NULL, &e) != TCX_OK)
+		tcx_log(TCX_LOG_DEBUG, "kernel cache not trimmed: %s", e.msg);
+}
+
 enum tcx_status device_build(struct device *dev, const char *src, size_t len, const char *opts,
 			     struct program **out, double *compile_s, struct strbuf *log,
 			     struct tcx_error *err)
 {
 	struct device_base *b = base_of(dev);
 	struct cache_entry *e;
+	struct strbuf dir = STRBUF_INIT;
+	struct kcache_key kk;
 	uint64_t key;
 	enum tcx_status st;
 	struct program *prog = NULL;
+	bool use_disk, from_disk = false;
 	double t0;
 
 	*out = NULL;
@@ -245,6 +349,13 @@ enum tcx_status device_build(struct device *dev, const char *src, size_t len, co
 		return tcx_fail(err, TCX_EUNSUPPORTED,
 				"device '%s' runs the host reference and compiles no kernels",
 				device_info_of(dev)->id);
+	if (fault_hit(FAULT_BUILD)) {
+		if (log)
+			strbuf_adds(log, "error: build failure injected by TCX_FAULT\n");
+		return tcx_fail(err, TCX_EBUILD,
+				"kernel build failed on '%s' (injected by TCX_FAULT)",
+				device_info_of(dev)->id);
+	}
 	if (!opts)
 		opts = "";
 	if (!b->cache) {
@@ -265,17 +376,32 @@ enum tcx_status device_build(struct device *dev, const char *src, size_t len, co
 		}
 	pthread_mutex_unlock(&b->cache->lock);
 
+	use_disk = !b->no_disk_cache && b->ops->binary && b->ops->build_binary &&
+		   !kcache_disabled_by_env() && tcx_cache_path("kernels", &dir, NULL) == TCX_OK;
 	t0 = now_seconds();
-	st = b->ops->build(dev, src, len, opts, &prog, err);
+	if (use_disk) {
+		kcache_key_make(device_info_of(dev), src, len, opts, &kk);
+		prog = disk_cache_load(dev, strbuf_str(&dir), &kk);
+		from_disk = prog != NULL;
+	}
+	if (!prog) {
+		st = b->ops->build(dev, src, len, opts, &prog, err);
+		if (st) {
+			if (compile_s)
+				*compile_s = now_seconds() - t0;
+			if (prog && log)
+				strbuf_adds(log, b->ops->build_log(prog));
+			if (prog)
+				b->ops->program_free(prog);
+			strbuf_release(&dir);
+			return st;
+		}
+	}
 	if (compile_s)
 		*compile_s = now_seconds() - t0;
-	if (st) {
-		if (prog && log)
-			strbuf_adds(log, b->ops->build_log(prog));
-		if (prog)
-			b->ops->program_free(prog);
-		return st;
-	}
+	if (use_disk && !from_disk)
+		disk_cache_store(dev, strbuf_str(&dir), &kk, prog);
+	strbuf_release(&dir);
 	e = calloc(1, sizeof(*e));
 	if (e) {
 		e->src = malloc(len + 1);
@@ -298,7 +424,10 @@ enum tcx_status device_build(struct device *dev, const char *src, size_t len, co
 	pthread_mutex_lock(&b->cache->lock);
 	e->next = b->cache->head;
 	b->cache->head = e;
-	b->builds++;
+	if (from_disk)
+		b->disk_hits++;
+	else
+		b->builds++;
 	pthread_mutex_unlock(&b->cache->lock);
 	*out = prog;
 	return TCX_OK;
@@ -307,40 +436,74 @@ enum tcx_status device_build(struct device *dev, const char *src, size_t len, co
 enum tcx_status buffer_alloc(struct device *dev, size_t bytes, struct buffer **out,
 			     struct tcx_error *err)
 {
+	enum tcx_status st;
+
 	if (bytes == 0)
 		bytes = 1;
+	if (fault_hit(FAULT_ALLOC)) {
+		*out = NULL;
+		return tcx_fail(err, TCX_EDEVICE,
+				"cannot allocate %zu bytes on '%s': out of device memory (injected "
+				"by TCX_FAULT)",
+				bytes, device_info_of(dev)->id);
+	}
+	st = watchdog_idle(base_of(dev)->wd, dev, err);
+	if (st)
+		return st;
 	return base_of(dev)->ops->alloc(dev, bytes, out, err);
 }
 
 void buffer_free(struct device *dev, struct buffer *buf)
 {
-	if (buf)
+	if (buf && !watchdog_defer_free(base_of(dev)->wd, buf))
 		base_of(dev)->ops->free(buf);
 }
 
 enum tcx_status buffer_write(struct device *dev, struct buffer *buf, size_t off, const void *src,
 			     size_t bytes, struct tcx_error *err)
 {
+	enum tcx_status st = watchdog_idle(base_of(dev)->wd, dev, err);
+
+	if (st)
+		return st;
 	return base_of(dev)->ops->write(dev, buf, off, src, bytes, err);
 }
 
 enum tcx_status buffer_read(struct device *dev, struct buffer *buf, size_t off, void *dst,
 			    size_t bytes, struct tcx_error *err)
 {
+	enum tcx_status st = watchdog_idle(base_of(dev)->wd, dev, err);
+
+	if (st)
+		return st;
 	return base_of(dev)->ops->read(dev, buf, off, dst, bytes, err);
 }
 
 enum tcx_status device_launch(struct device *dev, struct program *prog, const struct launch *l,
 			      double *event_ms, struct tcx_error *err)
 {
-	if (!base_of(dev)->ops->launch)
+	struct device_base *b = base_of(dev);
+	bool hang;
+
+	if (!b->ops->launch)
 		return tcx_fail(err, TCX_EUNSUPPORTED, "device '%s' cannot launch kernels",
 				device_info_of(dev)->id);
-	return base_of(dev)->ops->launch(dev, prog, l, event_ms, err);
+	if (fault_hit(FAULT_LAUNCH))
+		return tcx_fail(err, TCX_ELAUNCH,
+				"kernel '%s' failed on '%s' (injected by TCX_FAULT)",
+				l && l->kernel ? l->kernel : "?", device_info_of(dev)->id);
+	hang = fault_hit(FAULT_LAUNCH_HANG);
+	if (b->wd || hang)
+		return watchdog_launch(b->wd, dev, b->ops, prog, l, hang, event_ms, err);
+	return b->ops->launch(dev, prog, l, event_ms, err);
 }
 
 enum tcx_status device_finish(struct device *dev, struct tcx_error *err)
 {
+	enum tcx_status st = watchdog_idle(base_of(dev)->wd, dev, err);
+
+	if (st)
+		return st;
 	if (!base_of(dev)->ops->finish)
 		return TCX_OK;
 	return base_of(dev)->ops->finish(dev, err);

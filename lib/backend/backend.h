@@ -157,12 +157,34 @@ struct device_base {
 	const struct backend_ops *ops;
 	struct program_cache *cache;
 	unsigned long builds, cache_hits, disk_hits; /* counters, for tests */
+	/* the on-disk kernel cache (kcache.h): off for this device when set */
+	bool no_disk_cache;
+	/* more counters: binaries stored on disk, damaged entries rebuilt */
+	unsigned long disk_stores, disk_corrupt;
+	/* the kernel timeout (watchdog.h); NULL when none was set */
+	struct watchdog *wd;
 };
 
+/* Sets the longest a kernel may run on dev, in seconds (0: no limit, the
+ * default).  A first launch of a kernel shape that runs longer fails with
+ * TCX_ETIMEOUT and the kernel is abandoned, still running: no runtime can
+ * stop it.  Later calls on the device wait for it (up to 10 times the
+ * timeout), then fail with TCX_EBUSY.  lib/backend/watchdog.h has the
+ * details.  TCX_ENOMEM when out of memory. */
+enum tcx_status device_set_kernel_timeout(struct device *dev, double seconds,
+					  struct tcx_error *err);
+
+/* Turns the on-disk kernel cache on or off for one opened device (it is on
+ * unless $TCX_NO_KERNEL_CACHE is set).  The in-process cache stays on. */
+void device_set_disk_cache(struct device *dev, bool on);
+
 /* Builds through the process-wide cache keyed by source and options, then
- * the compiler.  The program stays owned by the cache (freed by
- * device_close); *compile_s gets the seconds spent compiling (0 on a cache
- * hit).  On TCX_EBUILD the compiler's log is appended to `log` (NULL
+ * the on-disk kernel cache (when the backend has the binary hooks; see
+ * kcache.h), then the compiler, storing what it compiles on disk.  The
+ * program stays owned by the cache (freed by device_close); *compile_s gets
+ * the seconds spent compiling, or loading the binary from disk (0 on an
+ * in-process hit).  A damaged disk entry is removed and the kernel compiled
+ * again.  On TCX_EBUILD the compiler's log is appended to `log` (NULL
  * allowed). */
 enum tcx_status device_build(struct device *dev, const char *src, size_t len, const char *opts,
 			     struct program **out, double *compile_s, struct strbuf *log,

@@ -93,11 +93,15 @@ enum tcx_status read_file(const char *path, char **out, size_t *len, struct tcx_
 
 /* Atomic output: writes go to a temporary file beside `path`, which
  * atomic_file_commit renames over `path` after fsync; atomic_file_abort (or
- * a crash) leaves `path` untouched.  "-" means stdout (no temporary). */
+ * a crash) leaves `path` untouched.  "-" means stdout (no temporary).  On
+ * Linux the temporary is an unnamed file (O_TMPFILE) that gets its name only
+ * at commit, so that even SIGKILL leaves no temporary file behind; where
+ * that is not available it is "<path>.tmp.XXXXXX" from the start. */
 struct atomic_file {
 	FILE *fp;
 	char *path;
 	char *tmp;
+	bool unnamed; /* fp is an O_TMPFILE file; tmp is its name-to-be */
 };
 enum tcx_status atomic_file_open(struct atomic_file *af, const char *path, struct tcx_error *err);
 enum tcx_status atomic_file_commit(struct atomic_file *af, struct tcx_error *err);

@@ -2,6 +2,7 @@
  * output files and the monotonic clock. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "fault.h"
 
 bool mul_overflows_i64(int64_t a, int64_t b, int64_t *out)
 {
@@ -143,6 +145,59 @@ void atomic_file_cleanup_all(void)
 			unlink(live_tmp[i]);
 }
 
+#define TMP_SUFFIX_MAX 24 /* ".tmp.XXXXXX" and ".tmp.%08x" fit */
+
+/* An unnamed file in the directory of `path` (Linux's O_TMPFILE), or -1
+ * where the kernel, the file system or a missing /proc (needed to name it
+ * at commit) does not allow one. */
+static int open_unnamed(const char *path)
+{
+#ifdef O_TMPFILE
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int fd;
+
+	if (access("/proc/self/fd", X_OK) != 0)
+		return -1;
+	if (!slash)
+		dir = strdup(".");
+	else if (slash == path)
+		dir = strdup("/");
+	else
+		dir = strndup(path, (size_t)(slash - path));
+	if (!dir)
+		return -1;
+	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666); /* 0666 under the umask */
+	free(dir);
+	return fd;
+#else
+	(void)path;
+	return -1;
+#endif
+}
+
+/* Gives an unnamed file its temporary name beside af->path. */
+static int link_unnamed(struct atomic_file *af, size_t n)
+{
+	char proc[64];
+	static unsigned counter;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fileno(af->fp));
+	for (int tries = 0; tries < 100; tries++) {
+		unsigned r = (unsigned)getpid() * 2654435761u ^
+			     (unsigned)(uint64_t)(now_seconds() * 1e9) ^ (counter++ * 40503u);
+
+		snprintf(af->tmp, n + TMP_SUFFIX_MAX, "%s.tmp.%08x", af->path, r);
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, af->tmp, AT_SYMLINK_FOLLOW) == 0) {
+			live_add(af->tmp);
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -1;
+	}
+	return -1;
+}
+
 enum tcx_status atomic_file_open(struct atomic_file *af, const char *path, struct tcx_error *err)
 {
 	size_t n;
@@ -155,12 +210,43 @@ enum tcx_status atomic_file_open(struct atomic_file *af, const char *path, struc
 	}
 	n = strlen(path);
 	af->path = strdup(path);
-	af->tmp = malloc(n + 16);
-	if (!af->path || !af->tmp) {
+	if (!af->path)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	{
+		/* not a regular file (/dev/null, a FIFO, a terminal): written to
+		 * directly, for a rename would replace the device itself */
+		struct stat sb;
+
+		if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
+			af->fp = fopen(path, "wb");
+			if (!af->fp) {
+				int e = errno;
+
+				atomic_file_abort(af);
+				return tcx_fail(err, TCX_EIO, "cannot open '%s': %s", path,
+						strerror(e));
+			}
+			return TCX_OK;
+		}
+	}
+	af->tmp = malloc(n + TMP_SUFFIX_MAX);
+	if (!af->tmp) {
 		atomic_file_abort(af);
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	}
-	snprintf(af->tmp, n + 16, "%s.tmp.XXXXXX", path);
+	fd = open_unnamed(path);
+	if (fd >= 0) {
+		af->unnamed = true;
+		af->tmp[0] = '\0';
+		af->fp = fdopen(fd, "wb");
+		if (!af->fp) {
+			close(fd);
+			atomic_file_abort(af);
+			return tcx_fail(err, TCX_EIO, "cannot open '%s'", path);
+		}
+		return TCX_OK;
+	}
+	snprintf(af->tmp, n + TMP_SUFFIX_MAX, "%s.tmp.XXXXXX", path);
 	fd = mkstemp(af->tmp);
 	if (fd < 0) {
 		int e = errno;
@@ -203,9 +289,32 @@ enum tcx_status atomic_file_commit(struct atomic_file *af, struct tcx_error *err
 	}
 	if (!af->fp)
 		return tcx_fail(err, TCX_EINVAL, "output file is not open");
+	if (!af->tmp) {
+		/* a device or FIFO, written in place: nothing to sync or rename */
+		bad = ferror(af->fp) || fflush(af->fp) != 0;
+		if (fclose(af->fp) != 0)
+			bad = true;
+		af->fp = NULL;
+		if (bad)
+			st = tcx_fail(err, TCX_EIO, "cannot write '%s': %s", af->path,
+				      strerror(errno));
+		free(af->path);
+		af->path = NULL;
+		return st;
+	}
 	bad = ferror(af->fp) || fflush(af->fp) != 0 || fsync(fileno(af->fp)) != 0;
+	if (!bad && fault_hit(FAULT_WRITE)) {
+		errno = ENOSPC; /* TCX_FAULT=write:N: as a full disk */
+		bad = true;
+	}
 	if (bad) {
 		st = tcx_fail(err, TCX_EIO, "cannot write '%s': %s", af->path, strerror(errno));
+		atomic_file_abort(af);
+		return st;
+	}
+	if (af->unnamed && link_unnamed(af, strlen(af->path)) != 0) {
+		st = tcx_fail(err, TCX_EIO, "cannot write '%s': %s", af->path, strerror(errno));
+		af->tmp[0] = '\0';
 		atomic_file_abort(af);
 		return st;
 	}
@@ -225,6 +334,7 @@ enum tcx_status atomic_file_commit(struct atomic_file *af, struct tcx_error *err
 	free(af->tmp);
 	free(af->path);
 	af->tmp = af->path = NULL;
+	af->unnamed = false;
 	return TCX_OK;
 }
 
@@ -233,13 +343,14 @@ void atomic_file_abort(struct atomic_file *af)
 	if (af->fp && af->fp != stdout)
 		fclose(af->fp);
 	af->fp = NULL;
-	if (af->tmp) {
+	if (af->tmp && af->tmp[0]) {
 		unlink(af->tmp);
 		live_del(af->tmp);
 	}
 	free(af->tmp);
 	free(af->path);
 	af->tmp = af->path = NULL;
+	af->unnamed = false;
 }
 
 double now_seconds(void)

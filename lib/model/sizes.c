@@ -359,20 +359,46 @@ enum tcx_status size_exact_parse(const char *spec, int nidx, int64_t *sizes,
 	return TCX_OK;
 }
 
-size_t size_entry_count(const struct size_entry *e)
+/* The step after cur: cur + incr, saturated (a step past INT64_MAX ends
+ * the range anyway). */
+static int64_t step_after(int64_t cur, int64_t incr)
+{
+	int64_t next;
+
+	if (add_overflows_i64(cur, incr, &next))
+		return incr > 0 ? INT64_MAX : INT64_MIN;
+	return next;
+}
+
+/* The number of values of e, counted no further than cap: a range such as
+ * [1, 10^15] must not be walked value by value. */
+static size_t entry_count_upto(const struct size_entry *e, size_t cap)
 {
 	size_t n = 0;
 	int64_t size = e->min, cur = e->step;
 
 	if (e->is_map)
 		return 1;
-	while (size <= e->max) {
+	if (e->max < e->min)
+		return 0;
+	if (e->incr == 0 && cur >= 1) {
+		/* an arithmetic progression: its length in closed form */
+		uint64_t k = ((uint64_t)e->max - (uint64_t)e->min) / (uint64_t)cur + 1;
+
+		return k < (uint64_t)cap ? (size_t)k : cap;
+	}
+	while (n < cap && size <= e->max) {
 		n++;
 		if (cur < 1 || add_overflows_i64(size, cur, &size))
 			break;
-		cur += e->incr;
+		cur = step_after(cur, e->incr);
 	}
 	return n;
+}
+
+size_t size_entry_count(const struct size_entry *e)
+{
+	return entry_count_upto(e, SIZE_MAX);
 }
 
 /* The next size of an entry, or false past its max. */
@@ -383,7 +409,7 @@ static bool entry_next(const struct size_entry *e, int64_t *size, int64_t *cur)
 	if (*cur < 1 || add_overflows_i64(*size, *cur, &next) || next > e->max)
 		return false;
 	*size = next;
-	*cur += e->incr;
+	*cur = step_after(*cur, e->incr);
 	return true;
 }
 
@@ -392,16 +418,21 @@ enum tcx_status size_range_expand(const struct size_range *r, int nidx, struct s
 {
 	int64_t size[TCX_MAX_INDICES], cur[TCX_MAX_INDICES], out[TCX_MAX_INDICES];
 	double total = 1;
+	bool capped = false;
 	enum tcx_status st;
 
 	for (int id = 0; id < nidx; id++) {
 		const struct size_entry *e = &r->e[id];
 
 		if (!e->is_map) {
-			total *= (double)size_entry_count(e);
+			size_t n = entry_count_upto(e, limit < SIZE_MAX ? limit + 1 : limit);
+
+			capped |= n > limit;
+			total *= (double)n;
 			size[id] = e->min;
 			cur[id] = e->step;
-			if (e->max != e->min && size_entry_count(e) > 1) {
+			/* walks the values: only for a range within the limit */
+			if (e->max != e->min && n > 1 && n <= limit) {
 				int64_t s = e->min, c = e->step, last = s;
 
 				while (entry_next(e, &s, &c))
@@ -414,6 +445,9 @@ enum tcx_status size_range_expand(const struct size_range *r, int nidx, struct s
 			}
 		}
 	}
+	if (capped)
+		return tcx_fail(err, TCX_ERANGE,
+				"size range expands to more problems than the limit of %zu", limit);
 	if (total > (double)limit)
 		return tcx_fail(err, TCX_ERANGE,
 				"size range expands to %.0f problems, more than the limit of %zu",

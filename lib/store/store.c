@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/fault.h"
 #include "store/store.h"
 
 #define STORE_BUSY_MS_DEFAULT 10000
@@ -517,6 +518,18 @@ enum tcx_status store_open(const char *path, bool create, struct store **out, st
 		st = tcx_fail(err, TCX_ECORRUPT, "results store '%s' is damaged: %s", path, buf);
 		goto out_close;
 	}
+	{
+		/* another program's database: refuse it before WAL mode rewrites
+		 * its header */
+		int version, src = SQLITE_OK;
+
+		if (schema_state(s, &version, &src) == -1) {
+			st = tcx_fail(err, TCX_ECORRUPT,
+				      "'%s' is a SQLite database but not a tcx results store",
+				      path);
+			goto out_close;
+		}
+	}
 	rc = set_wal(s->db, busy, buf, sizeof(buf));
 	if (rc != SQLITE_OK) {
 		st = db_fail(s->db, path, rc, "open", err);
@@ -619,6 +632,8 @@ enum tcx_status store_put(struct store *s, const struct measurement *m, struct t
 
 	if ((rc = prepare(s, &s->put, put_sql)) != SQLITE_OK)
 		return db_fail(s->db, s->path, rc, "write", err);
+	if (fault_hit(FAULT_WRITE)) /* TCX_FAULT=write:N: as a full disk */
+		return db_fail(NULL, s->path, SQLITE_FULL, "write", err);
 	if (own && (rc = run_cached(s, &s->begin, "BEGIN IMMEDIATE")) != SQLITE_OK)
 		return db_fail(s->db, s->path, rc, "write", err);
 	st = s->put;

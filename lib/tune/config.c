@@ -64,6 +64,7 @@ struct loader {
 	const char *name;
 	struct tcx_error *err;
 	size_t nodes;
+	const struct tcx_contraction *type; /* of the problem being read */
 };
 
 static void ynode_free(struct ynode *n)
@@ -1044,6 +1045,36 @@ static enum tcx_status load_exact(struct loader *ld, const struct ynode *v, int 
 	return TCX_OK;
 }
 
+/* Sizes whose tensors cannot be addressed (an element or byte count past 64
+ * bits) are refused where they are written, not when the tuner reaches
+ * them.  For a range the largest sizes of each index speak for all. */
+static enum tcx_status check_fits(struct loader *ld, const struct ynode *v, const int64_t *sizes)
+{
+	struct problem p;
+	struct tcx_error e = { 0 };
+	enum tcx_status st;
+
+	if (!ld->type)
+		return TCX_OK;
+	st = problem_init(&p, ld->type, sizes, &e);
+	return st ? fail_at(ld, st, v->line, v->col, "%s", e.msg) : TCX_OK;
+}
+
+static enum tcx_status check_range_fits(struct loader *ld, const struct ynode *v,
+					const struct size_range *r, int nidx)
+{
+	int64_t top[TCX_MAX_INDICES];
+
+	for (int id = 0; id < nidx; id++) {
+		int k = id, hops = 0;
+
+		while (r->e[k].is_map && hops++ < nidx)
+			k = r->e[k].map;
+		top[id] = r->e[k].is_map ? 1 : r->e[k].max;
+	}
+	return check_fits(ld, v, top);
+}
+
 static enum tcx_status load_sizes(struct loader *ld, const struct ynode *key, const struct ynode *v,
 				  int nidx, struct config_sizes *sz)
 {
@@ -1062,7 +1093,8 @@ static enum tcx_status load_sizes(struct loader *ld, const struct ynode *key, co
 		if (!sz->ranges)
 			return nomem(ld);
 		sz->nranges = 1;
-		return load_range(ld, v, nidx, &sz->ranges[0]);
+		st = load_range(ld, v, nidx, &sz->ranges[0]);
+		return st ? st : check_range_fits(ld, v, &sz->ranges[0], nidx);
 	}
 	for (size_t k = 0; k < v->n; k++) {
 		const struct ynode *item = v->kid[k];
@@ -1099,6 +1131,9 @@ static enum tcx_status load_sizes(struct loader *ld, const struct ynode *key, co
 			if (strcmp(map_key(item, j)->text, "Range") == 0) {
 				st = load_range(ld, map_val(item, j), nidx,
 						&sz->ranges[sz->nranges]);
+				if (!st)
+					st = check_range_fits(ld, map_val(item, j),
+							      &sz->ranges[sz->nranges], nidx);
 				if (st)
 					return st;
 				sz->nranges++;
@@ -1106,6 +1141,9 @@ static enum tcx_status load_sizes(struct loader *ld, const struct ynode *key, co
 			}
 			st = load_exact(ld, map_val(item, j), nidx,
 					sz->exact + (size_t)sz->nexact * (size_t)nidx, &stored);
+			if (!st && stored)
+				st = check_fits(ld, map_val(item, j),
+						sz->exact + (size_t)sz->nexact * (size_t)nidx);
 			if (st)
 				return st;
 			sz->nexact += stored;
@@ -1300,6 +1338,7 @@ static enum tcx_status load_problem(struct loader *ld, const struct ynode *e,
 		st = load_problem_type(ld, pt, p);
 		if (st)
 			return st;
+		ld->type = p->type;
 		p->groups = calloc(1, sizeof(*p->groups));
 		if (!p->groups)
 			return nomem(ld);
@@ -1316,6 +1355,7 @@ static enum tcx_status load_problem(struct loader *ld, const struct ynode *e,
 	st = load_problem_type(ld, e->kid[0], p);
 	if (st)
 		return st;
+	ld->type = p->type;
 	p->groups = calloc(e->n > 1 ? e->n - 1 : 1, sizeof(*p->groups));
 	if (!p->groups)
 		return nomem(ld);
@@ -1469,7 +1509,7 @@ void config_free(struct config *c)
 enum tcx_status config_load_string(const char *text, size_t len, const char *name,
 				   struct config **out, struct tcx_error *err)
 {
-	struct loader ld = {name ? name : "<string>", err, 0};
+	struct loader ld = { name ? name : "<string>", err, 0, NULL };
 	struct ynode *root = NULL;
 	struct config *c;
 	enum tcx_status st;

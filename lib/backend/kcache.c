@@ -1,0 +1,299 @@
+/* kcache.c - the on-disk kernel cache: keys, entry files with a checked
+ * header, atomic stores (kcache.h has the format). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+#include "backend/kcache.h"
+
+enum tcx_status tcx_cache_path(const char *sub, struct strbuf *out, struct tcx_error *err)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	/* the XDG base directory spec: relative paths are invalid, ignore them */
+	if (xdg && xdg[0] == '/')
+		strbuf_addf(out, "%s/tcx", xdg);
+	else if (home && *home)
+		strbuf_addf(out, "%s/.cache/tcx", home);
+	else
+		return tcx_fail(err, TCX_EIO, "no cache directory: set 'XDG_CACHE_HOME' or 'HOME'");
+	if (sub && *sub)
+		strbuf_addf(out, "/%s", sub);
+	return strbuf_status(out, err);
+}
+
+enum tcx_status make_dirs(const char *dir, struct tcx_error *err)
+{
+	char *d = strdup(dir), *p;
+	enum tcx_status st = TCX_OK;
+	struct stat sb;
+
+	if (!d)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	for (p = d + 1;; p++) {
+		char c = *p;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*p = '\0';
+		if (mkdir(d, 0777) != 0 && errno != EEXIST) {
+			st = tcx_fail(err, TCX_EIO, "cannot create directory '%s': %s", d,
+				      strerror(errno));
+			goto out_free_d;
+		}
+		if (stat(d, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+			st = tcx_fail(err, TCX_EIO, "cannot create directory '%s': %s", d,
+				      strerror(ENOTDIR));
+			goto out_free_d;
+		}
+		*p = c;
+		if (c == '\0')
+			break;
+	}
+out_free_d:
+	free(d);
+	return st;
+}
+
+bool kcache_disabled_by_env(void)
+{
+	const char *v = getenv("TCX_NO_KERNEL_CACHE");
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+/* FNV-1a over fields separated by their lengths, so that no two different
+ * field lists feed the hash the same bytes. */
+static uint64_t feed(uint64_t h, const void *data, size_t len)
+{
+	uint64_t n = len;
+	unsigned char lenb[8];
+
+	for (int k = 0; k < 8; k++)
+		lenb[k] = (unsigned char)(n >> (8 * k));
+	h = hash64(lenb, 8, h);
+	return hash64(data, len, h);
+}
+
+static uint64_t key_half(const struct device_info *di, const char *src, size_t len,
+			 const char *opts, uint64_t seed)
+{
+	uint64_t h = feed(seed, "tcx kernel cache 1", 18);
+
+	h = feed(h, di->backend, strlen(di->backend));
+	h = feed(h, di->name, strlen(di->name));
+	h = feed(h, di->arch, strlen(di->arch));
+	h = feed(h, di->driver, strlen(di->driver));
+	h = feed(h, opts ? opts : "", opts ? strlen(opts) : 0);
+	return feed(h, src, len);
+}
+
+void kcache_key_make(const struct device_info *di, const char *src, size_t len, const char *opts,
+		     struct kcache_key *out)
+{
+	uint64_t h[2];
+
+	h[0] = key_half(di, src, len, opts, 0);
+	h[1] = key_half(di, src, len, opts, 0x9e3779b97f4a7c15ULL);
+	for (int k = 0; k < 16; k++)
+		out->b[k] = (uint8_t)(h[k / 8] >> (8 * (k % 8)));
+}
+
+void kcache_key_hex(const struct kcache_key *k, char out[33])
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (int i = 0; i < 16; i++) {
+		out[2 * i] = digits[k->b[i] >> 4];
+		out[2 * i + 1] = digits[k->b[i] & 15];
+	}
+	out[32] = '\0';
+}
+
+void kcache_entry_path(const char *dir, const struct kcache_key *k, struct strbuf *out)
+{
+	char hex[33];
+
+	kcache_key_hex(k, hex);
+	strbuf_addf(out, "%s/%s.bin", dir, hex);
+}
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+	for (int k = 0; k < 4; k++)
+		p[k] = (unsigned char)(v >> (8 * k));
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+	for (int k = 0; k < 8; k++)
+		p[k] = (unsigned char)(v >> (8 * k));
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+	uint32_t v = 0;
+
+	for (int k = 3; k >= 0; k--)
+		v = v << 8 | p[k];
+	return v;
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int k = 7; k >= 0; k--)
+		v = v << 8 | p[k];
+	return v;
+}
+
+/* Why an entry of `n` bytes is not a valid one for key k; NULL when it is. */
+static const char *entry_problem(const unsigned char *d, size_t n, const struct kcache_key *k)
+{
+	uint64_t blen;
+
+	if (n < KCACHE_HEADER_SIZE)
+		return "truncated header";
+	if (memcmp(d, KCACHE_MAGIC, 8) != 0)
+		return "bad magic";
+	if (get_u32(d + 8) != KCACHE_VERSION)
+		return "another format version";
+	if (get_u32(d + 12) != KCACHE_HEADER_SIZE)
+		return "bad header size";
+	if (memcmp(d + 16, k->b, 16) != 0)
+		return "key does not match";
+	blen = get_u64(d + 32);
+	if (blen == 0 || blen > KCACHE_MAX_BINARY)
+		return "bad length";
+	if (blen > n - KCACHE_HEADER_SIZE)
+		return "truncated binary";
+	if (blen < n - KCACHE_HEADER_SIZE)
+		return "trailing bytes";
+	if (hash64(d + KCACHE_HEADER_SIZE, (size_t)blen, 0) != get_u64(d + 40))
+		return "checksum mismatch";
+	return NULL;
+}
+
+const char *kcache_parse_entry(const void *data, size_t n, const struct kcache_key *k,
+			       const unsigned char **bin, size_t *len)
+{
+	const unsigned char *d = data;
+	const char *why = entry_problem(d, n, k);
+
+	*bin = NULL;
+	*len = 0;
+	if (why)
+		return why;
+	*bin = d + KCACHE_HEADER_SIZE;
+	*len = (size_t)get_u64(d + 32);
+	return NULL;
+}
+
+enum tcx_status kcache_load(const char *dir, const struct kcache_key *k, unsigned char **bin,
+			    size_t *len, struct tcx_error *err)
+{
+	struct strbuf path = STRBUF_INIT;
+	char *data = NULL;
+	size_t n = 0;
+	const char *why;
+	enum tcx_status st;
+
+	*bin = NULL;
+	*len = 0;
+	kcache_entry_path(dir, k, &path);
+	st = strbuf_status(&path, err);
+	if (st)
+		goto out_free_path;
+	if (access(strbuf_str(&path), F_OK) != 0) {
+		st = errno == ENOENT || errno == ENOTDIR
+			     ? TCX_OK
+			     : tcx_fail(err, TCX_EIO, "cannot read kernel cache entry '%s': %s",
+					strbuf_str(&path), strerror(errno));
+		goto out_free_path;
+	}
+	st = read_file(strbuf_str(&path), &data, &n, err);
+	if (st)
+		goto out_free_path;
+	why = entry_problem((const unsigned char *)data, n, k);
+	if (why) {
+		st = tcx_fail(err, TCX_ECORRUPT, "damaged kernel cache entry '%s' (%s): removed",
+			      strbuf_str(&path), why);
+		unlink(strbuf_str(&path));
+		goto out_free_data;
+	}
+	*len = (size_t)get_u64((const unsigned char *)data + 32);
+	*bin = malloc(*len);
+	if (!*bin) {
+		*len = 0;
+		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+		goto out_free_data;
+	}
+	memcpy(*bin, data + KCACHE_HEADER_SIZE, *len);
+	/* recently used: for a future least-recently-used eviction */
+	if (utimensat(AT_FDCWD, strbuf_str(&path), NULL, 0) != 0)
+		tcx_log(TCX_LOG_DEBUG, "cannot touch '%s': %s", strbuf_str(&path),
+			strerror(errno));
+out_free_data:
+	free(data);
+out_free_path:
+	strbuf_release(&path);
+	return st;
+}
+
+enum tcx_status kcache_store(const char *dir, const struct kcache_key *k, const unsigned char *bin,
+			     size_t len, struct tcx_error *err)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct atomic_file af;
+	unsigned char head[KCACHE_HEADER_SIZE];
+	enum tcx_status st;
+
+	if (!bin || len == 0 || (uint64_t)len > KCACHE_MAX_BINARY)
+		return tcx_fail(err, TCX_EINVAL, "kernel binary of %zu bytes not cached", len);
+	st = make_dirs(dir, err);
+	if (st)
+		return st;
+	kcache_entry_path(dir, k, &path);
+	st = strbuf_status(&path, err);
+	if (st)
+		goto out_free_path;
+	memset(head, 0, sizeof(head));
+	memcpy(head, KCACHE_MAGIC, 8);
+	put_u32(head + 8, KCACHE_VERSION);
+	put_u32(head + 12, KCACHE_HEADER_SIZE);
+	memcpy(head + 16, k->b, 16);
+	put_u64(head + 32, (uint64_t)len);
+	put_u64(head + 40, hash64(bin, len, 0));
+	st = atomic_file_open(&af, strbuf_str(&path), err);
+	if (st)
+		goto out_free_path;
+	if (fwrite(head, 1, sizeof(head), af.fp) != sizeof(head) ||
+	    fwrite(bin, 1, len, af.fp) != len) {
+		atomic_file_abort(&af);
+		st = tcx_fail(err, TCX_EIO, "cannot write kernel cache entry '%s'",
+			      strbuf_str(&path));
+		goto out_free_path;
+	}
+	st = atomic_file_commit(&af, err);
+out_free_path:
+	strbuf_release(&path);
+	return st;
+}
+
+enum tcx_status kcache_remove(const char *dir, const struct kcache_key *k, struct tcx_error *err)
+{
+	struct strbuf path = STRBUF_INIT;
+	enum tcx_status st = TCX_OK;
+
+	kcache_entry_path(dir, k, &path);
+	if (unlink(strbuf_str(&path)) != 0 && errno != ENOENT)
+		st = tcx_fail(err, TCX_EIO, "cannot remove '%s': %s", strbuf_str(&path),
+			      strerror(errno));
+	strbuf_release(&path);
+	return st;
+}
