@@ -17,6 +17,12 @@
  *
  * Index arithmetic on tensors is 64-bit (long): a tensor may exceed 2^31
  * elements.  Arithmetic inside a tile is int.
+ *
+ * One text for every backend: OpenCL C 1.2, and CUDA/HIP C++ with
+ * kernels/cuda/compat.h (the OpenCL built-ins in C++).  What the languages
+ * spell differently (vector literals, lane access, local arrays, the ids)
+ * goes through common/port.h's macros, so a solution means the same on
+ * every backend.
  */
 
 /* ---- tunables (Tensile's names in comments) ---------------------------- */
@@ -114,7 +120,7 @@
 #define DU_PER_LSU (DEPTHU / LSU)
 
 /* ---- element types ------------------------------------------------------ */
-#if defined(TCX_TYPE_D) || defined(TCX_TYPE_Z)
+#if (defined(TCX_TYPE_D) || defined(TCX_TYPE_Z)) && !defined(TCX_LANG_CUDA)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 
@@ -127,15 +133,15 @@
 #define REAL_T double
 #define TCX_COMPLEX 0
 #elif defined(TCX_TYPE_C)
-#define DATA_T float2
+#define DATA_T VECN(float, 2)
 #define REAL_T float
 #define TCX_COMPLEX 1
 #elif defined(TCX_TYPE_Z)
-#define DATA_T double2
+#define DATA_T VECN(double, 2)
 #define REAL_T double
 #define TCX_COMPLEX 1
 #elif defined(TCX_TYPE_H)
-#define DATA_T half
+#define DATA_T HALF_T
 #define REAL_T float
 #define TCX_COMPLEX 0
 #define TCX_STORE_HALF 1
@@ -149,8 +155,8 @@
 #endif
 
 #if TCX_COMPLEX
-#define VAL_T TCX_CAT(REAL_T, 2)
-#define ZERO ((VAL_T)(0, 0))
+#define VAL_T VECN(REAL_T, 2)
+#define ZERO MAKE2(VAL_T, 0, 0)
 #else
 #define VAL_T REAL_T
 #define ZERO ((REAL_T)0)
@@ -160,7 +166,7 @@
 #define SCALAR_T VAL_T
 
 #if VW > 1 && !TCX_COMPLEX
-#define VEC_T TCX_CAT(REAL_T, VW)
+#define VEC_T VECN(REAL_T, VW)
 #else
 #define VEC_T VAL_T
 #endif
@@ -226,7 +232,7 @@ INLINE VAL_T ld1(const GLOBAL DATA_T *p, long off)
 }
 
 #if TCX_COMPLEX
-#define CONJ_IF(v, c) ((c) ? (VAL_T)((v).x, -(v).y) : (v))
+#define CONJ_IF(v, c) ((c) ? MAKE2(VAL_T, (v).x, -(v).y) : (v))
 #else
 #define CONJ_IF(v, c) (v)
 #endif
@@ -279,7 +285,7 @@ INLINE VEC_T ldv(const GLOBAL DATA_T *p, long off)
 	} while (0)
 INLINE VAL_T cmul(VAL_T a, VAL_T b)
 {
-	return (VAL_T)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+	return MAKE2(VAL_T, a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
 }
 #define SMUL(a, b) cmul(a, b)
 #define IS_ZERO(s) ((s).x == 0 && (s).y == 0)
@@ -291,7 +297,7 @@ INLINE VAL_T cmul(VAL_T a, VAL_T b)
 
 /* the element of a vector register: lane v of x */
 #if VW > 1 && !TCX_COMPLEX
-#define LANE(x, v) (((REAL_T *)&(x))[v])
+#define LANE(x, v) VLANE(REAL_T, x, v)
 #define BCAST(s) ((VEC_T)(s))
 #else
 #define LANE(x, v) (x)
@@ -320,6 +326,15 @@ INLINE VAL_T cmul(VAL_T a, VAL_T b)
 #endif
 #define LDS_P_ROW (MT0 + LDS_PAD)
 #define LDS_Q_ROW (MT1 + LDS_PAD)
+#endif
+/* Byte offsets of the tiles in CUDA's dynamic shared memory (lds_p, lds_q,
+ * then LocalSplitU's red); the launch passes their total, which the
+ * generator computes the same way (plan->lds_bytes). */
+#if USE_LDS
+#define LDS_OFF_Q ((long)NBUF * DEPTHU * LDS_P_ROW * (long)sizeof(VAL_T))
+#define LDS_OFF_RED (LDS_OFF_Q + (long)NBUF * DEPTHU * LDS_Q_ROW * (long)sizeof(VAL_T))
+#else
+#define LDS_OFF_RED 0L
 #endif
 
 /* A tile of one operand from global memory into registers, the pattern
@@ -458,9 +473,11 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 		}
 	}
 
+	LOCAL_POOL();
 #if LSU > 1
 	/* OpenCL wants local arrays at the kernel's outermost scope */
-	LOCAL_MEM VAL_T red[LSU - 1][TT1][TT0][WG0 * WG1];
+	LOCAL_ARRAY(VAL_T, red, [LSU - 1][TT1][TT0][WG0 * WG1], [TT1][TT0][WG0 * WG1],
+		    LDS_OFF_RED);
 #endif
 	VEC_T acc[TT1][NV0];
 #pragma unroll
@@ -470,8 +487,8 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 			acc[j][i] = BCAST(ZERO);
 
 #if USE_LDS
-	LOCAL_MEM VAL_T lds_p[NBUF][DEPTHU][LDS_P_ROW];
-	LOCAL_MEM VAL_T lds_q[NBUF][DEPTHU][LDS_Q_ROW];
+	LOCAL_ARRAY(VAL_T, lds_p, [NBUF][DEPTHU][LDS_P_ROW], [DEPTHU][LDS_P_ROW], 0);
+	LOCAL_ARRAY(VAL_T, lds_q, [NBUF][DEPTHU][LDS_Q_ROW], [DEPTHU][LDS_Q_ROW], LDS_OFF_Q);
 	VAL_T rp[NLC_P * NLP_P * GLVW], rq[NLC_Q * NLP_Q * GLVW];
 	int buf = 0;
 
@@ -733,7 +750,7 @@ KERNEL void tcx_gsu_reduce(GLOBAL DATA_T *RESTRICT C, const GLOBAL VAL_T *RESTRI
 			   const struct tcx_args args, const SCALAR_T alpha, const SCALAR_T beta,
 			   const long total)
 {
-	long e = (long)get_global_id(0) + (long)get_global_id(1) * (long)get_global_size(0);
+	long e = GID(0) + GID(1) * GSIZE(0);
 	long oc = args.off_c;
 	VAL_T s = ZERO;
 

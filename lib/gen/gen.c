@@ -405,7 +405,7 @@ enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, str
 			    struct tcx_error *err)
 {
 	const struct solution *s = &k->sol;
-	char *port = NULL, *body = NULL, key[1024];
+	char *port = NULL, *compat = NULL, *body = NULL, key[1024];
 	enum tcx_status st;
 	bool cuda = strcmp(k->lang, "cuda") == 0;
 
@@ -443,14 +443,20 @@ enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, str
 				    (long long)(k->slot[sl] < 0 ? 1 : k->sizes[k->slot[sl]]));
 	}
 	st = kernel_source("common/port.h", &port, NULL, err);
+	/* CUDA and HIP: the OpenCL built-ins the template uses, in C++ */
+	if (!st && cuda)
+		st = kernel_source("cuda/compat.h", &compat, NULL, err);
 	if (!st)
 		st = kernel_source("opencl/contract.cl", &body, NULL, err);
 	if (!st) {
 		strbuf_adds(src, port);
+		if (compat)
+			strbuf_adds(src, compat);
 		strbuf_adds(src, body);
 		st = strbuf_status(src, err);
 	}
 	free(port);
+	free(compat);
 	free(body);
 	if (st)
 		return st;
@@ -568,6 +574,10 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 	launch_arg_bytes(&l, &al, sz);
 	scalar_of(k->c->dtype, beta, &be);
 	launch_arg_bytes(&l, &be, sz);
+	/* CUDA and HIP carve the tiles out of dynamic shared memory (port.h's
+	 * LOCAL_ARRAY): its size travels with the launch, not as an argument */
+	if (strcmp(k->lang, "cuda") == 0 && k->lds_bytes > 0)
+		launch_arg_local(&l, (size_t)k->lds_bytes);
 	st = device_launch(dev, prog, &l, event_ms ? &ms : NULL, err);
 	if (st || s->gsu <= 1) {
 		if (event_ms)

@@ -5,10 +5,13 @@
  * 100) and parameter sets covering VectorWidth > 1, GlobalSplitU > 1,
  * LocalSplitU > 1, every EdgeType, both kernel families.
  *
- * usage: matrix TYPE [--device ID] [--seed N] [--list]
+ * usage: matrix TYPE [--device ID] [--seed N] [--jobs N] [--list]
+ * --jobs N builds every kernel first on N host threads (the compiler is the
+ * slow part on GPUs), then validates.
  * Exit 0 when everything passes, 1 on any mismatch or error, 77 when there
  * is no device to run on.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,96 +20,63 @@
 #include "notation/notation.h"
 #include "run/run.h"
 
-static const char *const exprs[] = {
-	/* Tensile's documented examples */
-	"C[i,j] = Sum[k] A[i,k] * B[k,j]",
-	"C[i,j,k] = Sum[l] A[i,l,k] * B[l,j,k]",
-	"C[i,j] = Sum[k,l] A[i,k,l] * B[j,l,k]",
-	"C[i,j,k,l,m] = Sum[n] A[i,k,m,l,n] * B[j,k,l,n,m]",
-	"C[i,j,k,l,m] = Sum[n,o] A[i,k,m,o,n] * B[j,m,l,n,o]",
-	"C[i,j,k,l] = Sum[m,n] A[i,j,m,n,l] * B[m,n,k,j,l]",
-	/* the problem types of Tensile's configs */
-	"C[ij]=A[ik]*B[kj] + beta*C[ij]",
-	"C[ij]=A[ik]*B[jk] + beta*C[ij]",
-	"C[ij]=A[ki]*B[kj] + beta*C[ij]",
-	"C[ij]=A[ki]*B[jk] + beta*C[ij]",
-	"C[ijk]=A[ilk]*B[ljk] + beta*C[ijk]",
-	"C[ijk]=A[ilk]*B[jlk] + beta*C[ijk]",
-	"C[ijk]=A[lik]*B[ljk] + beta*C[ijk]",
-	"C[ijk]=A[lik]*B[jlk] + beta*C[ijk]",
-	"C[i,j,k,l] = Sum[m,n,o] A[o,n,i,j,m,l] * B[o,n,j,m,k,l]",
-	"C[i,j] = Sum[k,l] A[k,i,l] * B[k,j,l]",
-	"C[i,j] = Sum[k,l,m] A[m,l,i,k] * B[m,l,k,j]",
-	"C[i,j,k] = Sum[l,m,n] A[n,m,i,j,l] * B[n,m,j,l,k]",
-	/* einsum forms (last index fastest) */
-	"ilk,jlk->ijk",
-	"ikmon,jmlno->ijklm",
-	"ik,kj->ij",
-	"ij,jk",
-	"bij,bjk->bik",
-	/* degenerate contractions */
-	"C[ij]=A[i]*B[j]",
-	"C[]=A[k]*B[k]",
-	"C[b]=A[bk]*B[bk]",
-	"C[i]=A[ik]*B[k]",
-	"C[j]=A[k]*B[kj]",
-	"C[i]=A[i]*B[i]",
-	"C[ij]=A[ij]*B[j]",
-	/* D0 from B: C's fastest index is B's */
-	"C[ji]=A[ik]*B[jk]",
-	/* conjugation (complex types; plain product for real ones) */
-	"C[ij]=conj(A[ik])*B[jk]",
+#include "matrix_cases.h"
+
+/* Builds every kernel of the matrix on `jobs` threads, so that the
+ * validation then finds them in the device's program cache. */
+struct prebuild {
+	struct device *dev;
+	enum tcx_dtype t;
+	pthread_mutex_t lock;
+	int next, total;
 };
 
-struct paramset {
-	const char *name;
-	const char *params;
-};
-
-static const struct paramset paramsets[] = {
-	{ "lds-vw4", "UseLDS=True,WorkGroup=[8,8,1],ThreadTile=[4,4],VectorWidth=4,DepthU=8,"
-		     "EdgeType=Branch" },
-	{ "lds-lsu2-gsu3-shift", "UseLDS=True,WorkGroup=[4,4,2],ThreadTile=[2,2],VectorWidth=2,"
-				 "DepthU=8,EdgeType=ShiftPtr,GlobalSplitU=3,"
-				 "PrefetchGlobalRead=False,NumLoadsCoalescedA=-1" },
-	{ "direct-vw8-wgm2", "UseLDS=False,WorkGroup=[2,2,1],ThreadTile=[8,4],VectorWidth=8,"
-			     "DepthU=4,WorkGroupMapping=2" },
-	{ "lds-edge-none", "UseLDS=True,WorkGroup=[1,1,1],ThreadTile=[1,1],VectorWidth=1,"
-			   "DepthU=1,EdgeType=None,LoopTail=False" },
-	{ "lds-pad-shift-wgm3", "UseLDS=True,WorkGroup=[8,4,1],ThreadTile=[2,4],VectorWidth=2,"
-				"DepthU=16,EdgeType=ShiftPtr,WorkGroupMapping=3,"
-				"NumLoadsCoalescedB=2,LdsPad=1,PrefetchLocalRead=False" },
-};
-
-/* Size sets: by the index's position in the id order. */
-static void make_sizes(int set, int n, int64_t *sz)
+static void *prebuild_worker(void *arg)
 {
-	static const int64_t pos31[] = { 31, 64, 3, 2, 2, 2, 2, 2 };
-	double flops = 1;
+	struct prebuild *pb = arg;
 
-	for (int k = 0; k < n; k++) {
-		switch (set) {
-		case 0:
-			sz[k] = 1;
+	for (;;) {
+		int k, e, ps;
+		struct tcx_contraction *c;
+		struct tcx_error err;
+		struct solution s;
+		struct prepared pr;
+		struct problem p;
+		int64_t sz[TCX_MAX_INDICES];
+
+		pthread_mutex_lock(&pb->lock);
+		k = pb->next++;
+		pthread_mutex_unlock(&pb->lock);
+		if (k >= pb->total)
 			break;
-		case 1:
-			sz[k] = 7;
-			break;
-		case 2:
-			sz[k] = k < 8 ? pos31[k] : 1;
-			break;
-		default:
-			/* a prime above 100 on the last index (usually bound) */
-			sz[k] = k == n - 1 ? 127 : k == 0 ? 5 : 3;
-			break;
-		}
-		flops *= (double)sz[k];
+		e = k / (int)ARRAY_SIZE(paramsets);
+		ps = k % (int)ARRAY_SIZE(paramsets);
+		if (notation_parse(exprs[e], pb->t, LAYOUT_BY_STYLE, &c, &err))
+			continue;
+		/* the source does not depend on the sizes (they are arguments) */
+		make_sizes(2, c->nidx, sz);
+		solution_default(&s);
+		if (!solution_parse(&s, paramsets[ps].params, &err) &&
+		    !problem_init(&p, c, sz, &err))
+			contract_prepare(pb->dev, c, &p, &s, &pr, NULL, &err);
+		contraction_free(c);
 	}
-	/* keep every case small: shrink the later indices */
-	for (int k = n - 2; k >= 1 && flops > (double)(1 << 22); k--) {
-		flops /= (double)sz[k];
-		sz[k] = 1;
-	}
+	return NULL;
+}
+
+static void prebuild(struct device *dev, enum tcx_dtype t, int jobs)
+{
+	struct prebuild pb = { dev, t, PTHREAD_MUTEX_INITIALIZER, 0,
+			       (int)(ARRAY_SIZE(exprs) * ARRAY_SIZE(paramsets)) };
+	pthread_t tid[64];
+	int n = 0;
+
+	for (int k = 0; k < jobs && k < 64; k++)
+		if (pthread_create(&tid[n], NULL, prebuild_worker, &pb) == 0)
+			n++;
+	prebuild_worker(&pb);
+	for (int k = 0; k < n; k++)
+		pthread_join(tid[k], NULL);
 }
 
 int main(int argc, char **argv)
@@ -116,7 +86,7 @@ int main(int argc, char **argv)
 	uint64_t seed = 1;
 	struct device *dev = NULL;
 	struct tcx_error err = { 0 };
-	int failures = 0, runs = 0, k;
+	int failures = 0, runs = 0, k, jobs = 0;
 	bool list = false;
 
 	if (argc < 2 || !dtype_parse(argv[1], &t)) {
@@ -128,6 +98,8 @@ int main(int argc, char **argv)
 			devid = argv[++k];
 		else if (!strcmp(argv[k], "--seed") && k + 1 < argc)
 			seed = strtoull(argv[++k], NULL, 10);
+		else if (!strcmp(argv[k], "--jobs") && k + 1 < argc)
+			jobs = atoi(argv[++k]);
 		else if (!strcmp(argv[k], "--list"))
 			list = true;
 	}
@@ -151,6 +123,8 @@ int main(int argc, char **argv)
 		}
 		printf("device %s (%s), type %s, seed %llu\n", device_info_of(dev)->id,
 		       device_info_of(dev)->name, dtype_info(t)->name, (unsigned long long)seed);
+		if (jobs > 1)
+			prebuild(dev, t, jobs - 1);
 	}
 	for (size_t e = 0; e < ARRAY_SIZE(exprs); e++) {
 		struct tcx_contraction *c;
@@ -160,7 +134,7 @@ int main(int argc, char **argv)
 			failures++;
 			continue;
 		}
-		for (int set = 0; set < 4; set++) {
+		for (int set = 0; set < MATRIX_SIZE_SETS; set++) {
 			int64_t sz[TCX_MAX_INDICES];
 			struct problem p;
 			char sizes[128] = "";

@@ -1,0 +1,269 @@
+/* compat.h - the OpenCL C built-ins the contraction template uses, in CUDA
+ * and HIP C++, so that kernels/opencl/contract.cl compiles unchanged with
+ * NVRTC and hiprtc and means what it means in OpenCL.  The generator
+ * inserts it after common/port.h when the device's language is "cuda".
+ *
+ * What it supplies (OpenCL semantics, element-wise where OpenCL is):
+ *   - the n-wide vectors float2..float16, double2..double16 as tcx_float4
+ *     (port.h's VECN), plus the ushortN and uintN that bf16 loads go
+ *     through; lane access v[k], .x/.y on 2-vectors, construction from a
+ *     scalar (broadcast) and from two parts, + - * (vector and scalar),
+ *     +=, -=, *=, unary -, << on integers, fma;
+ *   - vloadN, vload_half, vload_halfN, vstore_half_rte, as_float, as_uint,
+ *     as_floatN, convert_uintN;
+ *   - the OpenCL scalar type names uint and ushort, and tcx_half (port.h's
+ *     HALF_T: fp16 kept as its 16 bits, converted on load and store).
+ * Everything is __device__ inline; nothing here allocates or launches.
+ * Built-ins CUDA and HIP already have (fma and min on scalars) are theirs. */
+#ifndef TCX_COMPAT_H
+#define TCX_COMPAT_H
+
+#ifndef TCX_LANG_CUDA
+#error "compat.h is for CUDA and HIP only (TCX_LANG_CUDA)"
+#endif
+
+/* struct tcx_args is all long: it must be 64-bit, as on the host */
+static_assert(sizeof(long) == 8, "tcx kernels need a 64-bit long (LP64)");
+
+typedef unsigned int uint;
+typedef unsigned short ushort;
+typedef unsigned short tcx_half; /* fp16 bits; arithmetic is in float */
+
+/* not static: NVRTC warns of every static function a kernel leaves unused */
+#define TCX_DEV __device__ __forceinline__
+
+/* ---- vectors ----------------------------------------------------------- */
+
+/* OpenCL aligns an n-vector to its size; 16 bytes is what loads use. */
+#define TCX_VEC_ALIGN(T, N) (sizeof(T) * (N) > 16 ? 16 : sizeof(T) * (N))
+
+template <typename T, int N> struct alignas(TCX_VEC_ALIGN(T, N)) tcx_vec {
+	T s[N];
+
+	tcx_vec() = default;
+	__device__ explicit tcx_vec(T v)
+	{
+		for (int k = 0; k < N; k++)
+			s[k] = v;
+	}
+	__device__ T &operator[](int k) { return s[k]; }
+	__device__ const T &operator[](int k) const { return s[k]; }
+};
+
+/* 2-vectors also carry complex numbers, which the template reads as .x, .y */
+template <typename T> struct alignas(TCX_VEC_ALIGN(T, 2)) tcx_vec<T, 2> {
+	T x, y;
+
+	tcx_vec() = default;
+	__device__ explicit tcx_vec(T v) : x(v), y(v) {}
+	__device__ tcx_vec(T a, T b) : x(a), y(b) {}
+	__device__ T &operator[](int k) { return k ? y : x; }
+	__device__ const T &operator[](int k) const { return k ? y : x; }
+};
+
+typedef tcx_vec<float, 2> tcx_float2;
+typedef tcx_vec<float, 4> tcx_float4;
+typedef tcx_vec<float, 8> tcx_float8;
+typedef tcx_vec<float, 16> tcx_float16;
+typedef tcx_vec<double, 2> tcx_double2;
+typedef tcx_vec<double, 4> tcx_double4;
+typedef tcx_vec<double, 8> tcx_double8;
+typedef tcx_vec<double, 16> tcx_double16;
+
+static_assert(sizeof(tcx_float2) == 8 && alignof(tcx_float2) == 8, "float2 layout");
+static_assert(sizeof(tcx_double2) == 16 && alignof(tcx_double2) == 16, "double2 layout");
+
+#define TCX_VEC_BINOP(OP)                                                                   \
+	template <typename T, int N>                                                        \
+	TCX_DEV tcx_vec<T, N> operator OP(tcx_vec<T, N> a, const tcx_vec<T, N> &b)          \
+	{                                                                                   \
+		for (int k = 0; k < N; k++)                                                 \
+			a[k] = a[k] OP b[k];                                                \
+		return a;                                                                   \
+	}                                                                                   \
+	template <typename T, int N> TCX_DEV tcx_vec<T, N> operator OP(tcx_vec<T, N> a, T b) \
+	{                                                                                   \
+		for (int k = 0; k < N; k++)                                                 \
+			a[k] = a[k] OP b;                                                   \
+		return a;                                                                   \
+	}                                                                                   \
+	template <typename T, int N> TCX_DEV tcx_vec<T, N> operator OP(T a, tcx_vec<T, N> b) \
+	{                                                                                   \
+		for (int k = 0; k < N; k++)                                                 \
+			b[k] = a OP b[k];                                                   \
+		return b;                                                                   \
+	}                                                                                   \
+	template <typename T, int N>                                                        \
+	TCX_DEV tcx_vec<T, N> &operator OP##=(tcx_vec<T, N> &a, const tcx_vec<T, N> &b)     \
+	{                                                                                   \
+		for (int k = 0; k < N; k++)                                                 \
+			a[k] = a[k] OP b[k];                                                \
+		return a;                                                                   \
+	}
+
+TCX_VEC_BINOP(+)
+TCX_VEC_BINOP(-)
+TCX_VEC_BINOP(*)
+
+template <typename T, int N> TCX_DEV tcx_vec<T, N> operator-(tcx_vec<T, N> a)
+{
+	for (int k = 0; k < N; k++)
+		a[k] = -a[k];
+	return a;
+}
+
+template <int N> TCX_DEV tcx_vec<uint, N> operator<<(tcx_vec<uint, N> a, int n)
+{
+	for (int k = 0; k < N; k++)
+		a[k] <<= n;
+	return a;
+}
+
+/* fma(a, b, c) = a * b + c, rounded once, lane by lane (OpenCL's fma) */
+template <typename T, int N>
+TCX_DEV tcx_vec<T, N> fma(const tcx_vec<T, N> &a, const tcx_vec<T, N> &b, tcx_vec<T, N> c)
+{
+	for (int k = 0; k < N; k++)
+		c[k] = fma(a[k], b[k], c[k]);
+	return c;
+}
+
+/* ---- reinterpretation ------------------------------------------------- */
+
+TCX_DEV float as_float(uint u)
+{
+	return __uint_as_float(u);
+}
+
+TCX_DEV uint as_uint(float f)
+{
+	return __float_as_uint(f);
+}
+
+/* ---- fp16 -------------------------------------------------------------- */
+
+/* fp16 bits to float (exact) and float to fp16 bits, rounded to nearest
+ * even with overflow to infinity: OpenCL's vload_half and vstore_half_rte.
+ * The hardware conversion on CUDA and HIP; integer code elsewhere. */
+#if defined(__CUDA_ARCH__)
+TCX_DEV float tcx_h2f(tcx_half h)
+{
+	float f;
+
+	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+	return f;
+}
+
+TCX_DEV tcx_half tcx_f2h(float f)
+{
+	tcx_half h;
+
+	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+	return h;
+}
+#elif defined(__HIP_DEVICE_COMPILE__)
+TCX_DEV float tcx_h2f(tcx_half h)
+{
+	return (float)__builtin_bit_cast(_Float16, h);
+}
+
+TCX_DEV tcx_half tcx_f2h(float f)
+{
+	return __builtin_bit_cast(tcx_half, (_Float16)f);
+}
+#else
+TCX_DEV float tcx_h2f(tcx_half h)
+{
+	uint s = (uint)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+
+	if (e == 0) {
+		/* zero or subnormal: m * 2^-24, exact in float */
+		float f = (float)m * 5.9604644775390625e-8f;
+
+		return s ? -f : f;
+	}
+	if (e == 31)
+		return as_float(s | 0x7f800000u | (m << 13));
+	return as_float(s | ((e + 112) << 23) | (m << 13));
+}
+
+TCX_DEV tcx_half tcx_f2h(float f)
+{
+	uint x = as_uint(f), s = (x >> 16) & 0x8000u, e, full, sh, q, rem, half;
+
+	x &= 0x7fffffffu;
+	if (x > 0x7f800000u) /* NaN, kept quiet */
+		return (tcx_half)(s | 0x7e00u | ((x >> 13) & 0x3ffu));
+	if (x == 0x7f800000u)
+		return (tcx_half)(s | 0x7c00u);
+	if (x >= 0x477ff000u) /* 65520 and above round to infinity */
+		return (tcx_half)(s | 0x7c00u);
+	if (x >= 0x38800000u) { /* normal: rebias, round the 13 dropped bits */
+		x -= 0x38000000u;
+		x += 0xfffu + ((x >> 13) & 1u);
+		return (tcx_half)(s | (x >> 13));
+	}
+	/* subnormal (or zero): units of 2^-24, rounded to nearest even */
+	e = x >> 23;
+	if (e < 95)
+		return (tcx_half)s;
+	full = 0x800000u | (x & 0x7fffffu);
+	sh = 126 - e;
+	q = full >> sh;
+	rem = full & ((1u << sh) - 1);
+	half = 1u << (sh - 1);
+	if (rem > half || (rem == half && (q & 1u)))
+		q++;
+	return (tcx_half)(s | q);
+}
+#endif
+
+TCX_DEV float vload_half(long i, const tcx_half *p)
+{
+	return tcx_h2f(p[i]);
+}
+
+TCX_DEV void vstore_half_rte(float f, long i, tcx_half *p)
+{
+	p[i] = tcx_f2h(f);
+}
+
+/* ---- n-wide loads and conversions ------------------------------------ */
+
+/* vloadN(i, p): the N elements at p + i * N (element-aligned, as in OpenCL) */
+#define TCX_NWIDE(N)                                                                        \
+	template <typename T> TCX_DEV tcx_vec<T, N> vload##N(long i, const T *p)            \
+	{                                                                                   \
+		tcx_vec<T, N> v;                                                            \
+		for (int k = 0; k < N; k++)                                                 \
+			v[k] = p[i * N + k];                                                \
+		return v;                                                                   \
+	}                                                                                   \
+	TCX_DEV tcx_vec<float, N> vload_half##N(long i, const tcx_half *p)                  \
+	{                                                                                   \
+		tcx_vec<float, N> v;                                                        \
+		for (int k = 0; k < N; k++)                                                 \
+			v[k] = tcx_h2f(p[i * N + k]);                                       \
+		return v;                                                                   \
+	}                                                                                   \
+	TCX_DEV tcx_vec<float, N> as_float##N(const tcx_vec<uint, N> &u)                    \
+	{                                                                                   \
+		tcx_vec<float, N> v;                                                        \
+		for (int k = 0; k < N; k++)                                                 \
+			v[k] = as_float(u[k]);                                              \
+		return v;                                                                   \
+	}                                                                                   \
+	TCX_DEV tcx_vec<uint, N> convert_uint##N(const tcx_vec<ushort, N> &u)               \
+	{                                                                                   \
+		tcx_vec<uint, N> v;                                                         \
+		for (int k = 0; k < N; k++)                                                 \
+			v[k] = (uint)u[k];                                                  \
+		return v;                                                                   \
+	}
+
+TCX_NWIDE(2)
+TCX_NWIDE(4)
+TCX_NWIDE(8)
+TCX_NWIDE(16)
+
+#endif /* TCX_COMPAT_H */

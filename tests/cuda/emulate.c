@@ -1,0 +1,520 @@
+/* emulate.c - runs the CUDA dialect of the kernels on the host, to check
+ * what they compute, not only that they compile: the validation matrix
+ * (tests/opencl/matrix_cases.h) for one element type, on a test-only
+ * backend that compiles each generated CUDA source (port.h + cuda/compat.h
+ * + contract.cl, exactly as NVRTC gets it) with the host's C++ compiler
+ * and runs every block of a launch as real threads that meet at
+ * __syncthreads.  The dynamic shared memory a launch asks for is poisoned
+ * before each block and fenced by a canary after it, so a wrong size from
+ * the generator shows.  This proves compat.h (vectors, lanes, fp16 and
+ * bf16, loads) and the shared-memory carving without a GPU; the fp16
+ * conversions run compat.h's portable code, not the PTX/HIP instructions.
+ *
+ * usage: cuda_emulate TYPE [--seed N] [--quick]
+ * Needs a C++17 compiler: $TCX_TEST_CXX, else c++ (exit 77 without one).
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+#include "notation/notation.h"
+#include "run/run.h"
+
+#include "../opencl/matrix_cases.h"
+
+#define SMEM_MAX (256 * 1024)
+#define CANARY	 4096
+
+/* What the host compiler needs to take CUDA C++: the CUDA words as plain
+ * C++, threadIdx per thread, __syncthreads as a barrier of the block. */
+static const char prelude[] = "#include <cmath>\n"
+			      "#include <cstring>\n"
+			      "#include <pthread.h>\n"
+			      "#define __global__\n"
+			      "#define __device__\n"
+			      "#define __forceinline__ inline\n"
+			      "#define __shared__\n"
+			      "#define __restrict__ __restrict\n"
+			      "#define __launch_bounds__(n)\n"
+			      "struct tcx_emu_dim3 { unsigned x, y, z; };\n"
+			      "static thread_local tcx_emu_dim3 threadIdx;\n"
+			      "static tcx_emu_dim3 blockIdx, blockDim, gridDim;\n"
+			      "static pthread_barrier_t tcx_emu_barrier;\n"
+			      "static bool tcx_emu_barrier_made;\n"
+			      "#define __syncthreads() pthread_barrier_wait(&tcx_emu_barrier)\n"
+			      "alignas(16) unsigned char tcx_smem["
+			      "(256 + 4) * 1024"
+			      "];\n"
+			      "static inline float __uint_as_float(unsigned u)\n"
+			      "{ float f; std::memcpy(&f, &u, 4); return f; }\n"
+			      "static inline unsigned __float_as_uint(float f)\n"
+			      "{ unsigned u; std::memcpy(&u, &f, 4); return u; }\n"
+			      "using std::fma;\n"
+			      "static inline long min(long a, long b) { return a < b ? a : b; }\n"
+			      "#line 1 \"generated\"\n";
+
+/* The launch wrappers: cuLaunchKernel's kernelParams convention. */
+static const char epilogue[] =
+    "\n#line 1 \"emulate-epilogue\"\n"
+    "extern \"C\" void tcx_emu_tcx_contract(void **a)\n"
+    "{\n"
+    "\ttcx_contract(*(DATA_T **)a[0], *(const DATA_T **)a[1], *(const DATA_T **)a[2],\n"
+    "\t\t     *(VAL_T **)a[3], *(const struct tcx_args *)a[4], *(const SCALAR_T *)a[5],\n"
+    "\t\t     *(const SCALAR_T *)a[6]);\n"
+    "}\n"
+    "extern \"C\" void tcx_emu_tcx_gsu_reduce(void **a)\n"
+    "{\n"
+    "\ttcx_gsu_reduce(*(DATA_T **)a[0], *(const VAL_T **)a[1],\n"
+    "\t\t       *(const struct tcx_args *)a[2], *(const SCALAR_T *)a[3],\n"
+    "\t\t       *(const SCALAR_T *)a[4], *(const long *)a[5]);\n"
+    "}\n"
+    "extern \"C\" void tcx_emu_block(const unsigned *b, const unsigned *d, const unsigned *g)\n"
+    "{\n"
+    "\tblockIdx = { b[0], b[1], b[2] };\n"
+    "\tblockDim = { d[0], d[1], d[2] };\n"
+    "\tgridDim = { g[0], g[1], g[2] };\n"
+    "}\n"
+    "extern \"C\" void tcx_emu_thread(unsigned x, unsigned y, unsigned z)\n"
+    "{\n"
+    "\tthreadIdx = { x, y, z };\n"
+    "}\n"
+    "extern \"C\" void tcx_emu_barrier_init(unsigned n)\n"
+    "{\n"
+    "\tif (tcx_emu_barrier_made)\n"
+    "\t\tpthread_barrier_destroy(&tcx_emu_barrier);\n"
+    "\tpthread_barrier_init(&tcx_emu_barrier, NULL, n);\n"
+    "\ttcx_emu_barrier_made = true;\n"
+    "}\n"
+    "extern \"C\" unsigned char *tcx_emu_smem(void)\n"
+    "{\n"
+    "\treturn tcx_smem;\n"
+    "}\n";
+
+typedef void (*kernel_fn)(void **);
+
+struct device {
+	struct device_base base; /* first: backend.c casts to it */
+	struct device_info info;
+	const char *cxx;
+	char dir[64];
+	int nbuilt;
+};
+
+struct program {
+	void *so;
+	char *log;
+	kernel_fn contract, reduce;
+	void (*block)(const unsigned *b, const unsigned *d, const unsigned *g);
+	void (*thread)(unsigned x, unsigned y, unsigned z);
+	void (*barrier_init)(unsigned n);
+	unsigned char *(*smem)(void);
+};
+
+struct buffer {
+	void *p;
+	size_t size;
+};
+
+static const struct device_info *emu_info(const struct device *dev)
+{
+	return &dev->info;
+}
+
+static void emu_program_free(struct program *p)
+{
+	if (!p)
+		return;
+	if (p->so)
+		dlclose(p->so);
+	free(p->log);
+	free(p);
+}
+
+static const char *emu_build_log(const struct program *p)
+{
+	return p && p->log ? p->log : "";
+}
+
+static enum tcx_status emu_build(struct device *dev, const char *src, size_t len, const char *opts,
+				 struct program **out, struct tcx_error *err)
+{
+	char path[128], so[128], logp[128], cmd[1024];
+	struct program *p = calloc(1, sizeof(*p));
+	FILE *fp;
+	int n = dev->nbuilt++, rc;
+
+	*out = NULL;
+	if (!p)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	snprintf(path, sizeof(path), "%s/k%d.cpp", dev->dir, n);
+	snprintf(so, sizeof(so), "%s/k%d.so", dev->dir, n);
+	snprintf(logp, sizeof(logp), "%s/k%d.log", dev->dir, n);
+	fp = fopen(path, "w");
+	if (!fp) {
+		free(p);
+		return tcx_fail(err, TCX_EIO, "cannot write '%s'", path);
+	}
+	fputs(prelude, fp);
+	fwrite(src, 1, len, fp);
+	fputs(epilogue, fp);
+	fclose(fp);
+	snprintf(cmd, sizeof(cmd), "%s -std=c++17 -O1 -fPIC -shared -o %s %s -lpthread > %s 2>&1",
+		 dev->cxx, so, path, logp);
+	rc = system(cmd);
+	if (read_file(logp, &p->log, NULL, NULL) != TCX_OK)
+		p->log = strdup("");
+	*out = p;
+	if (rc != 0)
+		return tcx_fail(err, TCX_EBUILD, "the host compiler rejects the CUDA source %s",
+				path);
+	p->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+	if (!p->so)
+		return tcx_fail(err, TCX_EBUILD, "cannot load %s: %s", so, dlerror());
+	*(void **)&p->contract = dlsym(p->so, "tcx_emu_tcx_contract");
+	*(void **)&p->reduce = dlsym(p->so, "tcx_emu_tcx_gsu_reduce");
+	*(void **)&p->block = dlsym(p->so, "tcx_emu_block");
+	*(void **)&p->thread = dlsym(p->so, "tcx_emu_thread");
+	*(void **)&p->barrier_init = dlsym(p->so, "tcx_emu_barrier_init");
+	*(void **)&p->smem = dlsym(p->so, "tcx_emu_smem");
+	if (!p->contract || !p->reduce || !p->block || !p->thread || !p->barrier_init || !p->smem)
+		return tcx_fail(err, TCX_EBUILD, "%s lacks the emulation entry points", so);
+	unlink(path);
+	unlink(so);
+	unlink(logp);
+	return TCX_OK;
+}
+
+static enum tcx_status emu_alloc(struct device *dev, size_t bytes, struct buffer **out,
+				 struct tcx_error *err)
+{
+	struct buffer *b = calloc(1, sizeof(*b));
+
+	*out = NULL;
+	if (!b || !(b->p = malloc(bytes ? bytes : 1))) {
+		free(b);
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	}
+	/* garbage, as device memory is */
+	memset(b->p, 0x5c, bytes);
+	b->size = bytes;
+	*out = b;
+	return TCX_OK;
+}
+
+static void emu_free(struct buffer *b)
+{
+	if (b)
+		free(b->p);
+	free(b);
+}
+
+static enum tcx_status emu_write(struct device *dev, struct buffer *b, size_t off, const void *src,
+				 size_t bytes, struct tcx_error *err)
+{
+	if (off > b->size || bytes > b->size - off)
+		return tcx_fail(err, TCX_EINVAL, "write past the end of a buffer");
+	memcpy((char *)b->p + off, src, bytes);
+	return TCX_OK;
+}
+
+static enum tcx_status emu_read(struct device *dev, struct buffer *b, size_t off, void *dst,
+				size_t bytes, struct tcx_error *err)
+{
+	if (off > b->size || bytes > b->size - off)
+		return tcx_fail(err, TCX_EINVAL, "read past the end of a buffer");
+	memcpy(dst, (char *)b->p + off, bytes);
+	return TCX_OK;
+}
+
+/* A launch's threads: one per thread of a block, kept for all its blocks.
+ * Between blocks the launching thread sets the block up, then releases
+ * them through `start` and waits for them at `end`. */
+struct emu_pool {
+	pthread_barrier_t start, end;
+	bool quit;
+	const struct program *p;
+	kernel_fn fn;
+	void **params;
+};
+
+struct emu_thread {
+	pthread_t tid;
+	struct emu_pool *pool;
+	unsigned x, y, z;
+};
+
+static void *thread_main(void *arg)
+{
+	struct emu_thread *t = arg;
+	struct emu_pool *pool = t->pool;
+
+	pool->p->thread(t->x, t->y, t->z);
+	for (;;) {
+		pthread_barrier_wait(&pool->start);
+		if (pool->quit)
+			break;
+		pool->fn(pool->params);
+		pthread_barrier_wait(&pool->end);
+	}
+	return NULL;
+}
+
+static enum tcx_status emu_launch(struct device *dev, struct program *p, const struct launch *l,
+				  double *event_ms, struct tcx_error *err)
+{
+	void *params[LAUNCH_MAX_ARGS];
+	unsigned grid[3], block[3], b[3];
+	size_t dyn = 0, nt = 1, k = 0;
+	int np = 0, want;
+	kernel_fn fn;
+	struct emu_thread *th;
+	struct emu_pool pool;
+	unsigned char *smem = p->smem();
+	enum tcx_status st = TCX_OK;
+
+	if (event_ms)
+		*event_ms = 0;
+	if (strcmp(l->kernel, "tcx_contract") == 0) {
+		fn = p->contract;
+		want = 7;
+	} else if (strcmp(l->kernel, "tcx_gsu_reduce") == 0) {
+		fn = p->reduce;
+		want = 6;
+	} else {
+		return tcx_fail(err, TCX_ELAUNCH, "no kernel '%s' in the program", l->kernel);
+	}
+	for (int a = 0; a < l->nargs; a++) {
+		const struct karg *g = &l->args[a];
+
+		if (g->kind == KARG_BUFFER)
+			params[np++] = (void *)&g->buf->p;
+		else if (g->kind == KARG_BYTES)
+			params[np++] = (void *)g->ptr;
+		else
+			dyn += g->size;
+	}
+	if (np != want)
+		return tcx_fail(err, TCX_ELAUNCH, "kernel '%s' takes %d arguments, not %d",
+				l->kernel, want, np);
+	if (dyn > SMEM_MAX)
+		return tcx_fail(err, TCX_ELIMIT, "kernel '%s': %zu bytes of shared memory",
+				l->kernel, dyn);
+	for (int d = 0; d < 3; d++) {
+		if (!l->local[d] || l->global[d] % l->local[d])
+			return tcx_fail(err, TCX_ELAUNCH, "kernel '%s': global %zu, block %zu",
+					l->kernel, l->global[d], l->local[d]);
+		grid[d] = (unsigned)(l->global[d] / l->local[d]);
+		block[d] = (unsigned)l->local[d];
+		nt *= l->local[d];
+	}
+	if (nt > 1024)
+		return tcx_fail(err, TCX_ELIMIT, "kernel '%s': block of %zu threads", l->kernel,
+				nt);
+	th = calloc(nt, sizeof(*th));
+	if (!th)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	pool.quit = false;
+	pool.p = p;
+	pool.fn = fn;
+	pool.params = params;
+	pthread_barrier_init(&pool.start, NULL, (unsigned)nt + 1);
+	pthread_barrier_init(&pool.end, NULL, (unsigned)nt + 1);
+	p->barrier_init((unsigned)nt);
+	for (unsigned z = 0; z < block[2]; z++)
+		for (unsigned y = 0; y < block[1]; y++)
+			for (unsigned x = 0; x < block[0]; x++, k++) {
+				th[k] = (struct emu_thread){0, &pool, x, y, z};
+				if (pthread_create(&th[k].tid, NULL, thread_main, &th[k])) {
+					fprintf(stderr, "cannot start a thread\n");
+					exit(1);
+				}
+			}
+	for (b[2] = 0; b[2] < grid[2] && !st; b[2]++)
+		for (b[1] = 0; b[1] < grid[1] && !st; b[1]++)
+			for (b[0] = 0; b[0] < grid[0] && !st; b[0]++) {
+				/* what a block finds in shared memory: NaNs, then a fence */
+				memset(smem, 0xff, dyn);
+				memset(smem + dyn, 0xa5, CANARY);
+				p->block(b, block, grid);
+				pthread_barrier_wait(&pool.start);
+				pthread_barrier_wait(&pool.end);
+				for (size_t c = 0; c < CANARY; c++)
+					if (smem[dyn + c] != 0xa5) {
+						st =
+						    tcx_fail(err, TCX_ELAUNCH,
+							     "kernel '%s' wrote shared memory byte "
+							     "%zu, past the %zu bytes the launch "
+							     "gave it",
+							     l->kernel, dyn + c, dyn);
+						break;
+					}
+			}
+	pool.quit = true;
+	pthread_barrier_wait(&pool.start);
+	for (k = 0; k < nt; k++)
+		pthread_join(th[k].tid, NULL);
+	pthread_barrier_destroy(&pool.start);
+	pthread_barrier_destroy(&pool.end);
+	free(th);
+	return st;
+}
+
+/* The device lives on main's stack: nothing to close. */
+static void emu_close(struct device *dev)
+{
+}
+
+static struct backend_ops emu_ops = {
+    .name = "cuda-emu",
+    .close = emu_close,
+    .info = emu_info,
+    .build = emu_build,
+    .build_log = emu_build_log,
+    .program_free = emu_program_free,
+    .alloc = emu_alloc,
+    .free = emu_free,
+    .write = emu_write,
+    .read = emu_read,
+    .launch = emu_launch,
+};
+
+int main(int argc, char **argv)
+{
+	struct device dev;
+	enum tcx_dtype t;
+	struct tcx_error err = {0};
+	uint64_t seed = 1;
+	int failures = 0, runs = 0;
+	bool quick = false;
+	const char *cxx = getenv("TCX_TEST_CXX");
+	char cmd[512];
+
+	if (argc < 2 || !dtype_parse(argv[1], &t)) {
+		fprintf(stderr, "usage: cuda_emulate TYPE [--seed N] [--quick]\n");
+		return 2;
+	}
+	for (int k = 2; k < argc; k++) {
+		if (!strcmp(argv[k], "--seed") && k + 1 < argc)
+			seed = strtoull(argv[++k], NULL, 10);
+		else if (!strcmp(argv[k], "--quick"))
+			quick = true;
+	}
+	if (!cxx || !*cxx)
+		cxx = "c++";
+	snprintf(cmd, sizeof(cmd), "%s --version > /dev/null 2>&1", cxx);
+	if (system(cmd) != 0) {
+		fprintf(stderr,
+			"skipped: no C++ compiler '%s' to run the CUDA dialect on the host\n", cxx);
+		return 77;
+	}
+
+	/* an H100-like device of the CUDA dialect: the generator applies the
+	 * GPU rules and emits what the cuda backend would compile */
+	memset(&dev, 0, sizeof(dev));
+	dev.base.ops = &emu_ops;
+	dev.cxx = cxx;
+	snprintf(dev.dir, sizeof(dev.dir), "/tmp/tcx-emu-XXXXXX");
+	if (!mkdtemp(dev.dir)) {
+		fprintf(stderr, "cannot create a directory under /tmp\n");
+		return 1;
+	}
+	snprintf(dev.info.id, sizeof(dev.info.id), "cuda-emu");
+	snprintf(dev.info.backend, sizeof(dev.info.backend), "cuda-emu");
+	snprintf(dev.info.lang, sizeof(dev.info.lang), "cuda");
+	snprintf(dev.info.name, sizeof(dev.info.name), "CUDA dialect on the host");
+	snprintf(dev.info.arch, sizeof(dev.info.arch), "sm_90");
+	dev.info.type = DEV_GPU;
+	dev.info.global_mem = dev.info.max_alloc = 1LL << 32;
+	dev.info.local_mem = 227 * 1024;
+	dev.info.max_wg_size = 1024;
+	dev.info.max_wg_dim[0] = dev.info.max_wg_dim[1] = 1024;
+	dev.info.max_wg_dim[2] = 64;
+	dev.info.simd_width = dev.info.wg_multiple = 32;
+	dev.info.fp64 = dev.info.fp16 = true;
+	printf("CUDA dialect on the host (%s), type %s, seed %llu\n", cxx, dtype_info(t)->name,
+	       (unsigned long long)seed);
+
+	for (size_t e = 0; e < ARRAY_SIZE(exprs); e++) {
+		struct tcx_contraction *c;
+
+		if (notation_parse(exprs[e], t, LAYOUT_BY_STYLE, &c, &err)) {
+			printf("FAIL parse '%s': %s\n", exprs[e], err.msg);
+			failures++;
+			continue;
+		}
+		for (int set = 0; set < MATRIX_SIZE_SETS; set++) {
+			int64_t sz[TCX_MAX_INDICES];
+			struct problem p;
+
+			/* --quick: the awkward sizes only (7s and the prime) */
+			if (quick && set != 1 && set != 3)
+				continue;
+			make_sizes(set, c->nidx, sz);
+			if (problem_init(&p, c, sz, &err)) {
+				printf("FAIL sizes of '%s': %s\n", exprs[e], err.msg);
+				failures++;
+				continue;
+			}
+			for (size_t ps = 0; ps < ARRAY_SIZE(paramsets); ps++) {
+				struct solution s;
+				struct prepared pr;
+				struct validate_opts o;
+				struct validate_report r;
+				struct strbuf log = STRBUF_INIT;
+				enum tcx_status st;
+
+				solution_default(&s);
+				if (solution_parse(&s, paramsets[ps].params, &err)) {
+					printf("FAIL params %s: %s\n", paramsets[ps].name, err.msg);
+					failures++;
+					continue;
+				}
+				validate_opts_default(&o);
+				o.seed = seed + (uint64_t)(e * 131 + set * 7 + ps);
+				o.threads = 1;
+				if (c->use_beta) {
+					o.alpha[0] = 1.5;
+					o.beta[0] = -0.5;
+					if (dtype_info(t)->complex) {
+						o.alpha[1] = 0.25;
+						o.beta[1] = 0.75;
+					}
+				}
+				runs++;
+				st = contract_prepare(&dev, c, &p, &s, &pr, &log, &err);
+				if (st == TCX_EREJECT && strstr(err.msg, "EdgeType None")) {
+					runs--;
+					strbuf_release(&log);
+					continue;
+				}
+				if (st == TCX_EBUILD)
+					printf("%s\n", strbuf_str(&log));
+				strbuf_release(&log);
+				if (!st)
+					st = validate_run(&dev, &pr, &p, &o, &r, &err);
+				if (st) {
+					failures++;
+					printf("FAIL %-48s set %d %-20s: %s (seed %llu)\n",
+					       exprs[e], set, paramsets[ps].name, err.msg,
+					       (unsigned long long)o.seed);
+					for (int m = 0; st == TCX_EMISMATCH && m < r.nlist && m < 3;
+					     m++)
+						printf("     element %lld: got %g, want %g%s\n",
+						       (long long)r.list[m].lin, r.list[m].got[0],
+						       r.list[m].want[0],
+						       r.list[m].unwritten ? " (never written)"
+									   : "");
+				}
+			}
+		}
+		contraction_free(c);
+	}
+	printf("%d runs, %lu kernels compiled, %d failed\n", runs, dev.base.builds, failures);
+	device_close(&dev);
+	rmdir(dev.dir);
+	return failures ? 1 : 0;
+}

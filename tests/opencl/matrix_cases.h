@@ -1,0 +1,105 @@
+/* matrix_cases.h - the cases of the validation matrix, shared by the
+ * OpenCL run (tests/opencl/matrix.c) and the offline compile proofs
+ * (tests/cuda/compile.c, tests/hip/compile.c), so that CI compiles for
+ * CUDA and HIP exactly the kernels it validates on OpenCL: the
+ * contractions, the parameter sets, and the size sets (by index position). */
+#ifndef TCX_MATRIX_CASES_H
+#define TCX_MATRIX_CASES_H
+
+#include <stdint.h>
+
+static const char *const exprs[] = {
+	/* Tensile's documented examples */
+	"C[i,j] = Sum[k] A[i,k] * B[k,j]",
+	"C[i,j,k] = Sum[l] A[i,l,k] * B[l,j,k]",
+	"C[i,j] = Sum[k,l] A[i,k,l] * B[j,l,k]",
+	"C[i,j,k,l,m] = Sum[n] A[i,k,m,l,n] * B[j,k,l,n,m]",
+	"C[i,j,k,l,m] = Sum[n,o] A[i,k,m,o,n] * B[j,m,l,n,o]",
+	"C[i,j,k,l] = Sum[m,n] A[i,j,m,n,l] * B[m,n,k,j,l]",
+	/* the problem types of Tensile's configs */
+	"C[ij]=A[ik]*B[kj] + beta*C[ij]",
+	"C[ij]=A[ik]*B[jk] + beta*C[ij]",
+	"C[ij]=A[ki]*B[kj] + beta*C[ij]",
+	"C[ij]=A[ki]*B[jk] + beta*C[ij]",
+	"C[ijk]=A[ilk]*B[ljk] + beta*C[ijk]",
+	"C[ijk]=A[ilk]*B[jlk] + beta*C[ijk]",
+	"C[ijk]=A[lik]*B[ljk] + beta*C[ijk]",
+	"C[ijk]=A[lik]*B[jlk] + beta*C[ijk]",
+	"C[i,j,k,l] = Sum[m,n,o] A[o,n,i,j,m,l] * B[o,n,j,m,k,l]",
+	"C[i,j] = Sum[k,l] A[k,i,l] * B[k,j,l]",
+	"C[i,j] = Sum[k,l,m] A[m,l,i,k] * B[m,l,k,j]",
+	"C[i,j,k] = Sum[l,m,n] A[n,m,i,j,l] * B[n,m,j,l,k]",
+	/* einsum forms (last index fastest) */
+	"ilk,jlk->ijk",
+	"ikmon,jmlno->ijklm",
+	"ik,kj->ij",
+	"ij,jk",
+	"bij,bjk->bik",
+	/* degenerate contractions */
+	"C[ij]=A[i]*B[j]",
+	"C[]=A[k]*B[k]",
+	"C[b]=A[bk]*B[bk]",
+	"C[i]=A[ik]*B[k]",
+	"C[j]=A[k]*B[kj]",
+	"C[i]=A[i]*B[i]",
+	"C[ij]=A[ij]*B[j]",
+	/* D0 from B: C's fastest index is B's */
+	"C[ji]=A[ik]*B[jk]",
+	/* conjugation (complex types; plain product for real ones) */
+	"C[ij]=conj(A[ik])*B[jk]",
+};
+
+struct paramset {
+	const char *name;
+	const char *params;
+};
+
+static const struct paramset paramsets[] = {
+	{ "lds-vw4", "UseLDS=True,WorkGroup=[8,8,1],ThreadTile=[4,4],VectorWidth=4,DepthU=8,"
+		     "EdgeType=Branch" },
+	{ "lds-lsu2-gsu3-shift", "UseLDS=True,WorkGroup=[4,4,2],ThreadTile=[2,2],VectorWidth=2,"
+				 "DepthU=8,EdgeType=ShiftPtr,GlobalSplitU=3,"
+				 "PrefetchGlobalRead=False,NumLoadsCoalescedA=-1" },
+	{ "direct-vw8-wgm2", "UseLDS=False,WorkGroup=[2,2,1],ThreadTile=[8,4],VectorWidth=8,"
+			     "DepthU=4,WorkGroupMapping=2" },
+	{ "lds-edge-none", "UseLDS=True,WorkGroup=[1,1,1],ThreadTile=[1,1],VectorWidth=1,"
+			   "DepthU=1,EdgeType=None,LoopTail=False" },
+	{ "lds-pad-shift-wgm3", "UseLDS=True,WorkGroup=[8,4,1],ThreadTile=[2,4],VectorWidth=2,"
+				"DepthU=16,EdgeType=ShiftPtr,WorkGroupMapping=3,"
+				"NumLoadsCoalescedB=2,LdsPad=1,PrefetchLocalRead=False" },
+};
+
+/* Size sets: by the index's position in the id order. */
+#define MATRIX_SIZE_SETS 4
+
+static void make_sizes(int set, int n, int64_t *sz)
+{
+	static const int64_t pos31[] = { 31, 64, 3, 2, 2, 2, 2, 2 };
+	double flops = 1;
+
+	for (int k = 0; k < n; k++) {
+		switch (set) {
+		case 0:
+			sz[k] = 1;
+			break;
+		case 1:
+			sz[k] = 7;
+			break;
+		case 2:
+			sz[k] = k < 8 ? pos31[k] : 1;
+			break;
+		default:
+			/* a prime above 100 on the last index (usually bound) */
+			sz[k] = k == n - 1 ? 127 : k == 0 ? 5 : 3;
+			break;
+		}
+		flops *= (double)sz[k];
+	}
+	/* keep every case small: shrink the later indices */
+	for (int k = n - 2; k >= 1 && flops > (double)(1 << 22); k--) {
+		flops /= (double)sz[k];
+		sz[k] = 1;
+	}
+}
+
+#endif /* TCX_MATRIX_CASES_H */
