@@ -1,19 +1,50 @@
-/* bench.c - `tcx bench`: time a solution over problem sizes and report
- * time, GFLOP/s and GB/s as a table, CSV or JSON. */
+/* bench.c - `tcx bench`: time a solution (or two, interleaved) over problem
+ * sizes and report time, GFLOP/s, GB/s and the fraction of peak as a table,
+ * CSV or JSON, with an SVG plot; gate the results against a baseline; or
+ * compare two earlier results files side by side. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd.h"
 #include "backend/backend.h"
+#include "backend/kcache.h"
 #include "bench/bench.h"
+#include "bench/peak.h"
+#include "bench/results.h"
+#include "bench/svg.h"
+#include "logic/logic.h"
 #include "notation/notation.h"
 
 static const char *const bench_synopsis[] = {
 	"tcx bench (--range <spec> | --exact <spec>)... [--type <t>] [--device <id>] "
-	"[--params <params> | --solution <file>] [--min-reps <n>] [--min-time <s>] "
-	"[--timer <timer>] [--flush <flush>] [--seed <n>] [--format <fmt>] [-o <file>] <expr>",
+	"[--params <params> | --solution <file> | --logic <file>] [--versus <params>] "
+	"[--min-reps <n>] [--min-time <s>] [--timer <timer>] [--flush <flush>] [--seed <n>] "
+	"[--peak-gflops <n>] [--baseline <file> [--max-regression <x>]] [--no-cache] "
+	"[--kernel-timeout <s>] "
+	"[--format <fmt>] [-o <file>] [--plot <file>] <expr>",
+	"tcx bench --compare [--max-regression <x>] [--format <fmt>] [-o <file>] [--plot <file>] "
+	"<a.json> <b.json>",
 	NULL,
+};
+
+enum {
+	OPT_SOLUTION = 0x100,
+	OPT_MIN_REPS,
+	OPT_MIN_TIME,
+	OPT_TIMER,
+	OPT_FLUSH,
+	OPT_SEED,
+	OPT_VERSUS,
+	OPT_COMPARE,
+	OPT_BASELINE,
+	OPT_MAX_REGRESSION,
+	OPT_PEAK,
+	OPT_PLOT,
+	OPT_NO_CACHE,
+	OPT_LOGIC,
+	OPT_KERNEL_TIMEOUT,
 };
 
 static const struct cmd_option bench_options[] = {
@@ -25,165 +56,816 @@ static const struct cmd_option bench_options[] = {
 	  "s d c z h b" },
 	{ "device", 'd', required_argument, "<id>", "device id from 'tcx devices'", OV_DEVICE,
 	  NULL },
-	{ "params", 'p', required_argument, "<params>", "solution parameters", OV_NONE, NULL },
-	{ "solution", 0x100, required_argument, "<file>", "solution parameters from a file",
+	{ "params", 'p', required_argument, "<params>",
+	  "solution parameters over the built-in default", OV_NONE, NULL },
+	{ "solution", OPT_SOLUTION, required_argument, "<file>", "solution parameters from a file",
 	  OV_FILE, NULL },
-	{ "min-reps", 0x101, required_argument, "<n>", "time at least n launches (default 10)",
+	{ "logic", OPT_LOGIC, required_argument, "<file>",
+	  "per size, the solution a library logic file selects (none: rejected)", OV_FILE, NULL },
+	{ "versus", OPT_VERSUS, required_argument, "<params>",
+	  "also time these parameters, interleaved; report the paired ratio versus/first",
 	  OV_NONE, NULL },
-	{ "min-time", 0x102, required_argument, "<s>",
+	{ "min-reps", OPT_MIN_REPS, required_argument, "<n>",
+	  "time at least n launches (default 10)", OV_NONE, NULL },
+	{ "min-time", OPT_MIN_TIME, required_argument, "<s>",
 	  "and at least s seconds of them (default 0.2)", OV_NONE, NULL },
-	{ "timer", 0x103, required_argument, "<timer>",
+	{ "timer", OPT_TIMER, required_argument, "<timer>",
 	  "event, wall or auto (default: event on GPUs, wall on CPUs)", OV_ENUM,
 	  "auto event wall" },
-	{ "flush", 0x104, required_argument, "<flush>",
+	{ "flush", OPT_FLUSH, required_argument, "<flush>",
 	  "rotate inputs / flush the cache when they fit in it: auto, on, off", OV_ENUM,
 	  "auto on off" },
-	{ "seed", 0x105, required_argument, "<n>", "random seed of the inputs (default 1)",
+	{ "seed", OPT_SEED, required_argument, "<n>", "random seed of the inputs (default 1)",
 	  OV_NONE, NULL },
-	{ "format", 'f', required_argument, "<fmt>", "table (default), csv or json", OV_ENUM,
+	{ "peak-gflops", OPT_PEAK, required_argument, "<n>",
+	  "peak GFLOP/s for the fraction of peak (default: 'tcx devices --measure')", OV_NONE,
+	  NULL },
+	{ "baseline", OPT_BASELINE, required_argument, "<file>",
+	  "earlier JSON results: exit 1 if a size got slower (see --max-regression)", OV_FILE,
+	  NULL },
+	{ "max-regression", OPT_MAX_REGRESSION, required_argument, "<x>",
+	  "slowdown tolerated beyond the intervals: 5% or 0.05 (default 5%)", OV_NONE, NULL },
+	{ "compare", OPT_COMPARE, no_argument, NULL,
+	  "compare two results files <a.json> <b.json> instead of running", OV_NONE, NULL },
+	{ "no-cache", OPT_NO_CACHE, no_argument, NULL,
+	  "skip the on-disk kernel cache (also TCX_NO_KERNEL_CACHE=1)", OV_NONE, NULL },
+	{ "kernel-timeout", OPT_KERNEL_TIMEOUT, required_argument, "<s>",
+	  "give up on a kernel that runs longer than s seconds: its size fails, the run goes "
+	  "on (default: no limit)",
+	  OV_NONE, NULL },
+	{ "format", 'f', required_argument, "<fmt>",
+	  "table, csv or json (default: table, or by -o's extension)", OV_ENUM,
 	  "table csv json" },
 	{ "output", 'o', required_argument, "<file>", "write the results to a file", OV_FILE,
 	  NULL },
+	{ "plot", OPT_PLOT, required_argument, "<file>",
+	  "draw GFLOP/s against problem size into an SVG file", OV_FILE, NULL },
 	{ "layout", 'l', required_argument, "<layout>", "first-fastest or last-fastest", OV_ENUM,
 	  "first-fastest last-fastest" },
 	{ NULL, 0, 0, NULL, NULL, OV_NONE, NULL },
 };
 
 static const char *const bench_examples[] = {
-	"tcx bench 'C[ij]=A[ik]*B[jk]' --range '[64,64,1024],0,0'",
-	"tcx bench 'C[ijk]=A[ilk]*B[jlk]' --exact 1024,1024,64,1024 --format json",
+	"tcx bench 'C[ij]=A[ik]*B[jk]' --range '[64,64,1024],0,0' --plot gemm.svg",
+	"tcx bench 'C[ijk]=A[ilk]*B[jlk]' --exact 1024,1024,64,1024 --format json -o new.json",
+	"tcx bench 'C[ij]=A[ik]*B[jk]' --exact 1024,1024,1024 --params 'ThreadTile=[32,8]' "
+	"--versus 'ThreadTile=[16,8]'",
+	"tcx bench 'C[ij]=A[ik]*B[jk]' --range '[256,256,1024],0,0' --baseline old.json "
+	"--max-regression 5%",
+	"tcx bench --compare old.json new.json --plot old-vs-new.svg",
 	NULL,
 };
 
 int cmd_bench(int argc, char **argv);
 const struct cmd cmd_bench_def = {
 	"bench", cmd_bench, bench_synopsis,
-	"Time a solution over problem sizes", bench_options, bench_examples, "expr",
-	CMD_NEEDS_DEVICE,
+	"Time solutions over problem sizes, gate regressions, compare runs", bench_options,
+	bench_examples, "expr",
+	CMD_NEEDS_DEVICE | CMD_INTERRUPTIBLE,
 };
 
 #define BENCH_SIZES_LIMIT 1000000
+#define DEFAULT_MAX_REGRESSION 0.05
 
-int cmd_bench(int argc, char **argv)
-{
-	const char *type = NULL, *layout = NULL, *devid = NULL, *params = NULL, *solfile = NULL;
-	const char *outpath = NULL;
+/* Everything the options say. */
+struct bench_cli {
+	const char *type, *layout, *devid, *params, *solfile, *logic, *versus;
+	const char *outpath, *plot, *baseline;
 	const char **ranges, **exacts;
-	int nr = 0, ne = 0, opt, ret = 0;
-	enum out_format fmt = FMT_TABLE;
+	int nr, ne;
+	enum out_format fmt;
+	bool fmt_given, compare, no_cache, threshold_given;
+	double threshold, peak, kernel_timeout;
 	struct bench_opts o;
-	struct tcx_contraction *c = NULL;
-	struct device *dev = NULL;
-	struct size_list list = { 0 };
-	struct solution s;
+};
+
+/* A JSON number, or null for NaN and infinities (which JSON lacks). */
+static json_t *jnum(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* A CSV field: a number, or empty when it is not finite. */
+static void csv_num(FILE *fp, double v)
+{
+	if (isfinite(v))
+		fprintf(fp, "%.6g", v);
+}
+
+/* A CSV field in double quotes when it needs them (RFC 4180). */
+static void csv_str(FILE *fp, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, fp);
+		return;
+	}
+	fputc('"', fp);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', fp);
+		fputc(*s, fp);
+	}
+	fputc('"', fp);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static void utc_now(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---- progress on a terminal ----------------------------------------------- */
+
+struct progress {
+	bool on;
+	double t0;
+	size_t total;
+};
+
+static void progress_start(struct progress *pg, size_t total)
+{
+	pg->on = stderr_is_tty() && verbosity >= 0;
+	pg->t0 = now_seconds();
+	pg->total = total;
+}
+
+/* "\r[12/40] 30% ETA 0:42 i=64,j=64,k=64", overwriting the line. */
+static void progress_show(const struct progress *pg, size_t done, const char *label)
+{
+	double el = now_seconds() - pg->t0;
+	char eta[32] = "-:--";
+
+	if (!pg->on)
+		return;
+	if (done > 0) {
+		long s = lround(el / (double)done * (double)(pg->total - done));
+
+		if (s >= 3600)
+			snprintf(eta, sizeof(eta), "%ld:%02ld:%02ld", s / 3600, s / 60 % 60,
+				 s % 60);
+		else
+			snprintf(eta, sizeof(eta), "%ld:%02ld", s / 60, s % 60);
+	}
+	fprintf(stderr, "\r[%zu/%zu] %3d%% ETA %s %.60s\033[K", done, pg->total,
+		(int)(100 * done / (pg->total ? pg->total : 1)), eta, label);
+	fflush(stderr);
+}
+
+static void progress_clear(const struct progress *pg)
+{
+	if (!pg->on)
+		return;
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+}
+
+/* ---- one size's record ---------------------------------------------------- */
+
+/* The figures of one timed solution into o. */
+static void figures_json(json_t *o, const struct bench_result *r, double peak, bool ok)
+{
+	json_object_set_new(o, "median_ms", jnum(ok ? r->median_ms : NAN));
+	json_object_set_new(o, "ci_lo_ms", jnum(ok ? r->ci_lo_ms : NAN));
+	json_object_set_new(o, "ci_hi_ms", jnum(ok ? r->ci_hi_ms : NAN));
+	json_object_set_new(o, "min_ms", jnum(ok ? r->min_ms : NAN));
+	json_object_set_new(o, "max_ms", jnum(ok ? r->max_ms : NAN));
+	json_object_set_new(o, "event_ms", jnum(ok ? r->event_median_ms : NAN));
+	json_object_set_new(o, "wall_ms", jnum(ok ? r->wall_median_ms : NAN));
+	json_object_set_new(o, "gflops", jnum(ok ? r->gflops : NAN));
+	json_object_set_new(o, "gbs", jnum(ok ? r->gbs : NAN));
+	if (peak > 0)
+		json_object_set_new(o, "peak_fraction", jnum(ok ? r->gflops / peak : NAN));
+	json_object_set_new(o, "reps", json_integer(ok ? r->reps : 0));
+	json_object_set_new(o, "timer", json_string(ok && r->timer ? r->timer : ""));
+	json_object_set_new(o, "compile_s", jnum(ok ? r->compile_s : NAN));
+	json_object_set_new(o, "first_launch_ms", jnum(ok ? r->first_ms : NAN));
+	json_object_set_new(o, "input_sets", json_integer(ok ? r->sets : 0));
+	json_object_set_new(o, "flushed", json_boolean(ok && r->flushed));
+}
+
+/* How a size's program was obtained, from the device's counters. */
+static const char *kernel_origin(const struct device_base *before, const struct device_base *after)
+{
+	if (after->builds > before->builds)
+		return "build";
+	if (after->disk_hits > before->disk_hits)
+		return "disk";
+	if (after->cache_hits > before->cache_hits)
+		return "memory";
+	return "";
+}
+
+/* One timed solution of one size. */
+struct timed {
+	struct solution sol;     /* as given; the plan's resolved one when prepared */
+	struct bench_result r;
+	const char *status;      /* "ok", "rejected", "failed" */
+	char reason[TCX_ERROR_SIZE];
+	char key[1024], name[256];
+	const char *origin;
+};
+
+/* Statuses that mean "this size cannot run this solution": go on. */
+static const char *size_status(enum tcx_status st)
+{
+	switch (st) {
+	case TCX_OK:
+		return "ok";
+	case TCX_EREJECT:
+	case TCX_ELIMIT:
+	case TCX_EUNSUPPORTED:
+		return "rejected";
+	case TCX_EBUILD:
+	case TCX_ELAUNCH:
+	case TCX_EDEVICE:
+	case TCX_ETIMEOUT:
+		return "failed";
+	default:
+		return NULL;
+	}
+}
+
+static void timed_json(json_t *o, const struct timed *t, double peak)
+{
+	bool ok = strcmp(t->status, "ok") == 0;
+
+	json_object_set_new(o, "status", json_string(t->status));
+	if (!ok)
+		json_object_set_new(o, "reason", json_string(t->reason));
+	figures_json(o, &t->r, peak, ok);
+	json_object_set_new(o, "kernel", json_string(t->origin));
+	json_object_set_new(o, "solution_name", json_string(t->name));
+	json_object_set_new(o, "solution", json_string(t->key));
+}
+
+/* ---- run mode --------------------------------------------------------------- */
+
+struct run_ctx {
+	struct bench_cli *cli;
+	struct tcx_contraction *c;
+	struct device *dev;
+	struct solution sol, vsol;
+	struct logic *lg;        /* --logic, else NULL */
+	double peak;             /* for this element type; 0 when unknown */
+	FILE *fp;
+	json_t *rows;
+	struct progress pg;
+};
+
+static void table_header(const struct run_ctx *x)
+{
+	const struct tcx_contraction *c = x->c;
+
+	for (int id = 0; id < c->nidx; id++)
+		fprintf(x->fp, "%7s ", c->idx[id].name);
+	if (x->cli->versus) {
+		fprintf(x->fp, "%11s %11s %7s %15s %9s %9s %5s\n", "first_ms", "versus_ms", "ratio",
+			"ratio_95%_ci", "GFLOP/s", "vsGFLOP/s", "reps");
+		return;
+	}
+	fprintf(x->fp, "%11s %11s %11s %9s %9s ", "median_ms", "ci_lo", "ci_hi", "GFLOP/s", "GB/s");
+	if (x->peak > 0)
+		fprintf(x->fp, "%6s ", "%peak");
+	fprintf(x->fp, "%5s %6s\n", "reps", "timer");
+}
+
+static void csv_header(const struct run_ctx *x)
+{
+	for (int id = 0; id < x->c->nidx; id++)
+		fprintf(x->fp, "size_%s,", x->c->idx[id].name);
+	fprintf(x->fp, "median_ms,ci_lo_ms,ci_hi_ms,min_ms,max_ms,event_ms,wall_ms,gflops,gbs,"
+		       "reps,timer,compile_s,first_launch_ms,status,solution,peak_fraction,kernel,"
+		       "solution_name,reason");
+	if (x->cli->versus)
+		fprintf(x->fp, ",versus_median_ms,versus_ci_lo_ms,versus_ci_hi_ms,versus_gflops,"
+			       "versus_status,versus_solution,ratio,ratio_ci_lo,ratio_ci_hi");
+	fputc('\n', x->fp);
+}
+
+static void table_row(const struct run_ctx *x, const int64_t *sz, const struct timed *a,
+		      const struct timed *b, const double ratio[3])
+{
+	bool ok = strcmp(a->status, "ok") == 0;
+
+	for (int id = 0; id < x->c->nidx; id++)
+		fprintf(x->fp, "%7lld ", (long long)sz[id]);
+	if (!ok || (b && strcmp(b->status, "ok") != 0)) {
+		const struct timed *bad = ok ? b : a;
+
+		fprintf(x->fp, "%s%s: %s\n", bad == b ? "versus " : "", bad->status, bad->reason);
+		return;
+	}
+	if (b) {
+		char ci[40];
+
+		snprintf(ci, sizeof(ci), "[%.3f,%.3f]", ratio[1], ratio[2]);
+		fprintf(x->fp, "%11.4f %11.4f %7.3f %15s %9.2f %9.2f %5d\n", a->r.median_ms,
+			b->r.median_ms, ratio[0], ci, a->r.gflops, b->r.gflops, a->r.reps);
+		return;
+	}
+	fprintf(x->fp, "%11.4f %11.4f %11.4f %9.2f %9.2f ", a->r.median_ms, a->r.ci_lo_ms,
+		a->r.ci_hi_ms, a->r.gflops, a->r.gbs);
+	if (x->peak > 0)
+		fprintf(x->fp, "%6.1f ", 100 * a->r.gflops / x->peak);
+	fprintf(x->fp, "%5d %6s\n", a->r.reps, a->r.timer);
+}
+
+static void csv_row(const struct run_ctx *x, const int64_t *sz, const struct timed *a,
+		    const struct timed *b, const double ratio[3])
+{
+	bool ok = strcmp(a->status, "ok") == 0;
+	const struct bench_result *r = &a->r;
+	double nan = NAN;
+
+	for (int id = 0; id < x->c->nidx; id++)
+		fprintf(x->fp, "%lld,", (long long)sz[id]);
+#define F(v)                              \
+	do {                              \
+		csv_num(x->fp, ok ? (v) : nan); \
+		fputc(',', x->fp);        \
+	} while (0)
+	F(r->median_ms);
+	F(r->ci_lo_ms);
+	F(r->ci_hi_ms);
+	F(r->min_ms);
+	F(r->max_ms);
+	F(r->event_median_ms);
+	F(r->wall_median_ms);
+	F(r->gflops);
+	F(r->gbs);
+	fprintf(x->fp, "%d,%s,", ok ? r->reps : 0, ok && r->timer ? r->timer : "");
+	F(r->compile_s);
+	F(r->first_ms);
+#undef F
+	fprintf(x->fp, "%s,", a->status);
+	csv_str(x->fp, a->key);
+	fputc(',', x->fp);
+	if (x->peak > 0 && ok)
+		csv_num(x->fp, r->gflops / x->peak);
+	fprintf(x->fp, ",%s,", a->origin);
+	csv_str(x->fp, a->name);
+	fputc(',', x->fp);
+	csv_str(x->fp, ok ? "" : a->reason);
+	if (b) {
+		bool bok = strcmp(b->status, "ok") == 0;
+
+		fputc(',', x->fp);
+		csv_num(x->fp, bok ? b->r.median_ms : nan);
+		fputc(',', x->fp);
+		csv_num(x->fp, bok ? b->r.ci_lo_ms : nan);
+		fputc(',', x->fp);
+		csv_num(x->fp, bok ? b->r.ci_hi_ms : nan);
+		fputc(',', x->fp);
+		csv_num(x->fp, bok ? b->r.gflops : nan);
+		fprintf(x->fp, ",%s,", b->status);
+		csv_str(x->fp, b->key);
+		for (int k = 0; k < 3; k++) {
+			fputc(',', x->fp);
+			csv_num(x->fp, ok && bok ? ratio[k] : nan);
+		}
+	}
+	fputc('\n', x->fp);
+}
+
+/* Prepares one solution for p (t->status says how it went). */
+static enum tcx_status prepare_one(struct run_ctx *x, const struct problem *p,
+				   const struct solution *s, struct prepared *pr, struct timed *t,
+				   struct tcx_error *err)
+{
+	struct device_base before = *(struct device_base *)x->dev;
+	enum tcx_status st = contract_prepare(x->dev, x->c, p, s, pr, NULL, err);
+
+	t->origin = kernel_origin(&before, (struct device_base *)x->dev);
+	t->status = size_status(st);
+	solution_key(st ? s : &pr->plan.sol, t->key, sizeof(t->key));
+	solution_name(st ? s : &pr->plan.sol, t->name, sizeof(t->name));
+	if (st && t->status)
+		snprintf(t->reason, sizeof(t->reason), "%s", err->msg);
+	return st;
+}
+
+/* Benchmarks one size: appends its record to x->rows and prints its line.
+ * Returns an error only for what stops the whole run. */
+static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct tcx_error *err)
+{
+	struct problem p;
+	struct prepared pa, pb;
+	struct timed *a = calloc(1, sizeof(*a)), *b = NULL;
+	const struct solution *sa = &x->sol;
+	double ratio[3] = { NAN, NAN, NAN };
+	json_t *row, *sizes;
+	int pick = 0;
+	enum tcx_status st;
+
+	if (!a)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	if (x->cli->versus && !(b = calloc(1, sizeof(*b)))) {
+		free(a);
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	}
+	if (x->lg) {
+		pick = logic_lookup(x->lg, sz, NULL);
+		if (pick >= 0)
+			sa = &x->lg->sols[pick].sol;
+	}
+	st = problem_init(&p, x->c, sz, err);
+	if (st)
+		goto out_free;
+	if (pick >= 0) {
+		st = prepare_one(x, &p, sa, &pa, a, err);
+		if (st && !a->status)
+			goto out_free;
+	} else {
+		st = TCX_EREJECT;
+		a->status = "rejected";
+		a->origin = "";
+		snprintf(a->reason, sizeof(a->reason),
+			 "the logic file '%s' selects no solution for this size", x->cli->logic);
+	}
+	if (b) {
+		enum tcx_status stb = prepare_one(x, &p, &x->vsol, &pb, b, err);
+
+		if (stb && !b->status) {
+			st = stb;
+			goto out_free;
+		}
+		if (!st && !stb) {
+			st = bench_compare(x->dev, &pa, &pb, &p, &x->cli->o, &a->r, &b->r, ratio,
+					   err);
+			if (st && size_status(st)) {
+				a->status = b->status = size_status(st);
+				snprintf(a->reason, sizeof(a->reason), "%s", err->msg);
+				snprintf(b->reason, sizeof(b->reason), "%s", err->msg);
+			}
+		} else if (!stb) {
+			/* the first cannot run this size: time the other alone */
+			st = bench_run(x->dev, &pb, &p, &x->cli->o, &b->r, err);
+			if (st && size_status(st)) {
+				b->status = size_status(st);
+				snprintf(b->reason, sizeof(b->reason), "%s", err->msg);
+			}
+		} else if (!st) {
+			st = bench_run(x->dev, &pa, &p, &x->cli->o, &a->r, err);
+			if (st && size_status(st)) {
+				a->status = size_status(st);
+				snprintf(a->reason, sizeof(a->reason), "%s", err->msg);
+			}
+		}
+	} else if (!st) {
+		st = bench_run(x->dev, &pa, &p, &x->cli->o, &a->r, err);
+		if (st && size_status(st)) {
+			a->status = size_status(st);
+			snprintf(a->reason, sizeof(a->reason), "%s", err->msg);
+		}
+	}
+	if (st && !size_status(st))
+		goto out_free;
+	st = TCX_OK;
+	tcx_error_clear(err);
+
+	row = json_object();
+	sizes = json_object();
+	for (int id = 0; id < x->c->nidx; id++)
+		json_object_set_new(sizes, x->c->idx[id].name, json_integer(sz[id]));
+	json_object_set_new(row, "sizes", sizes);
+	timed_json(row, a, x->peak);
+	if (b) {
+		json_t *v = json_object(), *q = json_object();
+		bool both = strcmp(a->status, "ok") == 0 && strcmp(b->status, "ok") == 0;
+
+		timed_json(v, b, x->peak);
+		json_object_set_new(row, "versus", v);
+		json_object_set_new(q, "median", jnum(both ? ratio[0] : NAN));
+		json_object_set_new(q, "ci_lo", jnum(both ? ratio[1] : NAN));
+		json_object_set_new(q, "ci_hi", jnum(both ? ratio[2] : NAN));
+		json_object_set_new(row, "ratio", q);
+	}
+	json_array_append_new(x->rows, row);
+
+	if (x->cli->fmt == FMT_TABLE || x->cli->fmt == FMT_CSV) {
+		progress_clear(&x->pg);
+		if (x->cli->fmt == FMT_TABLE)
+			table_row(x, sz, a, b, ratio);
+		else
+			csv_row(x, sz, a, b, ratio);
+		fflush(x->fp);
+	}
+out_free:
+	free(a);
+	free(b);
+	return st;
+}
+
+/* The regression gate over the run's JSON rows: adds a "baseline" record to
+ * each row that has one, names each regression on stderr, and returns the
+ * number of regressions (or -1 on an error, reported). */
+static int gate(json_t *doc, const struct bench_doc *base, double t, const char *base_path)
+{
+	struct bench_doc cur;
+	struct bench_gate g;
 	struct tcx_error err = { 0 };
-	struct atomic_file af = { 0 };
-	json_t *rows = NULL;
-	FILE *fp = stdout;
-	int64_t v;
+	json_t *rows = json_object_get(doc, "results"), *sum;
+	enum tcx_status st = bench_doc_from_json(doc, "this run", &cur, &err);
+	int n;
+
+	if (!st)
+		st = bench_gate_run(base, &cur, t, &g, &err);
+	if (st) {
+		bench_doc_release(&cur);
+		report(st, &err);
+		return -1;
+	}
+	for (int k = 0; k < cur.nrows; k++) {
+		const struct bench_row *r = &cur.rows[k];
+		char what[512];
+
+		bench_row_sizes_text(r, what, sizeof(what));
+		if (g.base_row[k] < 0) {
+			info("size %s is not in the baseline '%s'", what, base_path);
+			continue;
+		}
+		{
+			const struct bench_row *o = &base->rows[g.base_row[k]];
+			json_t *bj = json_object();
+
+			json_object_set_new(bj, "status", json_string(o->ok ? "ok" : "failed"));
+			json_object_set_new(bj, "median_ms", jnum(o->median_ms));
+			json_object_set_new(bj, "ci_lo_ms", jnum(o->ci_lo_ms));
+			json_object_set_new(bj, "ci_hi_ms", jnum(o->ci_hi_ms));
+			json_object_set_new(bj, "change",
+					    jnum(o->ok && r->ok ? r->median_ms / o->median_ms - 1
+								: NAN));
+			json_object_set_new(bj, "regression", json_boolean(g.verdict[k] == 1));
+			json_object_set_new(json_array_get(rows, (size_t)k), "baseline", bj);
+			if (g.verdict[k] < 0)
+				info("size %s was not compared: %s", what,
+				     r->ok ? "it failed in the baseline" : "it failed in this run");
+			else if (g.verdict[k] == 1)
+				error("regression at %s: median %.4g ms against %.4g ms in the "
+				      "baseline (%+.1f%%), slower by more than %.3g%% beyond both "
+				      "confidence intervals",
+				      what, r->median_ms, o->median_ms,
+				      100 * (r->median_ms / o->median_ms - 1), 100 * t);
+		}
+	}
+	for (int k = 0; k < base->nrows; k++)
+		if (bench_doc_find(&cur, &base->rows[k]) < 0) {
+			char what[512];
+
+			bench_row_sizes_text(&base->rows[k], what, sizeof(what));
+			info("size %s of the baseline was not run", what);
+		}
+	sum = json_object();
+	json_object_set_new(sum, "file", json_string(base_path));
+	json_object_set_new(sum, "max_regression", json_real(t));
+	json_object_set_new(sum, "compared", json_integer(g.compared));
+	json_object_set_new(sum, "regressions", json_integer(g.regressions));
+	json_object_set_new(sum, "not_in_baseline", json_integer(g.not_in_base));
+	json_object_set_new(sum, "not_run", json_integer(g.not_in_cur));
+	json_object_set_new(doc, "baseline", sum);
+	if (g.regressions == 0)
+		info("baseline '%s': %d size%s compared, no regression beyond %.3g%%", base_path,
+		     g.compared, g.compared == 1 ? "" : "s", 100 * t);
+	else
+		error("baseline '%s': %d of %d size%s slower by more than %.3g%%", base_path,
+		      g.regressions, g.compared, g.compared == 1 ? "" : "s", 100 * t);
+	n = g.regressions;
+	bench_gate_release(&g);
+	bench_doc_release(&cur);
+	return n;
+}
+
+/* The solution name of a row's first (which 0) or versus (1) solution. */
+static const char *side_name(json_t *row, int which)
+{
+	json_t *side = which ? json_object_get(row, "versus") : row;
+	const char *name = json_string_value(json_object_get(side, "solution_name"));
+
+	return name ? name : "";
+}
+
+/* One plot series per solution (the first and, with --versus, the other),
+ * x the product of the sizes. */
+static enum tcx_status plot_run(const struct run_ctx *x, json_t *doc, struct atomic_file *af,
+				struct tcx_error *err)
+{
+	json_t *rows = json_object_get(doc, "results");
+	size_t n = json_array_size(rows), nser = 0, used = 0;
+	int sides = x->cli->versus ? 2 : 1;
+	struct svg_series *ser = calloc((size_t)sides * n + 1, sizeof(*ser));
+	double *xs = calloc((size_t)sides * n + 1, sizeof(double));
+	double *ys = calloc((size_t)sides * n + 1, sizeof(double));
+	int *side = calloc((size_t)sides * n + 1, sizeof(int));
+	char **labels = calloc((size_t)sides * n + 1, sizeof(char *));
+	struct strbuf svg = STRBUF_INIT, title = STRBUF_INIT, sub = STRBUF_INIT;
+	const struct device_info *di = device_info_of(x->dev);
 	enum tcx_status st = TCX_OK;
 
-	bench_opts_default(&o);
-	ranges = calloc((size_t)argc, sizeof(*ranges));
-	exacts = calloc((size_t)argc, sizeof(*exacts));
-	if (!ranges || !exacts) {
-		free(ranges);
-		free(exacts);
-		return error("out of memory"), TCX_EXIT_RUNTIME;
+	if (!ser || !xs || !ys || !side || !labels) {
+		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+		goto out_free;
 	}
-	while ((opt = cmd_getopt(&cmd_bench_def, argc, argv)) != -1) {
-		switch (opt) {
-		case 'r':
-			ranges[nr++] = optarg;
-			break;
-		case 'e':
-			exacts[ne++] = optarg;
-			break;
-		case 't':
-			type = optarg;
-			break;
-		case 'd':
-			devid = optarg;
-			break;
-		case 'p':
-			params = optarg;
-			break;
-		case 0x100:
-			solfile = optarg;
-			break;
-		case 0x101:
-			if ((ret = parse_count(optarg, "min-reps", 1, &v)))
-				goto out;
-			o.min_reps = (int)v;
-			break;
-		case 0x102:
-			if (!parse_double(optarg, &o.min_time) || o.min_time < 0) {
-				ret = error("min-time '%s' is not a number of seconds", optarg);
-				ret = TCX_EXIT_USAGE;
-				goto out;
+	for (int which = 0; which < sides; which++)
+		for (size_t first = 0; first < n; first++) {
+			const char *name = side_name(json_array_get(rows, first), which);
+			struct strbuf label = STRBUF_INIT;
+			struct svg_series *se;
+			bool seen = false;
+
+			for (size_t q = 0; q < first && !seen; q++)
+				seen = strcmp(side_name(json_array_get(rows, q), which), name) == 0;
+			if (seen || !*name)
+				continue; /* a size no solution was chosen for has no line */
+			if (sides == 2)
+				strbuf_adds(&label, which ? "versus: " : "first: ");
+			strbuf_adds(&label, name);
+			st = strbuf_status(&label, err);
+			if (st)
+				goto out_free;
+			side[nser] = which;
+			labels[nser] = strbuf_detach(&label);
+			se = &ser[nser++];
+			se->name = labels[nser - 1];
+			se->x = xs + used;
+			se->y = ys + used;
+			for (size_t k = first; k < n; k++) {
+				json_t *row = json_array_get(rows, k), *v;
+				json_t *g = json_object_get(
+				    which ? json_object_get(row, "versus") : row, "gflops");
+				const char *key;
+				double w = 1;
+
+				if (strcmp(side_name(row, which), name) != 0)
+					continue;
+				json_object_foreach(json_object_get(row, "sizes"), key, v)
+					w *= (double)json_integer_value(v);
+				xs[used] = w;
+				ys[used] = json_is_number(g) ? json_number_value(g) : NAN;
+				used++;
+				se->n++;
 			}
-			break;
-		case 0x103:
-			if (!bench_timer_parse(optarg, &o.timer)) {
-				ret = usage_error(&cmd_bench_def, "unknown timer '%s'", optarg);
-				goto out;
-			}
-			break;
-		case 0x104:
-			if (!bench_flush_parse(optarg, &o.flush)) {
-				ret = usage_error(&cmd_bench_def, "unknown flush '%s'", optarg);
-				goto out;
-			}
-			break;
-		case 0x105:
-			if ((ret = parse_count(optarg, "seed", 0, &v)))
-				goto out;
-			o.seed = (uint64_t)v;
-			break;
-		case 'f':
-			if (!parse_format(optarg, &fmt,
-					  FMT_ALLOW(FMT_TABLE) | FMT_ALLOW(FMT_CSV) | FMT_ALLOW(FMT_JSON))) {
-				ret = usage_error(&cmd_bench_def, "unknown format '%s'", optarg);
-				goto out;
-			}
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case 'l':
-			layout = optarg;
-			break;
-		case 'h':
-			goto out;
-		default:
+		}
+	strbuf_addf(&title, "%s on %s", x->c->expr, di->name);
+	strbuf_addf(&sub, "GFLOP/s by problem size, %s, %s timer, tcx %s",
+		    dtype_info(x->c->dtype)->name, bench_timer_name(di, x->cli->o.timer),
+		    tcx_version());
+	{
+		struct svg_plot plot = {
+			.title = strbuf_str(&title),
+			.subtitle = strbuf_str(&sub),
+			.xlabel = "problem size: product of the index sizes",
+			.ylabel = "GFLOP/s",
+			.nseries = (int)nser,
+			.series = ser,
+		};
+
+		st = svg_plot_write(&plot, &svg, NULL, err);
+	}
+	if (!st) {
+		fputs(strbuf_str(&svg), af->fp);
+		st = atomic_file_commit(af, err);
+	}
+out_free:
+	for (size_t q = 0; labels && q < nser; q++)
+		free(labels[q]);
+	free(labels);
+	free(side);
+	free(ser);
+	free(xs);
+	free(ys);
+	strbuf_release(&svg);
+	strbuf_release(&title);
+	strbuf_release(&sub);
+	return st;
+}
+
+static json_t *run_document(const struct run_ctx *x, const struct bench_cli *cli)
+{
+	json_t *doc = json_object(), *cache = json_object();
+	const struct device_info *di = device_info_of(x->dev);
+	const struct device_base *b = (const struct device_base *)x->dev;
+	char name[128], date[32];
+	static const char *const flush_names[] = { "auto", "on", "off" };
+
+	contraction_tensile_name(x->c, name, sizeof(name));
+	utc_now(date, sizeof(date));
+	json_object_set_new(doc, "tcx_version", json_string(tcx_version()));
+	json_object_set_new(doc, "date", json_string(date));
+	json_object_set_new(doc, "expression", json_string(x->c->expr));
+	json_object_set_new(doc, "problem_type", json_string(name));
+	json_object_set_new(doc, "device", json_string(di->id));
+	json_object_set_new(doc, "device_name", json_string(di->name));
+	json_object_set_new(doc, "driver", json_string(di->driver));
+	json_object_set_new(doc, "timer", json_string(bench_timer_name(di, cli->o.timer)));
+	json_object_set_new(doc, "seed", json_integer((json_int_t)cli->o.seed));
+	json_object_set_new(doc, "min_reps", json_integer(cli->o.min_reps));
+	json_object_set_new(doc, "min_time_s", json_real(cli->o.min_time));
+	json_object_set_new(doc, "flush", json_string(flush_names[cli->o.flush]));
+	if (x->peak > 0)
+		json_object_set_new(doc, "peak_gflops", json_real(x->peak));
+	json_object_set_new(cache, "enabled",
+			    json_boolean(!cli->no_cache && !kcache_disabled_by_env()));
+	json_object_set_new(cache, "builds", json_integer((json_int_t)b->builds));
+	json_object_set_new(cache, "memory_hits", json_integer((json_int_t)b->cache_hits));
+	json_object_set_new(cache, "disk_hits", json_integer((json_int_t)b->disk_hits));
+	json_object_set_new(cache, "disk_stores", json_integer((json_int_t)b->disk_stores));
+	json_object_set_new(cache, "disk_rebuilt", json_integer((json_int_t)b->disk_corrupt));
+	json_object_set_new(doc, "cache", cache);
+	json_object_set_new(doc, "results", json_incref(x->rows));
+	return doc;
+}
+
+/* The peak that applies: --peak-gflops, else the cached measurement. */
+static double find_peak(const struct bench_cli *cli, const struct run_ctx *x)
+{
+	struct peak pk;
+	struct tcx_error err = { 0 };
+	bool found = false;
+
+	if (cli->peak > 0)
+		return cli->peak;
+	if (peak_cache_lookup(device_info_of(x->dev), &pk, &found, &err) != TCX_OK) {
+		warning("%s", err.msg);
+		return 0;
+	}
+	if (!found) {
+		verbose("no peak known for '%s': 'tcx devices --measure' measures it",
+			device_info_of(x->dev)->id);
+		return 0;
+	}
+	return peak_for_dtype(&pk, x->c->dtype);
+}
+
+static int run_mode(struct bench_cli *cli, int argc, char **argv)
+{
+	struct run_ctx x = { 0 };
+	struct size_list list = { 0 };
+	struct bench_doc base = { 0 };
+	struct tcx_error err = { 0 };
+	struct atomic_file af = { 0 }, plot = { 0 };
+	json_t *doc = NULL;
+	int ret = 0;
+	enum tcx_status st = TCX_OK;
+
+	x.cli = cli;
+	x.fp = stdout;
+	if (argc != 1)
+		return usage_error(&cmd_bench_def,
+				   argc < 1 ? "missing the expression" : "too many arguments");
+	if (cli->nr + cli->ne == 0)
+		return usage_error(&cmd_bench_def, "give at least one --range or --exact");
+	if (cli->threshold_given && !cli->baseline)
+		return usage_error(&cmd_bench_def,
+				   "--max-regression needs --baseline (or --compare)");
+	if (!!cli->params + !!cli->solfile + !!cli->logic > 1) {
+		error("--params, --solution and --logic cannot be used together");
+		return TCX_EXIT_USAGE;
+	}
+	/* read the baseline first: a CI job should not time for an hour and
+	 * then find its baseline missing */
+	if (cli->baseline) {
+		st = bench_doc_load(cli->baseline, &base, &err);
+		if (st) {
+			tcx_error_prefix(&err, "baseline");
+			return report(st, &err);
+		}
+	}
+	ret = load_contraction(argv[0], cli->type, cli->layout, &x.c);
+	if (ret)
+		goto out;
+	if (base.problem_type[0]) {
+		char name[128];
+
+		contraction_tensile_name(x.c, name, sizeof(name));
+		if (strcmp(name, base.problem_type) != 0) {
+			error("baseline '%s' is for '%s', not '%s'", cli->baseline,
+				    base.problem_type, name);
 			ret = TCX_EXIT_USAGE;
 			goto out;
 		}
 	}
-	if (optind + 1 != argc) {
-		ret = usage_error(&cmd_bench_def,
-				  optind >= argc ? "missing the expression" : "too many arguments");
-		goto out;
-	}
-	if (nr + ne == 0) {
-		ret = usage_error(&cmd_bench_def, "give at least one --range or --exact");
-		goto out;
-	}
-	ret = load_contraction(argv[optind], type, layout, &c);
-	if (ret)
-		goto out;
-	size_list_init(&list, c->nidx);
-	for (int k = 0; k < nr && !st; k++) {
+	size_list_init(&list, x.c->nidx);
+	for (int k = 0; k < cli->nr && !st; k++) {
 		struct size_range r;
 
-		st = size_range_parse(ranges[k], c->nidx, &r, &err);
+		st = size_range_parse(cli->ranges[k], x.c->nidx, &r, &err);
 		if (!st)
-			st = size_range_expand(&r, c->nidx, &list, BENCH_SIZES_LIMIT, &err);
+			st = size_range_expand(&r, x.c->nidx, &list, BENCH_SIZES_LIMIT, &err);
 	}
-	for (int k = 0; k < ne && !st; k++) {
+	for (int k = 0; k < cli->ne && !st; k++) {
 		int64_t sz[TCX_MAX_INDICES];
 
-		st = size_exact_parse(exacts[k], c->nidx, sz, &err);
+		st = size_exact_parse(cli->exacts[k], x.c->nidx, sz, &err);
 		if (!st)
 			st = size_list_add(&list, sz, &err);
 	}
@@ -192,14 +874,232 @@ int cmd_bench(int argc, char **argv)
 		goto out;
 	}
 	size_list_sort_unique(&list);
-	ret = open_device(devid, &dev);
+	/* the output files now, so that a path that cannot be written is
+	 * found before the timing, not after */
+	if (cli->outpath) {
+		st = atomic_file_open(&af, cli->outpath, &err);
+		if (st) {
+			ret = report(st, &err);
+			goto out;
+		}
+		x.fp = af.fp;
+	}
+	if (cli->plot) {
+		st = atomic_file_open(&plot, cli->plot, &err);
+		if (st) {
+			ret = report(st, &err);
+			goto out;
+		}
+	}
+	if (cli->logic) {
+		ret = load_logic(cli->logic, x.c, &x.lg);
+		if (ret)
+			goto out;
+	}
+	ret = open_device(cli->devid, &x.dev);
 	if (ret)
 		goto out;
-	ret = load_solution(params, solfile, c, device_info_of(dev), &s);
+	if (cli->no_cache)
+		device_set_disk_cache(x.dev, false);
+	if (cli->kernel_timeout > 0) {
+		struct tcx_error kerr = { 0 };
+		enum tcx_status kst = device_set_kernel_timeout(x.dev, cli->kernel_timeout, &kerr);
+
+		if (kst) {
+			ret = report(kst, &kerr);
+			goto out;
+		}
+	}
+	if (x.lg && x.lg->device_name && *x.lg->device_name &&
+	    strcmp(x.lg->device_name, device_info_of(x.dev)->name) != 0)
+		warning("logic file '%s' was made for '%s', not '%s'", cli->logic,
+			x.lg->device_name, device_info_of(x.dev)->name);
+	ret = load_solution(cli->params, cli->solfile, x.c, device_info_of(x.dev), &x.sol);
+	if (!ret && cli->versus)
+		ret = load_solution(cli->versus, NULL, x.c, device_info_of(x.dev), &x.vsol);
 	if (ret)
 		goto out;
-	if (outpath) {
-		st = atomic_file_open(&af, outpath, &err);
+	x.peak = find_peak(cli, &x);
+	x.rows = json_array();
+	if (cli->fmt == FMT_TABLE)
+		table_header(&x);
+	else if (cli->fmt == FMT_CSV)
+		csv_header(&x);
+	progress_start(&x.pg, list.count);
+	for (size_t k = 0; k < list.count && !interrupted; k++) {
+		const int64_t *sz = list.v + k * (size_t)x.c->nidx;
+		char label[256];
+		size_t at = 0;
+
+		for (int id = 0; id < x.c->nidx && at < sizeof(label); id++)
+			at += (size_t)snprintf(label + at, sizeof(label) - at, "%s%s=%lld",
+					       id ? "," : "", x.c->idx[id].name, (long long)sz[id]);
+		progress_show(&x.pg, k, label);
+		st = bench_size(&x, sz, &err);
+		if (st) {
+			progress_clear(&x.pg);
+			ret = report(st, &err);
+			goto out;
+		}
+	}
+	progress_clear(&x.pg);
+	doc = run_document(&x, cli);
+	if (base.rows || cli->baseline) {
+		int n = gate(doc, &base, cli->threshold, cli->baseline);
+
+		if (n < 0) {
+			ret = TCX_EXIT_USAGE;
+			goto out;
+		}
+		if (n > 0)
+			ret = TCX_EXIT_CHECK;
+	}
+	if (cli->fmt == FMT_JSON)
+		print_json(x.fp, doc);
+	if (cli->outpath) {
+		st = atomic_file_commit(&af, &err);
+		if (st) {
+			ret = report(st, &err);
+			goto out;
+		}
+	}
+	if (cli->plot) {
+		st = plot_run(&x, doc, &plot, &err);
+		if (st) {
+			ret = report(st, &err);
+			goto out;
+		}
+	}
+	if (interrupted && !ret)
+		ret = TCX_EXIT_INTR;
+out:
+	if (af.fp && af.fp != stdout)
+		atomic_file_abort(&af);
+	if (plot.fp && plot.fp != stdout)
+		atomic_file_abort(&plot);
+	json_decref(doc);
+	json_decref(x.rows);
+	bench_doc_release(&base);
+	size_list_release(&list);
+	logic_free(x.lg);
+	device_close(x.dev);
+	contraction_free(x.c);
+	return ret;
+}
+
+/* ---- compare mode ----------------------------------------------------------- */
+
+/* The base name of a path, for legends. */
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+static json_t *side_json(const struct bench_row *r)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "status", json_string(r->ok ? "ok" : "failed"));
+	json_object_set_new(o, "median_ms", jnum(r->median_ms));
+	json_object_set_new(o, "ci_lo_ms", jnum(r->ci_lo_ms));
+	json_object_set_new(o, "ci_hi_ms", jnum(r->ci_hi_ms));
+	json_object_set_new(o, "gflops", jnum(r->gflops));
+	return o;
+}
+
+static json_t *sizes_json(const struct bench_row *r)
+{
+	json_t *o = json_object();
+
+	for (int i = 0; i < r->nidx; i++)
+		json_object_set_new(o, r->name[i], json_integer(r->size[i]));
+	return o;
+}
+
+static enum tcx_status plot_compare(const struct bench_doc *d, const char *path,
+				    struct tcx_error *err)
+{
+	struct svg_series ser[2];
+	double *v = calloc(4 * (size_t)(d[0].nrows + d[1].nrows) + 1, sizeof(double));
+	struct strbuf svg = STRBUF_INIT, title = STRBUF_INIT;
+	struct atomic_file af;
+	enum tcx_status st;
+	size_t used = 0;
+
+	if (!v)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	for (int s = 0; s < 2; s++) {
+		ser[s].name = base_name(d[s].path);
+		ser[s].n = d[s].nrows;
+		ser[s].x = v + used;
+		for (int k = 0; k < d[s].nrows; k++)
+			v[used++] = d[s].rows[k].work;
+		ser[s].y = v + used;
+		for (int k = 0; k < d[s].nrows; k++)
+			v[used++] = d[s].rows[k].ok ? d[s].rows[k].gflops : NAN;
+	}
+	strbuf_addf(&title, "%s on %s", d[0].expression[0] ? d[0].expression : d[1].expression,
+		    d[0].device_name[0] ? d[0].device_name : "?");
+	if (strcmp(d[0].device_name, d[1].device_name) != 0)
+		strbuf_addf(&title, " vs %s", d[1].device_name);
+	{
+		struct svg_plot plot = {
+			.title = strbuf_str(&title),
+			.subtitle = "GFLOP/s by problem size: two runs compared",
+			.xlabel = "problem size: product of the index sizes",
+			.ylabel = "GFLOP/s",
+			.nseries = 2,
+			.series = ser,
+		};
+
+		st = svg_plot_write(&plot, &svg, NULL, err);
+	}
+	if (!st)
+		st = atomic_file_open(&af, path, err);
+	if (!st) {
+		fputs(strbuf_str(&svg), af.fp);
+		st = atomic_file_commit(&af, err);
+	}
+	free(v);
+	strbuf_release(&svg);
+	strbuf_release(&title);
+	return st;
+}
+
+static int compare_mode(struct bench_cli *cli, int argc, char **argv)
+{
+	struct bench_doc d[2];
+	struct tcx_error err = { 0 };
+	struct atomic_file af = { 0 };
+	json_t *doc = NULL, *rows = NULL, *only[2];
+	FILE *fp = stdout;
+	int ret = 0, regressions = 0, compared = 0;
+	enum tcx_status st;
+
+	memset(d, 0, sizeof(d));
+	if (argc != 2)
+		return usage_error(&cmd_bench_def, "--compare needs two results files, not %d",
+				   argc);
+	if (cli->nr || cli->ne || cli->params || cli->solfile || cli->logic || cli->versus ||
+	    cli->baseline || cli->devid || cli->type || cli->no_cache)
+		return usage_error(&cmd_bench_def,
+				   "--compare runs nothing: it takes only --max-regression, "
+				   "--format, -o and --plot");
+	for (int s = 0; s < 2; s++) {
+		st = bench_doc_load(argv[s], &d[s], &err);
+		if (st) {
+			ret = report(st, &err);
+			goto out;
+		}
+	}
+	if (d[0].problem_type[0] && d[1].problem_type[0] &&
+	    strcmp(d[0].problem_type, d[1].problem_type) != 0)
+		warning("'%s' is '%s' and '%s' is '%s': comparing the sizes they share", argv[0],
+			d[0].problem_type, argv[1], d[1].problem_type);
+	if (cli->outpath) {
+		st = atomic_file_open(&af, cli->outpath, &err);
 		if (st) {
 			ret = report(st, &err);
 			goto out;
@@ -207,119 +1107,313 @@ int cmd_bench(int argc, char **argv)
 		fp = af.fp;
 	}
 	rows = json_array();
-	if (fmt == FMT_TABLE) {
-		for (int id = 0; id < c->nidx; id++)
-			fprintf(fp, "%7s ", c->idx[id].name);
-		fprintf(fp, "%11s %11s %11s %9s %9s %5s %6s\n", "median_ms", "ci_lo", "ci_hi", "GFLOP/s",
-			"GB/s", "reps", "timer");
-	} else if (fmt == FMT_CSV) {
-		for (int id = 0; id < c->nidx; id++)
-			fprintf(fp, "size_%s,", c->idx[id].name);
-		fprintf(fp, "median_ms,ci_lo_ms,ci_hi_ms,min_ms,max_ms,event_ms,wall_ms,gflops,gbs,"
-			    "reps,timer,compile_s,first_launch_ms,status,solution\n");
+	only[0] = json_array();
+	only[1] = json_array();
+	for (int s = 0; s < 2; s++)
+		for (int k = 0; k < d[s].nrows; k++)
+			if (bench_doc_find(&d[1 - s], &d[s].rows[k]) < 0) {
+				char what[512];
+
+				bench_row_sizes_text(&d[s].rows[k], what, sizeof(what));
+				info("size %s is only in '%s'", what, argv[s]);
+				json_array_append_new(only[s], sizes_json(&d[s].rows[k]));
+			}
+	if (cli->fmt == FMT_TABLE && d[0].nrows) {
+		fprintf(fp, "# a: %s (%s)\n# b: %s (%s)\n", argv[0], d[0].device_name, argv[1],
+			d[1].device_name);
 	}
-	for (size_t k = 0; k < list.count && !interrupted; k++) {
-		const int64_t *sz = list.v + k * (size_t)c->nidx;
-		struct problem p;
-		struct prepared pr;
-		struct bench_result r;
-		char key[1024], reason[TCX_ERROR_SIZE] = "";
+	for (int k = 0; k < d[0].nrows; k++) {
+		const struct bench_row *a = &d[0].rows[k], *b;
+		int at = bench_doc_find(&d[1], a);
+		double q[3] = { NAN, NAN, NAN };
+		bool both, reg = false;
 		json_t *row;
 
-		st = problem_init(&p, c, sz, &err);
-		if (!st)
-			st = contract_prepare(dev, c, &p, &s, &pr, NULL, &err);
-		if (!st)
-			st = bench_run(dev, &pr, &p, &o, &r, &err);
-		if (st == TCX_EREJECT || st == TCX_ELIMIT || st == TCX_EBUILD || st == TCX_ELAUNCH ||
-		    st == TCX_EDEVICE) {
-			/* this size cannot run: say so and go on */
-			snprintf(reason, sizeof(reason), "%s", err.msg);
-			memset(&r, 0, sizeof(r));
-		} else if (st) {
+		if (at < 0)
+			continue;
+		b = &d[1].rows[at];
+		both = a->ok && b->ok;
+		if (both) {
+			bench_ratio(a, b, q);
+			compared++;
+			if (cli->threshold_given && bench_is_regression(a, b, cli->threshold)) {
+				char what[512];
+
+				reg = true;
+				regressions++;
+				bench_row_sizes_text(a, what, sizeof(what));
+				error("regression at %s: median %.4g ms in '%s' against %.4g ms in "
+				      "'%s' (%+.1f%%), slower by more than %.3g%% beyond both "
+				      "confidence intervals",
+				      what, b->median_ms, argv[1], a->median_ms, argv[0],
+				      100 * (q[0] - 1), 100 * cli->threshold);
+			}
+		}
+		row = json_object();
+		json_object_set_new(row, "sizes", sizes_json(a));
+		json_object_set_new(row, "a", side_json(a));
+		json_object_set_new(row, "b", side_json(b));
+		json_object_set_new(row, "ratio", jnum(q[0]));
+		json_object_set_new(row, "ratio_ci_lo", jnum(q[1]));
+		json_object_set_new(row, "ratio_ci_hi", jnum(q[2]));
+		if (cli->threshold_given)
+			json_object_set_new(row, "regression", json_boolean(reg));
+		json_array_append_new(rows, row);
+		if (cli->fmt == FMT_TABLE) {
+			if (json_array_size(rows) == 1) {
+				for (int i = 0; i < a->nidx; i++)
+					fprintf(fp, "%7s ", a->name[i]);
+				fprintf(fp, "%11s %11s %7s %15s %9s %9s\n", "a_ms", "b_ms", "b/a",
+					"ratio_95%_ci", "a_GFLOP/s", "b_GFLOP/s");
+			}
+			for (int i = 0; i < a->nidx; i++)
+				fprintf(fp, "%7lld ", (long long)a->size[i]);
+			if (!both) {
+				fprintf(fp, "%s\n", !a->ok ? "failed in a" : "failed in b");
+			} else {
+				char ci[40];
+
+				snprintf(ci, sizeof(ci), "[%.3f,%.3f]", q[1], q[2]);
+				fprintf(fp, "%11.4f %11.4f %7.3f %15s %9.2f %9.2f%s\n",
+					a->median_ms, b->median_ms, q[0], ci, a->gflops, b->gflops,
+					reg ? "  REGRESSION" : "");
+			}
+		} else if (cli->fmt == FMT_CSV) {
+			if (json_array_size(rows) == 1) {
+				for (int i = 0; i < a->nidx; i++)
+					fprintf(fp, "size_%s,", a->name[i]);
+				fprintf(fp,
+					"a_status,a_median_ms,a_ci_lo_ms,a_ci_hi_ms,a_gflops,"
+					"b_status,b_median_ms,b_ci_lo_ms,b_ci_hi_ms,b_gflops,ratio,"
+					"ratio_ci_lo,ratio_ci_hi,regression\n");
+			}
+			for (int i = 0; i < a->nidx; i++)
+				fprintf(fp, "%lld,", (long long)a->size[i]);
+			for (int s = 0; s < 2; s++) {
+				const struct bench_row *r = s ? b : a;
+
+				fprintf(fp, "%s,", r->ok ? "ok" : "failed");
+				csv_num(fp, r->median_ms);
+				fputc(',', fp);
+				csv_num(fp, r->ci_lo_ms);
+				fputc(',', fp);
+				csv_num(fp, r->ci_hi_ms);
+				fputc(',', fp);
+				csv_num(fp, r->gflops);
+				fputc(',', fp);
+			}
+			for (int i = 0; i < 3; i++) {
+				csv_num(fp, q[i]);
+				fputc(',', fp);
+			}
+			fprintf(fp, "%s\n", cli->threshold_given ? (reg ? "yes" : "no") : "");
+		}
+	}
+	if (json_array_size(rows) == 0)
+		warning("'%s' and '%s' have no size in common", argv[0], argv[1]);
+	if (cli->fmt == FMT_JSON) {
+		json_t *sa = json_object(), *sb = json_object();
+
+		doc = json_object();
+		for (int s = 0; s < 2; s++) {
+			json_t *o = s ? sb : sa;
+
+			json_object_set_new(o, "file", json_string(argv[s]));
+			json_object_set_new(o, "expression", json_string(d[s].expression));
+			json_object_set_new(o, "problem_type", json_string(d[s].problem_type));
+			json_object_set_new(o, "device_name", json_string(d[s].device_name));
+			json_object_set_new(o, "driver", json_string(d[s].driver));
+		}
+		json_object_set_new(doc, "tcx_version", json_string(tcx_version()));
+		json_object_set_new(doc, "a", sa);
+		json_object_set_new(doc, "b", sb);
+		if (cli->threshold_given)
+			json_object_set_new(doc, "max_regression", json_real(cli->threshold));
+		json_object_set_new(doc, "results", json_incref(rows));
+		json_object_set_new(doc, "only_in_a", json_incref(only[0]));
+		json_object_set_new(doc, "only_in_b", json_incref(only[1]));
+		print_json(fp, doc);
+	}
+	json_decref(only[0]);
+	json_decref(only[1]);
+	if (cli->plot) {
+		st = plot_compare(d, cli->plot, &err);
+		if (st) {
 			ret = report(st, &err);
 			goto out;
 		}
-		solution_key(reason[0] ? &s : &pr.plan.sol, key, sizeof(key));
-		row = json_object();
-		{
-			json_t *sizes = json_object();
-
-			for (int id = 0; id < c->nidx; id++)
-				json_object_set_new(sizes, c->idx[id].name, json_integer(sz[id]));
-			json_object_set_new(row, "sizes", sizes);
-		}
-		json_object_set_new(row, "status", json_string(reason[0] ? "failed" : "ok"));
-		if (reason[0])
-			json_object_set_new(row, "reason", json_string(reason));
-		json_object_set_new(row, "median_ms", json_real(r.median_ms));
-		json_object_set_new(row, "ci_lo_ms", json_real(r.ci_lo_ms));
-		json_object_set_new(row, "ci_hi_ms", json_real(r.ci_hi_ms));
-		json_object_set_new(row, "min_ms", json_real(r.min_ms));
-		json_object_set_new(row, "max_ms", json_real(r.max_ms));
-		json_object_set_new(row, "event_ms", json_real(r.event_median_ms));
-		json_object_set_new(row, "wall_ms", json_real(r.wall_median_ms));
-		json_object_set_new(row, "gflops", json_real(r.gflops));
-		json_object_set_new(row, "gbs", json_real(r.gbs));
-		json_object_set_new(row, "reps", json_integer(r.reps));
-		json_object_set_new(row, "timer", json_string(r.timer ? r.timer : ""));
-		json_object_set_new(row, "compile_s", json_real(r.compile_s));
-		json_object_set_new(row, "first_launch_ms", json_real(r.first_ms));
-		json_object_set_new(row, "solution", json_string(key));
-		json_array_append_new(rows, row);
-		if (fmt == FMT_TABLE) {
-			for (int id = 0; id < c->nidx; id++)
-				fprintf(fp, "%7lld ", (long long)sz[id]);
-			if (reason[0])
-				fprintf(fp, "failed: %s\n", reason);
-			else
-				fprintf(fp, "%11.4f %11.4f %11.4f %9.2f %9.2f %5d %6s\n", r.median_ms,
-					r.ci_lo_ms, r.ci_hi_ms, r.gflops, r.gbs, r.reps, r.timer);
-		} else if (fmt == FMT_CSV) {
-			for (int id = 0; id < c->nidx; id++)
-				fprintf(fp, "%lld,", (long long)sz[id]);
-			fprintf(fp, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%s,%.4f,%.4f,%s,\"",
-				r.median_ms, r.ci_lo_ms, r.ci_hi_ms, r.min_ms, r.max_ms,
-				r.event_median_ms, r.wall_median_ms, r.gflops, r.gbs, r.reps,
-				r.timer ? r.timer : "", r.compile_s, r.first_ms,
-				reason[0] ? "failed" : "ok");
-			for (const char *q = key; *q; q++)
-				fputs(*q == '"' ? "\"\"" : (char[]){ *q, 0 }, fp);
-			fprintf(fp, "\"\n");
-		}
-		fflush(fp);
 	}
-	if (fmt == FMT_JSON) {
-		json_t *doc = json_object();
-		const struct device_info *di = device_info_of(dev);
-		char name[128];
-
-		contraction_tensile_name(c, name, sizeof(name));
-		json_object_set_new(doc, "tcx_version", json_string(tcx_version()));
-		json_object_set_new(doc, "expression", json_string(c->expr));
-		json_object_set_new(doc, "problem_type", json_string(name));
-		json_object_set_new(doc, "device", json_string(di->id));
-		json_object_set_new(doc, "device_name", json_string(di->name));
-		json_object_set_new(doc, "driver", json_string(di->driver));
-		json_object_set_new(doc, "results", json_incref(rows));
-		print_json(fp, doc);
-		json_decref(doc);
-	}
-	if (outpath) {
+	if (cli->outpath) {
 		st = atomic_file_commit(&af, &err);
-		if (st)
+		if (st) {
 			ret = report(st, &err);
+			goto out;
+		}
 	}
-	if (interrupted && !ret)
-		ret = TCX_EXIT_INTR;
+	if (cli->threshold_given) {
+		if (regressions)
+			error("%d of %d size%s slower in '%s' than in '%s' by more than %.3g%%",
+			      regressions, compared, compared == 1 ? "" : "s", argv[1], argv[0],
+			      100 * cli->threshold);
+		ret = regressions ? TCX_EXIT_CHECK : 0;
+	}
 out:
-	if (af.fp && ret)
+	if (af.fp && af.fp != stdout)
 		atomic_file_abort(&af);
+	json_decref(doc);
 	json_decref(rows);
-	size_list_release(&list);
-	device_close(dev);
-	contraction_free(c);
-	free(ranges);
-	free(exacts);
+	bench_doc_release(&d[0]);
+	bench_doc_release(&d[1]);
+	return ret;
+}
+
+/* ---- options ---------------------------------------------------------------- */
+
+int cmd_bench(int argc, char **argv)
+{
+	struct bench_cli cli;
+	int opt, ret = 0;
+	int64_t v;
+
+	memset(&cli, 0, sizeof(cli));
+	bench_opts_default(&cli.o);
+	cli.threshold = DEFAULT_MAX_REGRESSION;
+	cli.ranges = calloc((size_t)argc + 1, sizeof(*cli.ranges));
+	cli.exacts = calloc((size_t)argc + 1, sizeof(*cli.exacts));
+	if (!cli.ranges || !cli.exacts) {
+		error("out of memory");
+		ret = TCX_EXIT_RUNTIME;
+		goto out;
+	}
+	while ((opt = cmd_getopt(&cmd_bench_def, argc, argv)) != -1) {
+		switch (opt) {
+		case 'r':
+			cli.ranges[cli.nr++] = optarg;
+			break;
+		case 'e':
+			cli.exacts[cli.ne++] = optarg;
+			break;
+		case 't':
+			cli.type = optarg;
+			break;
+		case 'd':
+			cli.devid = optarg;
+			break;
+		case 'p':
+			cli.params = optarg;
+			break;
+		case OPT_SOLUTION:
+			cli.solfile = optarg;
+			break;
+		case OPT_LOGIC:
+			cli.logic = optarg;
+			break;
+		case OPT_VERSUS:
+			cli.versus = optarg;
+			break;
+		case OPT_MIN_REPS:
+			if ((ret = parse_count(optarg, "min-reps", 1, &v)))
+				goto out;
+			cli.o.min_reps = (int)TCX_MIN(v, cli.o.max_reps);
+			break;
+		case OPT_MIN_TIME:
+			if (!parse_double(optarg, &cli.o.min_time) || !isfinite(cli.o.min_time) ||
+			    cli.o.min_time < 0) {
+				error("min-time '%s' is not a number of seconds", optarg);
+				ret = TCX_EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case OPT_TIMER:
+			if (!bench_timer_parse(optarg, &cli.o.timer)) {
+				ret = usage_error(&cmd_bench_def, "unknown timer '%s'", optarg);
+				goto out;
+			}
+			break;
+		case OPT_FLUSH:
+			if (!bench_flush_parse(optarg, &cli.o.flush)) {
+				ret = usage_error(&cmd_bench_def, "unknown flush '%s'", optarg);
+				goto out;
+			}
+			break;
+		case OPT_SEED:
+			if ((ret = parse_count(optarg, "seed", 0, &v)))
+				goto out;
+			cli.o.seed = (uint64_t)v;
+			break;
+		case OPT_PEAK:
+			if (!parse_double(optarg, &cli.peak) || !isfinite(cli.peak) ||
+			    cli.peak <= 0) {
+				error("peak-gflops '%s' is not a positive number", optarg);
+				ret = TCX_EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case OPT_BASELINE:
+			cli.baseline = optarg;
+			break;
+		case OPT_MAX_REGRESSION:
+			if (!bench_threshold_parse(optarg, &cli.threshold)) {
+				error("max-regression '%s' is neither a percentage (5%%) nor a "
+					    "fraction below 1 (0.05)",
+					    optarg);
+				ret = TCX_EXIT_USAGE;
+				goto out;
+			}
+			cli.threshold_given = true;
+			break;
+		case OPT_COMPARE:
+			cli.compare = true;
+			break;
+		case OPT_NO_CACHE:
+			cli.no_cache = true;
+			break;
+		case OPT_KERNEL_TIMEOUT:
+			if (!parse_double(optarg, &cli.kernel_timeout) ||
+			    !isfinite(cli.kernel_timeout) || cli.kernel_timeout <= 0) {
+				error("kernel-timeout '%s' is not a positive number of seconds",
+				      optarg);
+				ret = TCX_EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case OPT_PLOT:
+			cli.plot = optarg;
+			break;
+		case 'f':
+			if (!parse_format(optarg, &cli.fmt,
+					  FMT_ALLOW(FMT_TABLE) | FMT_ALLOW(FMT_CSV) |
+					      FMT_ALLOW(FMT_JSON))) {
+				ret = usage_error(&cmd_bench_def, "unknown format '%s'", optarg);
+				goto out;
+			}
+			cli.fmt_given = true;
+			break;
+		case 'o':
+			cli.outpath = optarg;
+			break;
+		case 'l':
+			cli.layout = optarg;
+			break;
+		case 'h':
+			goto out;
+		default:
+			ret = TCX_EXIT_USAGE;
+			goto out;
+		}
+	}
+	if (!cli.fmt_given && cli.outpath) {
+		if (ends_with(cli.outpath, ".json"))
+			cli.fmt = FMT_JSON;
+		else if (ends_with(cli.outpath, ".csv"))
+			cli.fmt = FMT_CSV;
+	}
+	if (cli.compare)
+		ret = compare_mode(&cli, argc - optind, argv + optind);
+	else
+		ret = run_mode(&cli, argc - optind, argv + optind);
+out:
+	free(cli.ranges);
+	free(cli.exacts);
 	return ret;
 }

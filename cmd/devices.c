@@ -5,21 +5,29 @@
 
 #include "cmd.h"
 #include "backend/backend.h"
+#include "bench/peak.h"
 
 static const char *const devices_synopsis[] = {
 	"tcx devices [--format <fmt>]",
+	"tcx devices --measure [--device <id>] [--format <fmt>]",
 	NULL,
 };
 
 static const struct cmd_option devices_options[] = {
 	{ "format", 'f', required_argument, "<fmt>", "output as table (default) or json", OV_ENUM,
 	  "table json" },
+	{ "measure", 0x100, no_argument, NULL,
+	  "measure and cache each device's fp32/fp64 peak GFLOP/s (for tcx bench)", OV_NONE,
+	  NULL },
+	{ "device", 'd', required_argument, "<id>", "with --measure: only this device", OV_DEVICE,
+	  NULL },
 	{ NULL, 0, 0, NULL, NULL, OV_NONE, NULL },
 };
 
 static const char *const devices_examples[] = {
 	"tcx devices",
 	"tcx devices --format json",
+	"tcx devices --measure --device opencl:0:0",
 	NULL,
 };
 
@@ -210,6 +218,78 @@ static void print_table(const struct device_info *devs, int n, json_t *unavailab
 	}
 }
 
+/* tcx devices --measure: the peak of each device (or of `id`), measured
+ * and cached in $XDG_CACHE_HOME/tcx/peaks.json. */
+static int measure_peaks(const struct device_info *devs, int n, const char *id,
+			 enum out_format fmt)
+{
+	json_t *arr = json_array();
+	struct strbuf path = STRBUF_INIT;
+	int ret = 0, done = 0;
+
+	peak_cache_path(&path, NULL);
+	if (fmt == FMT_TABLE)
+		printf("%-12s %-40s %12s %12s\n", "ID", "NAME", "FP32-GFLOP/s", "FP64-GFLOP/s");
+	for (int k = 0; k < n && !ret && !interrupted; k++) {
+		struct device *dev = NULL;
+		struct tcx_error err = { 0 };
+		struct peak pk;
+		enum tcx_status st;
+
+		if (id ? strcmp(devs[k].id, id) != 0 : devs[k].type == DEV_HOST)
+			continue;
+		done++;
+		st = device_open(devs[k].id, &dev, &err);
+		if (!st)
+			st = peak_measure(dev, &pk, &err);
+		if (!st)
+			st = peak_cache_store(device_info_of(dev), &pk, &err);
+		device_close(dev);
+		if (st == TCX_EUNSUPPORTED && !id) {
+			warning("%s: %s", devs[k].id, err.msg);
+			continue;
+		}
+		if (st) {
+			ret = report(st, &err);
+			break;
+		}
+		if (fmt == FMT_TABLE) {
+			printf("%-12s %-40s %12.1f ", devs[k].id, devs[k].name, pk.fp32_gflops);
+			if (pk.fp64_gflops > 0)
+				printf("%12.1f\n", pk.fp64_gflops);
+			else
+				printf("%12s\n", "-");
+		} else {
+			json_t *o = json_object();
+
+			json_object_set_new(o, "id", json_string(devs[k].id));
+			json_object_set_new(o, "name", json_string(devs[k].name));
+			json_object_set_new(o, "driver", json_string(devs[k].driver));
+			json_object_set_new(o, "fp32_gflops", json_real(pk.fp32_gflops));
+			json_object_set_new(o, "fp64_gflops", json_real(pk.fp64_gflops));
+			json_object_set_new(o, "date", json_string(pk.date));
+			json_array_append_new(arr, o);
+		}
+	}
+	if (!ret && id && !done) {
+		error("unknown device id '%s'; 'tcx devices' lists them", id);
+		ret = TCX_EXIT_NODEV;
+	}
+	if (!ret && fmt == FMT_JSON) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "peaks", json_incref(arr));
+		json_object_set_new(o, "cache", json_string(strbuf_str(&path)));
+		print_json(stdout, o);
+		json_decref(o);
+	} else if (!ret && done) {
+		info("peaks cached in '%s'", strbuf_str(&path));
+	}
+	json_decref(arr);
+	strbuf_release(&path);
+	return ret;
+}
+
 int cmd_devices(int argc, char **argv)
 {
 	enum out_format fmt = FMT_TABLE;
@@ -218,6 +298,8 @@ int cmd_devices(int argc, char **argv)
 	struct tcx_error err = { 0 };
 	enum tcx_status st;
 	json_t *unavailable;
+	const char *id = NULL;
+	bool measure = false;
 	int n = 0, r;
 
 	while ((r = cmd_getopt(&cmd_devices_def, argc, argv)) != -1) {
@@ -225,6 +307,12 @@ int cmd_devices(int argc, char **argv)
 		case 'f':
 			if (!parse_format(optarg, &fmt, FMT_ALLOW(FMT_TABLE) | FMT_ALLOW(FMT_JSON)))
 				return usage_error(&cmd_devices_def, "unknown format '%s'", optarg);
+			break;
+		case 0x100:
+			measure = true;
+			break;
+		case 'd':
+			id = optarg;
 			break;
 		case 'h':
 			return 0;
@@ -234,6 +322,8 @@ int cmd_devices(int argc, char **argv)
 	}
 	if (optind != argc)
 		return usage_error(&cmd_devices_def, "too many arguments");
+	if (id && !measure)
+		return usage_error(&cmd_devices_def, "--device goes with --measure");
 
 	st = devices_list(&devs, &n, &why, &err);
 	if (!st)
@@ -242,6 +332,12 @@ int cmd_devices(int argc, char **argv)
 		free(devs);
 		strbuf_release(&why);
 		return report(st, &err);
+	}
+	if (measure) {
+		r = measure_peaks(devs, n, id, fmt);
+		free(devs);
+		strbuf_release(&why);
+		return r;
 	}
 	unavailable = unavailable_json(strbuf_str(&why));
 	if (fmt == FMT_JSON) {

@@ -189,6 +189,11 @@ static bool use_events(const struct device_info *di, enum bench_timer t)
 	return t == TIMER_EVENT || (t == TIMER_AUTO && di->timer_events);
 }
 
+const char *bench_timer_name(const struct device_info *di, enum bench_timer t)
+{
+	return use_events(di, t) ? "event" : "wall";
+}
+
 static void summarise(struct timing *tm, const struct problem *p, bool events,
 		      struct bench_result *r)
 {

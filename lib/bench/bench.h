@@ -24,13 +24,18 @@ struct bench_opts {
 void bench_opts_default(struct bench_opts *o);
 bool bench_timer_parse(const char *s, enum bench_timer *out);
 bool bench_flush_parse(const char *s, enum bench_flush *out);
+/* The timer bench_run uses on a device for t: "event" or "wall" (auto:
+ * events where the device's are trustworthy, else the wall clock). */
+const char *bench_timer_name(const struct device_info *di, enum bench_timer t);
 
 struct bench_result {
 	double median_ms, min_ms, max_ms, ci_lo_ms, ci_hi_ms; /* by the chosen timer */
 	double event_median_ms, wall_median_ms;
 	int reps;
 	const char *timer;   /* "event" or "wall" */
-	double compile_s;    /* building the program (0: from a cache) */
+	double compile_s;    /* building the program: compiling it or loading it
+			      * from the on-disk kernel cache (0: this process
+			      * had built it already) */
 	double first_ms;     /* the first launch's wall time */
 	double gflops, gbs;  /* from the median */
 	int sets;            /* input sets rotated */
@@ -39,7 +44,8 @@ struct bench_result {
 
 /* Times `pr` on problem p.  Inputs are random (o->seed), never zeros. */
 enum tcx_status bench_run(struct device *dev, const struct prepared *pr, const struct problem *p,
-			  const struct bench_opts *o, struct bench_result *r, struct tcx_error *err);
+			  const struct bench_opts *o, struct bench_result *r,
+			  struct tcx_error *err);
 
 /* The median and the 95% confidence interval of the median of n samples
  * (sorted in place), from order statistics: no assumption on the shape of
