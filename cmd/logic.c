@@ -4,29 +4,59 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "backend/backend.h"
+#include "export/export.h"
 #include "logic/logic.h"
+#include "logic/selector.h"
 #include "model/model.h"
+#include "store/store.h"
 
 static const char *const logic_synopsis[] = {
     "tcx logic show [--format <fmt>] <file>",
     "tcx logic import [-o <file>] <tensile-logic>",
     "tcx logic export [--tensile[=<version>]] [-o <file>] <file>",
     "tcx logic lookup [--format <fmt>] --sizes <sizes> <file>",
+    "tcx logic eval (--holdout <sizes> | --holdout-range <spec>)... [--device <id>] [--db <file>] "
+    "[--choices] [--min-time <s>] [--format <fmt>] [-o <file>] <file>",
     NULL,
 };
 
-enum { OPT_TENSILE = 256 };
+enum {
+	OPT_TENSILE = 256,
+	OPT_HOLDOUT,
+	OPT_HOLDOUT_RANGE,
+	OPT_DB,
+	OPT_CHOICES,
+	OPT_MIN_TIME,
+};
 
 static const struct cmd_option logic_options[] = {
     {"format", 'f', required_argument, "<fmt>",
-     "show, lookup: output as table (default), json or yaml", OV_ENUM, "table json yaml"},
+     "show, lookup, eval: output as table (default), json or yaml", OV_ENUM, "table json yaml"},
     {"output", 'o', required_argument, "<file>",
-     "import, export: write to <file>, atomically (default: standard output)", OV_FILE, NULL},
+     "import, export: write to <file>, atomically (default: standard output); eval: write the "
+     "logic with the best selector and the report recorded",
+     OV_FILE, NULL},
     {"tensile", OPT_TENSILE, optional_argument, NULL,
      "export: Tensile's list form instead of tcx's: v3 (8 items; the default) or v4 (9 items)",
      OV_ENUM, "v3 v4"},
     {"sizes", 's', required_argument, "<sizes>",
      "lookup: index sizes, 'i=64,j=32,...' or '64,32,...' in index-number order", OV_NONE, NULL},
+    {"holdout", OPT_HOLDOUT, required_argument, "<sizes>",
+     "eval: held-out sizes, one per index ('127,129,61'; several separated by ';'; repeatable)",
+     OV_NONE, NULL},
+    {"holdout-range", OPT_HOLDOUT_RANGE, required_argument, "<spec>",
+     "eval: held-out sizes as a Tensile Range ('[64,32,256],0,0'; repeatable)", OV_NONE, NULL},
+    {"device", 'd', required_argument, "<id>",
+     "eval: the device to measure on (default: $TCX_DEVICE, else the first GPU, else PoCL)",
+     OV_DEVICE, NULL},
+    {"db", OPT_DB, required_argument, "<file>",
+     "eval: also learn from this results store's measurements of the logic's solutions", OV_FILE,
+     NULL},
+    {"choices", OPT_CHOICES, no_argument, NULL,
+     "eval: print each selector's choice and reason; measure nothing", OV_NONE, NULL},
+    {"min-time", OPT_MIN_TIME, required_argument, "<s>",
+     "eval: seconds of timed launches per measurement (default 0.1)", OV_NONE, NULL},
     {NULL, 0, 0, NULL, NULL, OV_NONE, NULL},
 };
 
@@ -35,29 +65,37 @@ static const char *const logic_examples[] = {
     "tcx logic import vega10_Cijk_Ailk_Bljk_SB.yaml -o vega10.yaml",
     "tcx logic lookup vega10.yaml --sizes i=1024,j=1024,k=1,l=512",
     "tcx logic export --tensile=v4 vega10.yaml -o vega10_Cijk_Ailk_Bljk_SB.yaml",
+    "tcx logic eval logic/pthread_Cij_Aik_Bkj_S.yaml --holdout '96,96,96;200,100,300' "
+    "--holdout-range '[80,160,400],[100],[48]'",
     NULL,
 };
 
 int cmd_logic(int argc, char **argv);
 const struct cmd cmd_logic_def = {
     "logic",	    cmd_logic,
-    logic_synopsis, "Show, convert and query library logic (tcx's or Tensile's)",
+    logic_synopsis, "Show, convert, query and evaluate library logic (tcx's or Tensile's)",
     logic_options,  logic_examples,
     "file",	    0,
 };
 
-enum action { ACT_SHOW, ACT_IMPORT, ACT_EXPORT, ACT_LOOKUP };
-static const char *const action_names[] = {"show", "import", "export", "lookup"};
+enum action { ACT_SHOW, ACT_IMPORT, ACT_EXPORT, ACT_LOOKUP, ACT_EVAL };
+static const char *const action_names[] = {"show", "import", "export", "lookup", "eval"};
 
 /* Which actions take each option (bits of enum action). */
 static const struct {
 	int opt;
 	unsigned actions;
 } option_use[] = {
-    {'f', 1u << ACT_SHOW | 1u << ACT_LOOKUP},
-    {'o', 1u << ACT_IMPORT | 1u << ACT_EXPORT},
+    {'f', 1u << ACT_SHOW | 1u << ACT_LOOKUP | 1u << ACT_EVAL},
+    {'o', 1u << ACT_IMPORT | 1u << ACT_EXPORT | 1u << ACT_EVAL},
     {OPT_TENSILE, 1u << ACT_EXPORT},
     {'s', 1u << ACT_LOOKUP},
+    {OPT_HOLDOUT, 1u << ACT_EVAL},
+    {OPT_HOLDOUT_RANGE, 1u << ACT_EVAL},
+    {'d', 1u << ACT_EVAL},
+    {OPT_DB, 1u << ACT_EVAL},
+    {OPT_CHOICES, 1u << ACT_EVAL},
+    {OPT_MIN_TIME, 1u << ACT_EVAL},
 };
 
 static const char *option_name(int opt)
@@ -326,6 +364,180 @@ static int lookup(struct logic *l, const char *spec, enum out_format fmt)
 	return ret;
 }
 
+/* ---- eval --------------------------------------------------------------- */
+
+#define EVAL_MAX_SPECS 64
+
+struct eval_args {
+	const char *exact[EVAL_MAX_SPECS], *ranges[EVAL_MAX_SPECS];
+	int nexact, nrange;
+	const char *device, *db, *out;
+	bool choices;
+	double min_time;
+};
+
+/* The held-out sizes: exact lists (';' between sizes) and Tensile ranges. */
+static int holdout_sizes(const struct logic *l, const struct eval_args *a, struct size_list *list)
+{
+	struct tcx_error err = {0};
+	enum tcx_status st = export_holdout_sizes(a->exact, a->nexact, a->ranges, a->nrange,
+						  l->type->nidx, list, &err);
+
+	if (st)
+		return report(st, &err);
+	if (list->count == 0)
+		return error("no held-out sizes"), TCX_EXIT_USAGE;
+	return 0;
+}
+
+static void print_eval_table(const struct logic *l, json_t *r)
+{
+	json_t *rows = json_object_get(r, "sizes"), *row, *sc = json_object_get(r, "selectors");
+	size_t i;
+
+	printf("%-24s %-17s", "sizes", "fastest");
+	for (int k = 0; k < SEL_KINDS; k++)
+		printf(" %-15s", selector_kind_name((enum sel_kind)k));
+	printf("\n");
+	json_array_foreach(rows, i, row)
+	{
+		json_t *sz = json_object_get(row, "sizes"), *o = json_object_get(row, "oracle");
+		json_t *ch = json_object_get(row, "choices"), *g = json_object_get(row, "gflops");
+		char text[128], cell[64];
+		size_t n = 0, j;
+		json_t *v;
+
+		text[0] = '\0';
+		json_array_foreach(sz, j, v) n +=
+		    (size_t)snprintf(text + n, n < sizeof(text) ? sizeof(text) - n : 0, "%s%lld",
+				     j ? "," : "", (long long)json_integer_value(v));
+		if (json_is_integer(o))
+			snprintf(
+			    cell, sizeof(cell), "%lld (%.3g)", (long long)json_integer_value(o),
+			    json_number_value(json_array_get(g, (size_t)json_integer_value(o))));
+		else
+			snprintf(cell, sizeof(cell), "%s", sc ? "none runs" : "-");
+		printf("%-24s %-17s", text, cell);
+		for (int k = 0; k < SEL_KINDS; k++) {
+			json_t *c = json_object_get(ch, selector_kind_name((enum sel_kind)k));
+			json_t *s = json_object_get(c, "solution"),
+			       *e = json_object_get(c, "efficiency");
+
+			if (!json_is_integer(s))
+				snprintf(cell, sizeof(cell), "none");
+			else if (e)
+				snprintf(cell, sizeof(cell), "%lld (%.1f%%)",
+					 (long long)json_integer_value(s),
+					 100 * json_number_value(e));
+			else
+				snprintf(cell, sizeof(cell), "%lld",
+					 (long long)json_integer_value(s));
+			printf(" %-15s", cell);
+		}
+		printf("\n");
+		if (!sc && verbosity > 0)
+			for (int k = 0; k < SEL_KINDS; k++) {
+				json_t *c =
+				    json_object_get(ch, selector_kind_name((enum sel_kind)k));
+
+				printf("  %-8s %s\n", selector_kind_name((enum sel_kind)k),
+				       json_string_value(json_object_get(c, "why")));
+			}
+	}
+	if (!sc)
+		return;
+	printf("\n%-10s %7s %7s %7s %6s %6s\n", "selector", "mean", "P10", "min", "top-1", "top-3");
+	for (int k = 0; k < SEL_KINDS; k++) {
+		const char *name = selector_kind_name((enum sel_kind)k);
+		json_t *s = json_object_get(sc, name);
+
+		printf("%-10s %6.1f%% %6.1f%% %6.1f%% %5.0f%% %5.0f%%%s\n", name,
+		       100 * json_number_value(json_object_get(s, "mean")),
+		       100 * json_number_value(json_object_get(s, "p10")),
+		       100 * json_number_value(json_object_get(s, "min")),
+		       100 * json_number_value(json_object_get(s, "top1")),
+		       100 * json_number_value(json_object_get(s, "top3")),
+		       strcmp(json_string_value(json_object_get(r, "best")), name) ? ""
+										   : "  (best)");
+	}
+	(void)l;
+}
+
+static int eval(struct logic *l, const char *path, const struct eval_args *a, enum out_format fmt)
+{
+	struct size_list list;
+	struct selector *sel = NULL;
+	struct device *dev = NULL;
+	struct tcx_error err = {0};
+	json_t *rep = NULL;
+	enum sel_kind best = SEL_MODEL;
+	enum tcx_status st;
+	int ret;
+
+	size_list_init(&list, l->type->nidx);
+	ret = holdout_sizes(l, a, &list);
+	if (ret)
+		goto out;
+	st = selector_create(l, path, &sel, &err);
+	if (!st && a->db) {
+		struct store *db = NULL;
+		int added = 0;
+
+		st = store_open(a->db, false, &db, &err);
+		if (!st)
+			st = selector_add_store(sel, l, db, &list, &added, &err);
+		store_close(db);
+		if (!st)
+			verbose("%d measurement%s of the logic's solutions from %s", added,
+				added == 1 ? "" : "s", a->db);
+	}
+	if (st) {
+		ret = report(st, &err);
+		goto out;
+	}
+	if (a->choices) {
+		st = export_choices(l, path, sel, &list, &rep, &err);
+	} else {
+		struct bench_opts bo;
+
+		ret = open_device(a->device, &dev);
+		if (ret)
+			goto out;
+		bench_opts_default(&bo);
+		bo.warmup = 1;
+		bo.min_reps = 5;
+		bo.min_time = a->min_time;
+		info("measuring %d solution%s at %zu held-out size%s on %s", l->nsol,
+		     l->nsol == 1 ? "" : "s", list.count, list.count == 1 ? "" : "s",
+		     device_info_of(dev)->name);
+		st = export_eval(dev, l, path, sel, &list, &bo, &interrupted, &rep, &best, &err);
+	}
+	if (st) {
+		ret = report(st, &err);
+		goto out;
+	}
+	if (fmt == FMT_TABLE)
+		print_eval_table(l, rep);
+	else if (fmt == FMT_JSON ? print_json(stdout, rep) : print_yaml(stdout, rep))
+		ret = TCX_EXIT_RUNTIME;
+	if (!ret && a->out && !a->choices) {
+		st = selector_record(l, best, rep, &err);
+		if (!st)
+			st = logic_write(l, a->out, &err);
+		if (st)
+			ret = report(st, &err);
+		else if (strcmp(a->out, "-") != 0)
+			info("wrote %s: default selector '%s' and the held-out report recorded",
+			     a->out, selector_kind_name(best));
+	}
+out:
+	json_decref(rep);
+	device_close(dev);
+	selector_destroy(sel);
+	size_list_release(&list);
+	return ret;
+}
+
 /* ---- import, export --------------------------------------------------- */
 
 static int write_out(struct logic *l, const char *out, int format)
@@ -355,10 +567,13 @@ int cmd_logic(int argc, char **argv)
 	const char *out = "-", *sizes = NULL;
 	int tensile = LOGIC_TCX, r, ret = 0, act;
 	struct logic *l = NULL;
+	struct eval_args ea;
 
+	memset(&ea, 0, sizeof(ea));
+	ea.min_time = 0.1;
 	if (argc < 2)
 		return usage_error(&cmd_logic_def,
-				   "missing the action: show, import, export or lookup");
+				   "missing the action: show, import, export, lookup or eval");
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
 		cmd_usage(&cmd_logic_def, stdout);
 		return 0;
@@ -367,9 +582,9 @@ int cmd_logic(int argc, char **argv)
 		if (strcmp(argv[1], action_names[act]) == 0)
 			break;
 	if (act == (int)ARRAY_SIZE(action_names))
-		return usage_error(&cmd_logic_def,
-				   "unknown action '%s': expected show, import, export or lookup",
-				   argv[1]);
+		return usage_error(
+		    &cmd_logic_def,
+		    "unknown action '%s': expected show, import, export, lookup or eval", argv[1]);
 	argc--;
 	argv++;
 	while ((r = cmd_getopt(&cmd_logic_def, argc, argv)) != -1) {
@@ -401,6 +616,30 @@ int cmd_logic(int argc, char **argv)
 		case 's':
 			sizes = optarg;
 			break;
+		case OPT_HOLDOUT:
+		case OPT_HOLDOUT_RANGE:
+			if (ea.nexact + ea.nrange >= EVAL_MAX_SPECS)
+				return usage_error(&cmd_logic_def,
+						   "more than %d held-out size options",
+						   EVAL_MAX_SPECS);
+			if (r == OPT_HOLDOUT)
+				ea.exact[ea.nexact++] = optarg;
+			else
+				ea.ranges[ea.nrange++] = optarg;
+			break;
+		case 'd':
+			ea.device = optarg;
+			break;
+		case OPT_DB:
+			ea.db = optarg;
+			break;
+		case OPT_CHOICES:
+			ea.choices = true;
+			break;
+		case OPT_MIN_TIME:
+			if (!parse_double(optarg, &ea.min_time) || !(ea.min_time >= 0))
+				return usage_error(&cmd_logic_def, "bad --min-time '%s'", optarg);
+			break;
 		case 'h':
 			return 0;
 		default:
@@ -412,6 +651,9 @@ int cmd_logic(int argc, char **argv)
 								  : "too many arguments");
 	if (act == ACT_LOOKUP && !sizes)
 		return usage_error(&cmd_logic_def, "'tcx logic lookup' needs --sizes");
+	if (act == ACT_EVAL && ea.nexact + ea.nrange == 0)
+		return usage_error(&cmd_logic_def,
+				   "'tcx logic eval' needs --holdout or --holdout-range");
 	ret = load(argv[optind], &l);
 	if (ret)
 		return ret;
@@ -427,6 +669,10 @@ int cmd_logic(int argc, char **argv)
 		break;
 	case ACT_LOOKUP:
 		ret = lookup(l, sizes, fmt);
+		break;
+	case ACT_EVAL:
+		ea.out = strcmp(out, "-") != 0 ? out : NULL;
+		ret = eval(l, argv[optind], &ea, fmt);
 		break;
 	}
 	logic_free(l);

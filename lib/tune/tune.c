@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "logic/logic.h"
+#include "logic/selector.h"
 #include "tune/exec.h"
 #include "tune/protocol.h"
 
@@ -405,6 +406,10 @@ static enum tcx_status write_logic(struct tune_ctx *t, const struct config *cfg,
 		st = tcx_fail(err, TCX_EREJECT, "no valid solution is left for %s", cp->type->expr);
 		goto out;
 	}
+	/* every kept solution's measurements, for selecting at untuned sizes */
+	st = selector_build(lg, &tab, err);
+	if (st)
+		goto out;
 	contraction_tensile_name(cp->type, name, sizeof(name));
 	slug(lg->schedule ? lg->schedule : t->di->name, dev, sizeof(dev));
 	st = mkdir_p(t->o->out_dir, err);

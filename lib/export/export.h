@@ -1,0 +1,78 @@
+/* export.h - tcx export-lib: the source tree of a self-contained C library
+ * generated from library logic (docs/export-lib.md), and the held-out
+ * evaluation of the selectors that tcx logic eval and export-lib report. */
+#ifndef TCX_EXPORT_H
+#define TCX_EXPORT_H
+
+#include <jansson.h>
+
+#include "bench/bench.h"
+#include "logic/logic.h"
+#include "logic/selector.h"
+
+/* ---- held-out evaluation (eval.c) ---------------------------------------- */
+
+/* Measures every solution of l on every held-out size on dev (bench_run
+ * with o's settings), takes the fastest as the oracle, and scores each
+ * selector of sel: efficiency = GFLOP/s(selected) / GFLOP/s(oracle), its
+ * mean, P10 (nearest rank) and minimum, and the top-1 and top-3 hit rates
+ * (the selected solution is the fastest, or among the three fastest).
+ * *report (the caller's) holds the per-size table and the scores, as
+ * docs/export-lib.md describes; *best is the selector with the highest
+ * mean efficiency (ties: higher P10, then higher minimum, then the order
+ * logic, nearest, model).  `name` names the logic in the report.  Sizes no
+ * solution can run are reported and left out of the scores.  TCX_EINVAL
+ * without held-out sizes; TCX_EINTR when *stop becomes non-zero. */
+enum tcx_status export_eval(struct device *dev, const struct logic *l, const char *name,
+			    const struct selector *sel, const struct size_list *holdout,
+			    const struct bench_opts *o, volatile int *stop, json_t **report,
+			    enum sel_kind *best, struct tcx_error *err);
+
+/* The choices of every selector for each size, without measuring: a
+ * report of the same shape with no GFLOP/s and no scores. */
+enum tcx_status export_choices(const struct logic *l, const char *name, const struct selector *sel,
+			       const struct size_list *sizes, json_t **report,
+			       struct tcx_error *err);
+
+/* Held-out sizes from exact specs ("127,129,61", several separated by ';')
+ * and Tensile Range specs, for nidx indices, sorted and without repeats.
+ * TCX_EPARSE (and friends) naming the spec that does not parse. */
+enum tcx_status export_holdout_sizes(const char *const *exact, int nexact,
+				     const char *const *ranges, int nrange, int nidx,
+				     struct size_list *out, struct tcx_error *err);
+
+/* The report as Markdown (tables of scores and of the per-size choices). */
+enum tcx_status export_report_markdown(json_t *report, struct strbuf *out, struct tcx_error *err);
+
+/* ---- the library (export.c) --------------------------------------------------- */
+
+/* One logic file going into the library. */
+struct export_input {
+	const char *path; /* for messages and the library's notes */
+	const struct logic *logic;
+	const struct selector *sel;
+	enum sel_kind kind; /* the selector the library uses for it */
+	json_t *report;	    /* its held-out report, or NULL */
+};
+
+struct export_opts {
+	const char *out_dir; /* created when missing */
+	const char *name;    /* the prefix: a C identifier */
+};
+
+/* Writes the library's source tree for the inputs into o->out_dir: the
+ * logic files are grouped by problem type (one function each); several
+ * files of one type are chosen among by device (name, architecture,
+ * vendor, default).  Every file is written atomically.  TCX_EINVAL for a
+ * bad prefix or no input, TCX_EUNSUPPORTED for solutions the library cannot
+ * run (ConstantSizes, MatrixInstruction), TCX_EREJECT for an invalid one,
+ * TCX_EIO when a file cannot be written. */
+enum tcx_status export_lib(const struct export_input *in, int n, const struct export_opts *o,
+			   struct tcx_error *err);
+
+/* Whether name is a usable prefix: a C identifier of at most 40
+ * characters, lowercase letters, digits and '_', not starting with a
+ * digit. */
+bool export_name_ok(const char *name);
+
+#endif /* TCX_EXPORT_H */

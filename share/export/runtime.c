@@ -1,0 +1,881 @@
+/* runtime.c - the run time of a library tcx export-lib wrote: checking a
+ * call's sizes and strides, finding the device behind the caller's queue
+ * and the logic tuned for it (by name, architecture, vendor, default),
+ * choosing the solution (select.c), building its kernel once per device
+ * and context, and launching it exactly as tcx does (lib/gen/gen.c,
+ * plan_launch): the same kernel arguments, work sizes and GlobalSplitU
+ * reduction.
+ *
+ * This file is a template: tcx copies it unchanged into the library's src/
+ * directory, where the generated src/<prefix>.c includes it after config.h
+ * (the TL() naming macros), the public header, runtime.h and the tables.
+ * C99 with POSIX threads.  Backends: OpenCL (the default) or, with
+ * TL_WITH_CUDA, the CUDA driver API and NVRTC, both loaded with dlopen at
+ * first use so that the library also loads where CUDA is not installed.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "select.c"
+
+#if TL_WITH_CUDA
+#include <dlfcn.h>
+#include <cuda.h>
+#include <nvrtc.h>
+#else
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+#endif
+
+#define TL_STATUS enum TL(status)
+
+/* ---- errors ------------------------------------------------------------- */
+
+static pthread_mutex_t tl_lock = PTHREAD_MUTEX_INITIALIZER;
+static char tl_error[16384]; /* the last failure's detail (under tl_lock) */
+
+static void tl_set_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&tl_lock);
+	va_start(ap, fmt);
+	vsnprintf(tl_error, sizeof(tl_error), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&tl_lock);
+}
+
+/* As tl_set_error, with tl_lock already held. */
+static void tl_set_error_locked(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tl_error, sizeof(tl_error), fmt, ap);
+	va_end(ap);
+}
+
+TL_UP(API) const char *TL(status_str)(TL_STATUS s)
+{
+	switch (s) {
+	case TL_UP(OK):
+		return "success";
+	case TL_UP(EINVAL):
+		return "invalid argument";
+	case TL_UP(ENOMEM):
+		return "out of memory";
+	case TL_UP(ENOSOLUTION):
+		return "no solution of the library can run these sizes";
+	case TL_UP(EDEVICE):
+		return "device or runtime error";
+	case TL_UP(EBUILD):
+		return "a kernel failed to compile";
+	case TL_UP(ELAUNCH):
+		return "a kernel failed to launch";
+	case TL_UP(EUNSUPPORTED):
+		return "not supported by this library or device";
+	default:
+		return "unknown status";
+	}
+}
+
+TL_UP(API) size_t TL(last_error)(char *buf, size_t len)
+{
+	size_t n;
+
+	pthread_mutex_lock(&tl_lock);
+	n = strlen(tl_error);
+	if (buf && len) {
+		size_t m = n < len - 1 ? n : len - 1;
+
+		memcpy(buf, tl_error, m);
+		buf[m] = '\0';
+	}
+	pthread_mutex_unlock(&tl_lock);
+	return n;
+}
+
+/* ---- problem types ------------------------------------------------------- */
+
+TL_UP(API) int TL(problem_count)(void)
+{
+	return TL_NTYPES;
+}
+
+TL_UP(API) const struct TL(problem_info) * TL(problem)(int k)
+{
+	return k >= 0 && k < TL_NTYPES ? &tl_types[k].info : NULL;
+}
+
+TL_UP(API) int TL(problem_find)(const char *name)
+{
+	int k;
+
+	for (k = 0; name && k < TL_NTYPES; k++)
+		if (strcmp(tl_types[k].info.name, name) == 0)
+			return k;
+	return -1;
+}
+
+/* Bytes of one element in memory, and of one value in the GlobalSplitU
+ * workspace (fp16 and bf16 are summed in fp32). */
+static size_t tl_elem_bytes(char t)
+{
+	switch (t) {
+	case 'd':
+	case 'c':
+		return 8;
+	case 'z':
+		return 16;
+	case 'h':
+	case 'b':
+		return 2;
+	default:
+		return 4;
+	}
+}
+
+static size_t tl_value_bytes(char t)
+{
+	return t == 'h' || t == 'b' ? 4 : tl_elem_bytes(t);
+}
+
+/* One call's problem: sizes and strides by index id. */
+struct tl_problem {
+	int64_t size[TL_MAX_INDICES];
+	int64_t stride[3][TL_MAX_INDICES]; /* C, A, B */
+	int64_t extent_c;		   /* elements C spans */
+	int packed;			   /* every stride that matters is the packed one */
+};
+
+/* A tensor's strides: given (in the order its indices are written) or
+ * packed; checks that C's elements do not share addresses. */
+static TL_STATUS tl_strides(const struct tl_type *T, struct tl_problem *p, int t,
+			    const size_t *given)
+{
+	const struct TL(problem_info) *in = &T->info;
+	int64_t s = 1;
+	int k;
+
+	for (k = 0; k < in->rank[t]; k++) {
+		int id = in->packed_order[t][k];
+
+		p->stride[t][id] = s;
+		s *= p->size[id];
+	}
+	if (!given)
+		return TL_UP(OK);
+	for (k = 0; k < in->rank[t]; k++) {
+		int id = in->indices[t][k];
+
+		if (p->size[id] > 1 && (int64_t)given[k] != p->stride[t][id])
+			p->packed = 0;
+		p->stride[t][id] = (int64_t)given[k];
+	}
+	if (t == 0) {
+		/* sufficient for no aliasing: by increasing stride, each dimension
+		 * steps over everything the faster ones span */
+		int used[TL_MAX_INDICES] = {0}, n;
+		int64_t span = 0;
+
+		for (n = 0; n < in->rank[0]; n++) {
+			int best = -1, j;
+
+			for (j = 0; j < in->rank[0]; j++) {
+				int id = in->indices[0][j];
+
+				if (!used[j] && p->size[id] > 1 &&
+				    (best < 0 ||
+				     p->stride[0][id] < p->stride[0][in->indices[0][best]]))
+					best = j;
+			}
+			if (best < 0)
+				break;
+			used[best] = 1;
+			{
+				int id = in->indices[0][best];
+
+				if (p->stride[0][id] <= span) {
+					tl_set_error("the strides of C let two elements share an "
+						     "address (index '%s', stride %lld)",
+						     in->index_names[id],
+						     (long long)p->stride[0][id]);
+					return TL_UP(EINVAL);
+				}
+				span += (p->size[id] - 1) * p->stride[0][id];
+			}
+		}
+	}
+	return TL_UP(OK);
+}
+
+static TL_STATUS tl_problem_make(const struct tl_type *T, const size_t *sizes, const size_t *sc,
+				 const size_t *sa, const size_t *sb, struct tl_problem *p)
+{
+	const size_t *given[3];
+	TL_STATUS st;
+	int id, t, k;
+
+	given[0] = sc;
+	given[1] = sa;
+	given[2] = sb;
+	memset(p, 0, sizeof(*p));
+	p->packed = 1;
+	if (!sizes) {
+		tl_set_error("no sizes given");
+		return TL_UP(EINVAL);
+	}
+	for (id = 0; id < T->info.num_indices; id++) {
+		if (sizes[id] < 1 || sizes[id] > (size_t)INT64_MAX / 2) {
+			tl_set_error("size %lu of index '%s' is out of range",
+				     (unsigned long)sizes[id], T->info.index_names[id]);
+			return TL_UP(EINVAL);
+		}
+		p->size[id] = (int64_t)sizes[id];
+	}
+	for (t = 0; t < 3; t++) {
+		st = tl_strides(T, p, t, given[t]);
+		if (st)
+			return st;
+	}
+	p->extent_c = 1;
+	for (k = 0; k < T->info.rank[0]; k++) {
+		id = T->info.indices[0][k];
+		p->extent_c += (p->size[id] - 1) * p->stride[0][id];
+	}
+	return TL_UP(OK);
+}
+
+/* ---- devices and their logic ------------------------------------------------- */
+
+/* What the library knows of a device. */
+struct tl_ident {
+	char name[256], vendor[256], arch[128];
+};
+
+/* "a  b " -> "a b", as tcx names devices */
+static void tl_squeeze(char *s)
+{
+	char *w = s, *r;
+
+	for (r = s; *r; r++)
+		if (*r != ' ' || (w > s && w[-1] != ' '))
+			*w++ = *r;
+	while (w > s && w[-1] == ' ')
+		w--;
+	*w = '\0';
+}
+
+static int tl_streq(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+/* The logic for this device: by name (the logic's device, then Tensile's
+ * DeviceNames), then architecture, then vendor, then the one marked
+ * default, else the last. */
+static const struct tl_variant *tl_match(const struct tl_type *T, const struct tl_ident *id,
+					 char *why, size_t len)
+{
+	int v, k;
+
+	for (v = 0; v < T->nvariants; v++) {
+		const struct tl_variant *x = &T->variants[v];
+
+		if (tl_streq(x->device_name, id->name)) {
+			snprintf(why, len, "device '%s' by name", id->name);
+			return x;
+		}
+		for (k = 0; k < x->ndevice_names; k++)
+			if (tl_streq(x->device_names[k], id->name)) {
+				snprintf(why, len, "device '%s' by DeviceNames", id->name);
+				return x;
+			}
+	}
+	for (v = 0; v < T->nvariants; v++)
+		if (id->arch[0] && tl_streq(T->variants[v].architecture, id->arch)) {
+			snprintf(why, len, "architecture '%s' (logic tuned on '%s')", id->arch,
+				 T->variants[v].device_name ? T->variants[v].device_name : "?");
+			return &T->variants[v];
+		}
+	for (v = 0; v < T->nvariants; v++)
+		if (id->vendor[0] && tl_streq(T->variants[v].vendor, id->vendor)) {
+			snprintf(why, len, "vendor '%s' (logic tuned on '%s')", id->vendor,
+				 T->variants[v].device_name ? T->variants[v].device_name : "?");
+			return &T->variants[v];
+		}
+	for (v = 0; v < T->nvariants; v++)
+		if (T->variants[v].is_default) {
+			snprintf(why, len, "the default logic");
+			return &T->variants[v];
+		}
+	snprintf(why, len, "no logic for '%s': the last one", id->name);
+	return T->nvariants ? &T->variants[T->nvariants - 1] : NULL;
+}
+
+/* The choice for a problem on a device: the logic variant and solution. */
+struct tl_pick {
+	const struct tl_variant *var;
+	int sol;    /* the logic's solution */
+	int kernel; /* the type's kernel */
+	char why[512];
+};
+
+static TL_STATUS tl_choose(const struct tl_type *T, const struct tl_ident *id,
+			   const struct tl_problem *p, struct tl_pick *out)
+{
+	char dev_why[384], sel_why[512];
+
+	memset(out, 0, sizeof(*out));
+	out->sol = out->kernel = -1;
+	out->var = tl_match(T, id, dev_why, sizeof(dev_why));
+	if (!out->var) {
+		tl_set_error("the library has no logic for %s", T->info.name);
+		return TL_UP(ENOSOLUTION);
+	}
+	out->sol = sel_choose(&out->var->sel, (enum sel_kind)out->var->kind, p->size, sel_why,
+			      sizeof(sel_why));
+	snprintf(out->why, sizeof(out->why), "%.300s; %.200s", sel_why, dev_why);
+	if (out->sol < 0) {
+		tl_set_error("%s: no solution can run these sizes (%s)", T->info.name, out->why);
+		return TL_UP(ENOSOLUTION);
+	}
+	out->kernel = out->var->kernel_of[out->sol];
+	return TL_UP(OK);
+}
+
+/* The kernel arguments (struct tcx_args of the template: all 64-bit). */
+struct tl_args {
+	int64_t size[16];
+	int64_t sp[16];
+	int64_t sq[16];
+	int64_t sc[16];
+	int64_t off_p, off_q, off_c;
+	int64_t ws_stride;
+	int64_t nf2, nb;
+	int64_t conj_p, conj_q;
+};
+
+/* alpha and beta as the kernel's SCALAR_T */
+union tl_scalar {
+	float f;
+	double d;
+	float f2[2];
+	double d2[2];
+};
+
+static size_t tl_scalar_of(char t, const double *v, union tl_scalar *out)
+{
+	memset(out, 0, sizeof(*out));
+	switch (t) {
+	case 'd':
+		out->d = v[0];
+		return sizeof(double);
+	case 'c':
+		out->f2[0] = (float)v[0];
+		out->f2[1] = (float)v[1];
+		return 2 * sizeof(float);
+	case 'z':
+		out->d2[0] = v[0];
+		out->d2[1] = v[1];
+		return 2 * sizeof(double);
+	default:
+		out->f = (float)v[0];
+		return sizeof(float);
+	}
+}
+
+static size_t tl_ceil_div(int64_t a, int64_t b)
+{
+	return (size_t)((a + b - 1) / b);
+}
+
+/* The launch of one problem, as plan_launch sets it up. */
+struct tl_launch {
+	struct tl_args args;
+	size_t global[3], local[3];
+	union tl_scalar alpha, beta;
+	size_t scalar_bytes;
+	size_t ws_bytes;   /* GlobalSplitU workspace; 0 when none */
+	int64_t total;	   /* elements of C, for the reduction */
+	size_t rglobal[2]; /* the reduction's work sizes (local: 64) */
+};
+
+static void tl_launch_make(const struct tl_type *T, const struct tl_kernel *K,
+			   const struct tl_problem *p, const double *alpha, const double *beta,
+			   struct tl_launch *L)
+{
+	int P = T->p_is_a ? 1 : 2, Q = T->p_is_a ? 2 : 1, sl;
+	int64_t f2 = 1, g0;
+	double zero[2] = {0, 0};
+
+	memset(L, 0, sizeof(*L));
+	for (sl = 0; sl < 16; sl++)
+		L->args.size[sl] = 1;
+	for (sl = 0; sl < T->nslots; sl++) {
+		int id = T->slot[sl];
+
+		if (id < 0)
+			continue;
+		L->args.size[sl] = p->size[id];
+		L->args.sp[sl] = p->stride[P][id];
+		L->args.sq[sl] = p->stride[Q][id];
+		L->args.sc[sl] = p->stride[0][id];
+		if (sl >= 3 && sl < 3 + T->nf2)
+			f2 *= p->size[id];
+	}
+	L->args.ws_stride = p->extent_c;
+	L->args.nf2 = T->nf2;
+	L->args.nb = T->nb;
+	L->args.conj_p = T->conj_p;
+	L->args.conj_q = T->conj_q;
+	L->local[0] = (size_t)K->wg[0];
+	L->local[1] = (size_t)K->wg[1];
+	L->local[2] = (size_t)K->wg[2];
+	L->global[0] = tl_ceil_div(L->args.size[0], K->mt0) * (size_t)K->wg[0];
+	L->global[1] = tl_ceil_div(L->args.size[1], K->mt1) * (size_t)K->wg[1];
+	L->global[2] = (size_t)f2 * (size_t)K->gsu * (size_t)K->wg[2];
+	L->scalar_bytes = tl_scalar_of(T->info.type, alpha ? alpha : zero, &L->alpha);
+	tl_scalar_of(T->info.type, beta ? beta : zero, &L->beta);
+	if (K->gsu > 1) {
+		int k;
+
+		L->ws_bytes = (size_t)K->gsu * (size_t)p->extent_c * tl_value_bytes(T->info.type);
+		L->total = 1;
+		for (k = 0; k < T->info.rank[0]; k++)
+			L->total *= p->size[T->info.indices[0][k]];
+		g0 = L->total < 64 * 65535 ? (int64_t)tl_ceil_div(L->total, 64) * 64 : 64 * 65535;
+		L->rglobal[0] = (size_t)g0;
+		L->rglobal[1] = tl_ceil_div(L->total, g0);
+	}
+}
+
+#if TL_WITH_CUDA
+#include "runtime_cuda.c"
+#else
+/* ---- OpenCL ------------------------------------------------------------------------ */
+
+static const char *tl_cl_error(cl_int rc)
+{
+	switch (rc) {
+	case CL_OUT_OF_RESOURCES:
+		return "CL_OUT_OF_RESOURCES";
+	case CL_OUT_OF_HOST_MEMORY:
+		return "CL_OUT_OF_HOST_MEMORY";
+	case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+		return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+	case CL_INVALID_COMMAND_QUEUE:
+		return "CL_INVALID_COMMAND_QUEUE";
+	case CL_INVALID_MEM_OBJECT:
+		return "CL_INVALID_MEM_OBJECT";
+	case CL_INVALID_WORK_GROUP_SIZE:
+		return "CL_INVALID_WORK_GROUP_SIZE";
+	case CL_INVALID_KERNEL_ARGS:
+		return "CL_INVALID_KERNEL_ARGS";
+	case CL_BUILD_PROGRAM_FAILURE:
+		return "CL_BUILD_PROGRAM_FAILURE";
+	default:
+		return "OpenCL error";
+	}
+}
+
+/* A device the library has seen, and a program it built. */
+struct tl_cl_device {
+	cl_device_id id;
+	struct tl_ident ident;
+	struct tl_cl_device *next;
+};
+
+struct tl_cl_program {
+	cl_context ctx;
+	cl_device_id dev;
+	const struct tl_kernel *kernel;
+	int generic;
+	cl_program prog;
+	struct tl_cl_program *next;
+};
+
+static struct tl_cl_device *tl_cl_devices;
+static struct tl_cl_program *tl_cl_programs;
+
+static void tl_cl_str(cl_device_id d, cl_device_info what, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (clGetDeviceInfo(d, what, len, buf, NULL) != CL_SUCCESS)
+		buf[0] = '\0';
+	buf[len - 1] = '\0';
+}
+
+/* Names the device as tcx does (lib/backend/opencl: name, vendor, arch). */
+static void tl_cl_identify(cl_device_id d, struct tl_ident *id)
+{
+	char ext[8192], ver[512];
+	const char *h;
+
+	memset(id, 0, sizeof(*id));
+	tl_cl_str(d, CL_DEVICE_NAME, id->name, sizeof(id->name));
+	tl_squeeze(id->name);
+	tl_cl_str(d, CL_DEVICE_VENDOR, id->vendor, sizeof(id->vendor));
+	tl_squeeze(id->vendor);
+	tl_cl_str(d, CL_DEVICE_EXTENSIONS, ext, sizeof(ext));
+	tl_cl_str(d, CL_DEVICE_VERSION, ver, sizeof(ver));
+	h = strstr(ver, "HSTR: ");
+	if (strstr(ext, "cl_nv_device_attribute_query")) {
+		cl_uint ma = 0, mi = 0;
+
+		clGetDeviceInfo(d, 0x4000 /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */, sizeof(ma),
+				&ma, NULL);
+		clGetDeviceInfo(d, 0x4001 /* CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV */, sizeof(mi),
+				&mi, NULL);
+		snprintf(id->arch, sizeof(id->arch), "sm_%u%u", ma, mi);
+	} else if (h) {
+		snprintf(id->arch, sizeof(id->arch), "%.127s", h + strlen("HSTR: "));
+		id->arch[strcspn(id->arch, " ")] = '\0';
+	} else {
+		snprintf(id->arch, sizeof(id->arch), "%.127s", id->name);
+		if (strncmp(id->arch, "gfx", 3) == 0)
+			id->arch[strcspn(id->arch, ":")] = '\0';
+	}
+}
+
+/* The queue's context and device, and what the device is called. */
+static TL_STATUS tl_cl_queue(TL(queue) queue, cl_context *ctx, cl_device_id *dev,
+			     struct tl_ident *ident)
+{
+	cl_command_queue q = (cl_command_queue)queue;
+	struct tl_cl_device *d;
+	cl_int rc;
+
+	if (!q) {
+		tl_set_error("no queue given");
+		return TL_UP(EINVAL);
+	}
+	rc = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof(*ctx), ctx, NULL);
+	if (rc == CL_SUCCESS)
+		rc = clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof(*dev), dev, NULL);
+	if (rc != CL_SUCCESS) {
+		tl_set_error("not an OpenCL command queue: %s (%d)", tl_cl_error(rc), (int)rc);
+		return TL_UP(EINVAL);
+	}
+	pthread_mutex_lock(&tl_lock);
+	for (d = tl_cl_devices; d; d = d->next)
+		if (d->id == *dev)
+			break;
+	if (!d) {
+		d = calloc(1, sizeof(*d));
+		if (!d) {
+			pthread_mutex_unlock(&tl_lock);
+			return TL_UP(ENOMEM);
+		}
+		d->id = *dev;
+		tl_cl_identify(*dev, &d->ident);
+		d->next = tl_cl_devices;
+		tl_cl_devices = d;
+	}
+	*ident = d->ident;
+	pthread_mutex_unlock(&tl_lock);
+	return TL_UP(OK);
+}
+
+/* The kernel's program for this context and device: built on first use,
+ * then kept until TL(release). */
+static TL_STATUS tl_cl_program_get(cl_context ctx, cl_device_id dev, const struct tl_kernel *K,
+				   int generic, cl_program *out)
+{
+	struct tl_cl_program *p;
+	const char *srcs[2];
+	size_t lens[2];
+	cl_int rc;
+	cl_program prog;
+
+	pthread_mutex_lock(&tl_lock);
+	for (p = tl_cl_programs; p; p = p->next)
+		if (p->ctx == ctx && p->dev == dev && p->kernel == K && p->generic == generic) {
+			*out = p->prog;
+			pthread_mutex_unlock(&tl_lock);
+			return TL_UP(OK);
+		}
+	srcs[0] = (const char *)K->prelude[0][generic];
+	lens[0] = K->prelude_len[0][generic];
+	srcs[1] = (const char *)tl_template_opencl;
+	lens[1] = sizeof(tl_template_opencl);
+	prog = clCreateProgramWithSource(ctx, 2, srcs, lens, &rc);
+	if (rc != CL_SUCCESS) {
+		tl_set_error_locked("cannot create a program for %s: %s (%d)", K->name,
+				    tl_cl_error(rc), (int)rc);
+		pthread_mutex_unlock(&tl_lock);
+		return rc == CL_OUT_OF_HOST_MEMORY ? TL_UP(ENOMEM) : TL_UP(EDEVICE);
+	}
+	rc = clBuildProgram(prog, 1, &dev, TL_OPENCL_OPTIONS, NULL, NULL);
+	if (rc != CL_SUCCESS) {
+		size_t n = 0, head;
+
+		head = (size_t)snprintf(tl_error, sizeof(tl_error),
+					"kernel %s does not build (%s, %d):\n", K->name,
+					tl_cl_error(rc), (int)rc);
+		if (head < sizeof(tl_error) &&
+		    clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, sizeof(tl_error) - head,
+					  tl_error + head, &n) != CL_SUCCESS)
+			tl_error[head] = '\0';
+		clReleaseProgram(prog);
+		pthread_mutex_unlock(&tl_lock);
+		return TL_UP(EBUILD);
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		clReleaseProgram(prog);
+		pthread_mutex_unlock(&tl_lock);
+		return TL_UP(ENOMEM);
+	}
+	clRetainContext(ctx);
+	p->ctx = ctx;
+	p->dev = dev;
+	p->kernel = K;
+	p->generic = generic;
+	p->prog = prog;
+	p->next = tl_cl_programs;
+	tl_cl_programs = p;
+	*out = prog;
+	pthread_mutex_unlock(&tl_lock);
+	return TL_UP(OK);
+}
+
+static TL_STATUS tl_cl_fail(const char *what, const char *kernel, cl_int rc)
+{
+	tl_set_error("%s (kernel %s): %s (%d)", what, kernel, tl_cl_error(rc), (int)rc);
+	if (rc == CL_OUT_OF_HOST_MEMORY)
+		return TL_UP(ENOMEM);
+	return TL_UP(ELAUNCH);
+}
+
+static TL_STATUS tl_cl_run(cl_command_queue q, cl_context ctx, cl_program prog,
+			   const struct tl_type *T, const struct tl_kernel *K,
+			   const struct tl_launch *L, cl_mem c, cl_mem a, cl_mem b)
+{
+	cl_kernel k = NULL;
+	cl_mem ws = NULL, P = T->p_is_a ? a : b, Q = T->p_is_a ? b : a;
+	cl_int rc;
+	TL_STATUS st = TL_UP(OK);
+
+	if (L->ws_bytes) {
+		ws = clCreateBuffer(ctx, CL_MEM_READ_WRITE, L->ws_bytes, NULL, &rc);
+		if (rc != CL_SUCCESS)
+			return tl_cl_fail("cannot allocate the GlobalSplitU workspace", K->name,
+					  rc);
+	}
+	k = clCreateKernel(prog, "tcx_contract", &rc);
+	if (rc != CL_SUCCESS) {
+		st = tl_cl_fail("cannot create the kernel", K->name, rc);
+		goto out;
+	}
+	rc = clSetKernelArg(k, 0, sizeof(cl_mem), &c);
+	if (rc == CL_SUCCESS)
+		rc = clSetKernelArg(k, 1, sizeof(cl_mem), &P);
+	if (rc == CL_SUCCESS)
+		rc = clSetKernelArg(k, 2, sizeof(cl_mem), &Q);
+	if (rc == CL_SUCCESS)
+		rc = clSetKernelArg(k, 3, sizeof(cl_mem), ws ? &ws : &c);
+	if (rc == CL_SUCCESS)
+		rc = clSetKernelArg(k, 4, sizeof(L->args), &L->args);
+	if (rc == CL_SUCCESS)
+		rc = clSetKernelArg(k, 5, L->scalar_bytes, &L->alpha);
+	if (rc == CL_SUCCESS)
+		rc = clSetKernelArg(k, 6, L->scalar_bytes, &L->beta);
+	if (rc == CL_SUCCESS)
+		rc = clEnqueueNDRangeKernel(q, k, 3, NULL, L->global, L->local, 0, NULL, NULL);
+	if (rc != CL_SUCCESS) {
+		st = tl_cl_fail("cannot launch", K->name, rc);
+		goto out;
+	}
+	if (!ws)
+		goto out;
+	clReleaseKernel(k);
+	k = clCreateKernel(prog, "tcx_gsu_reduce", &rc);
+	if (rc != CL_SUCCESS) {
+		st = tl_cl_fail("cannot create the reduction kernel", K->name, rc);
+		goto out;
+	}
+	{
+		size_t g[2], l[2] = {64, 1};
+
+		g[0] = L->rglobal[0];
+		g[1] = L->rglobal[1];
+		rc = clSetKernelArg(k, 0, sizeof(cl_mem), &c);
+		if (rc == CL_SUCCESS)
+			rc = clSetKernelArg(k, 1, sizeof(cl_mem), &ws);
+		if (rc == CL_SUCCESS)
+			rc = clSetKernelArg(k, 2, sizeof(L->args), &L->args);
+		if (rc == CL_SUCCESS)
+			rc = clSetKernelArg(k, 3, L->scalar_bytes, &L->alpha);
+		if (rc == CL_SUCCESS)
+			rc = clSetKernelArg(k, 4, L->scalar_bytes, &L->beta);
+		if (rc == CL_SUCCESS)
+			rc = clSetKernelArg(k, 5, sizeof(L->total), &L->total);
+		if (rc == CL_SUCCESS)
+			rc = clEnqueueNDRangeKernel(q, k, 2, NULL, g, l, 0, NULL, NULL);
+		if (rc != CL_SUCCESS)
+			st = tl_cl_fail("cannot launch the GlobalSplitU reduction", K->name, rc);
+	}
+out:
+	if (k)
+		clReleaseKernel(k);
+	/* OpenCL keeps the workspace until the kernels that use it are done */
+	if (ws)
+		clReleaseMemObject(ws);
+	return st;
+}
+
+static TL_STATUS tl_device(TL(queue) queue, struct tl_ident *ident)
+{
+	cl_context ctx;
+	cl_device_id dev;
+
+	return tl_cl_queue(queue, &ctx, &dev, ident);
+}
+
+static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const struct tl_kernel *K,
+			    const struct tl_problem *p, const double *alpha, const double *beta,
+			    TL(mem) c, TL(mem) a, TL(mem) b)
+{
+	cl_context ctx;
+	cl_device_id dev;
+	cl_program prog;
+	struct tl_ident ident;
+	struct tl_launch L;
+	TL_STATUS st = tl_cl_queue(queue, &ctx, &dev, &ident);
+
+	if (!st)
+		st = tl_cl_program_get(ctx, dev, K, !p->packed, &prog);
+	if (st)
+		return st;
+	tl_launch_make(T, K, p, alpha, beta, &L);
+	return tl_cl_run((cl_command_queue)queue, ctx, prog, T, K, &L, (cl_mem)c, (cl_mem)a,
+			 (cl_mem)b);
+}
+
+TL_UP(API) TL_STATUS TL(compile)(TL(queue) queue, const char *target)
+{
+	cl_context ctx;
+	cl_device_id dev;
+	cl_program prog;
+	struct tl_ident ident;
+	TL_STATUS st;
+	int t, k, g;
+
+	if (target) {
+		tl_set_error(
+		    "an OpenCL library builds for the device behind a queue: no target '%s'",
+		    target);
+		return TL_UP(EUNSUPPORTED);
+	}
+	st = tl_cl_queue(queue, &ctx, &dev, &ident);
+	for (t = 0; t < TL_NTYPES && !st; t++)
+		for (k = 0; k < tl_types[t].nkernels && !st; k++)
+			for (g = 0; g < 2 && !st; g++)
+				st = tl_cl_program_get(ctx, dev, &tl_types[t].kernels[k], g, &prog);
+	return st;
+}
+
+TL_UP(API) void TL(release)(void)
+{
+	pthread_mutex_lock(&tl_lock);
+	while (tl_cl_programs) {
+		struct tl_cl_program *p = tl_cl_programs;
+
+		tl_cl_programs = p->next;
+		clReleaseProgram(p->prog);
+		clReleaseContext(p->ctx);
+		free(p);
+	}
+	while (tl_cl_devices) {
+		struct tl_cl_device *d = tl_cl_devices;
+
+		tl_cl_devices = d->next;
+		free(d);
+	}
+	pthread_mutex_unlock(&tl_lock);
+}
+#endif /* OpenCL */
+
+/* ---- the calls ------------------------------------------------------------------------ */
+
+static TL_STATUS tl_prepare(int problem, TL(queue) queue, const size_t *sizes,
+			    const size_t *strides_c, const size_t *strides_a,
+			    const size_t *strides_b, struct tl_problem *p, struct tl_pick *pick)
+{
+	const struct tl_type *T;
+	struct tl_ident ident;
+	TL_STATUS st;
+
+	memset(pick, 0, sizeof(*pick));
+	pick->sol = pick->kernel = -1;
+	if (problem < 0 || problem >= TL_NTYPES) {
+		tl_set_error("no problem type %d in this library", problem);
+		return TL_UP(EINVAL);
+	}
+	T = &tl_types[problem];
+	st = tl_problem_make(T, sizes, strides_c, strides_a, strides_b, p);
+	if (!st)
+		st = tl_device(queue, &ident);
+	if (!st)
+		st = tl_choose(T, &ident, p, pick);
+	return st;
+}
+
+TL_UP(API)
+TL_STATUS TL(query)(int problem, TL(queue) queue, const size_t *sizes, const size_t *strides_c,
+		    const size_t *strides_a, const size_t *strides_b, struct TL(choice) * choice)
+{
+	struct tl_problem p;
+	struct tl_pick pick;
+	TL_STATUS st =
+	    tl_prepare(problem, queue, sizes, strides_c, strides_a, strides_b, &p, &pick);
+
+	if (!choice)
+		return st ? st : TL_UP(EINVAL);
+	memset(choice, 0, sizeof(*choice));
+	choice->solution = -1;
+	if (pick.var) {
+		snprintf(choice->logic, sizeof(choice->logic), "%s", pick.var->logic);
+		snprintf(choice->selector, sizeof(choice->selector), "%s",
+			 sel_kind_name(pick.var->kind));
+		snprintf(choice->why, sizeof(choice->why), "%s", pick.why);
+	}
+	if (st)
+		return st;
+	choice->solution = pick.sol;
+	choice->generic_strides = !p.packed;
+	snprintf(choice->name, sizeof(choice->name), "%s",
+		 tl_types[problem].kernels[pick.kernel].name);
+	return TL_UP(OK);
+}
+
+TL_UP(API)
+TL_STATUS TL(run)(int problem, TL(queue) queue, const size_t *sizes, const size_t *strides_c,
+		  const size_t *strides_a, const size_t *strides_b, const double *alpha,
+		  const double *beta, TL(mem) c, TL(mem) a, TL(mem) b)
+{
+	struct tl_problem p;
+	struct tl_pick pick;
+	TL_STATUS st;
+
+	if (!c || !a || !b) {
+		tl_set_error("a buffer is missing (C, A and B are needed)");
+		return TL_UP(EINVAL);
+	}
+	if (!alpha) {
+		tl_set_error("alpha is missing");
+		return TL_UP(EINVAL);
+	}
+	st = tl_prepare(problem, queue, sizes, strides_c, strides_a, strides_b, &p, &pick);
+	if (st)
+		return st;
+	return tl_execute(queue, &tl_types[problem], &tl_types[problem].kernels[pick.kernel], &p,
+			  alpha, beta, c, a, b);
+}
