@@ -45,6 +45,9 @@ struct cmd_option {
 };
 
 #define CMD_NEEDS_DEVICE 0x1
+/* SIGINT/SIGTERM set `interrupted`, which the command polls to stop cleanly
+ * (others end at once on a signal, as programs do). */
+#define CMD_INTERRUPTIBLE 0x4
 #define CMD_HIDDEN 0x2
 
 struct cmd {
@@ -98,6 +101,8 @@ enum out_format { FMT_TABLE, FMT_JSON, FMT_YAML, FMT_CSV };
 bool parse_format(const char *s, enum out_format *out, unsigned allowed);
 #define FMT_ALLOW(f) (1u << (f))
 
+/* A JSON number, or null for NaN and infinities (which JSON cannot hold). */
+json_t *json_num(double v);
 /* Writes a JSON value (pretty, ordered) to fp with a final newline. */
 int print_json(FILE *fp, json_t *v);
 /* Writes a JSON value as YAML (block style). */

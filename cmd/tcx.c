@@ -12,8 +12,8 @@
 
 /* Each subcommand is defined in cmd/<name>.c. */
 extern const struct cmd cmd_parse_def, cmd_sizes_def, cmd_devices_def, cmd_validate_def,
-	cmd_run_def, cmd_bench_def, cmd_tune_def, cmd_results_def, cmd_logic_def,
-	cmd_export_lib_def;
+	cmd_run_def, cmd_bench_def, cmd_tune_def, cmd_results_def, cmd_logic_def;
+extern const struct cmd cmd_export_lib_def;
 
 /* One row per subcommand, in the order `tcx --help` lists them. */
 static const struct cmd *const command_table[] = {
@@ -58,20 +58,84 @@ static void print_main_help(FILE *fp)
 		    "   --version        show the version, backends and library versions\n"
 		    "   -v, --verbose    say more (repeat for debug detail)\n"
 		    "   -q, --quiet      say only errors\n"
+		    "\nExamples:\n"
+		    "   tcx parse 'C[ijk]=A[ilk]*B[jlk]'\n"
+		    "   tcx validate 'ik,kj->ij' --sizes 127,129,64\n"
+		    "   tcx bench 'C[ij]=A[ik]*B[jk]' --range '[64,64,512],0,0' --format json\n"
 		    "\nSee 'tcx help <command>' or 'man tcx-<command>' for a command's options.\n"
 		    "Exit status: 0 ok, 1 a check failed, 2 bad input or usage, 3 device or "
 		    "runtime\nerror, 4 no usable device.\n");
 }
 
+/* Backends tcx knows of, whether built into this binary or not. */
+static const char *const known_backends[] = { "opencl", "cuda", "hip" };
+
+/* The reason `why` (devices_list's "name: reason" lines) gives for backend
+ * `name`, copied into buf; false when it gives none. */
+static bool backend_reason(const char *why, const char *name, char *buf, size_t len)
+{
+	size_t n = strlen(name);
+
+	while (*why) {
+		size_t line = strcspn(why, "\n");
+
+		if (line > n + 1 && strncmp(why, name, n) == 0 && why[n] == ':') {
+			const char *r = why + n + 1;
+
+			r += strspn(r, " ");
+			snprintf(buf, len, "%.*s", (int)(line - (size_t)(r - why)), r);
+			return true;
+		}
+		why += line;
+		why += *why == '\n';
+	}
+	return false;
+}
+
+/* tcx --version: the version, each backend (built or not, and whether its
+ * runtime answers), and the versions of the libraries tcx runs with. */
 static void print_version(void)
 {
+	struct device_info *devs = NULL;
+	struct strbuf why = STRBUF_INIT;
+	struct tcx_error err = { 0 };
+	int n = 0;
+	bool listed = devices_list(&devs, &n, &why, &err) == TCX_OK;
+
 	printf("tcx %s\n", tcx_version());
-	printf("backends:");
-	for (int k = 0; k < backend_count(); k++)
-		printf(" %s", backend_at(k)->name);
-	printf("\n");
-	printf("libyaml %s, jansson %s, sqlite %s\n", yaml_get_version_string(), JANSSON_VERSION,
-	       sqlite3_libversion());
+	printf("backends:\n");
+	printf("  %-8s built in: the reference, always available\n", "host");
+	for (size_t b = 0; b < ARRAY_SIZE(known_backends); b++) {
+		const char *name = known_backends[b];
+		char reason[TCX_ERROR_SIZE];
+		int count = 0, first = -1;
+
+		if (!backend_find(name)) {
+			printf("  %-8s not built\n", name);
+			continue;
+		}
+		for (int k = 0; k < n; k++)
+			if (strcmp(devs[k].backend, name) == 0 && count++ == 0)
+				first = k;
+		if (count > 0) {
+			/* the driver's own words, up to the first comma */
+			int dlen = (int)strcspn(devs[first].driver, ",");
+
+			printf("  %-8s built, runtime available: %d device%s (%s: %.*s)\n", name,
+			       count, count == 1 ? "" : "s", devs[first].id, dlen,
+			       devs[first].driver);
+		} else if (listed &&
+			   backend_reason(strbuf_str(&why), name, reason, sizeof(reason))) {
+			printf("  %-8s built, runtime not available: %s\n", name, reason);
+		} else {
+			printf("  %-8s built, runtime not available: %s\n", name,
+			       listed ? "no devices found" : err.msg);
+		}
+	}
+	printf("libraries: libyaml %s, jansson %s, SQLite %s\n", yaml_get_version_string(),
+	       jansson_version_str(), sqlite3_libversion());
+	free(devs);
+	strbuf_release(&why);
 }
 
 /* tcx --complete                  -> commands
@@ -79,11 +143,22 @@ static void print_version(void)
  * tcx --complete CMD --opt        -> values of an enumerated option, or a
  *                                    word naming what to complete: @file
  *                                    @dir @device
- * tcx --complete CMD --args       -> what positional arguments are */
+ * tcx --complete CMD --args       -> what positional arguments are
+ * tcx --complete --devices        -> device ids, one per line */
 static int complete(int argc, char **argv)
 {
 	const struct cmd *c;
 
+	if (argc >= 2 && strcmp(argv[1], "--devices") == 0) {
+		struct device_info *devs = NULL;
+		int n = 0;
+
+		if (devices_list(&devs, &n, NULL, NULL) == TCX_OK)
+			for (int k = 0; k < n; k++)
+				printf("%s\n", devs[k].id);
+		free(devs);
+		return 0;
+	}
 	if (argc < 2) {
 		for (int k = 0; command_table[k]; k++)
 			if (!(command_table[k]->flags & CMD_HIDDEN))
@@ -193,7 +268,8 @@ int main(int argc, char **argv)
 		return TCX_EXIT_USAGE;
 	}
 	cmd_log_setup();
-	install_signal_handlers();
+	if (c->flags & CMD_INTERRUPTIBLE)
+		install_signal_handlers();
 	optind = 0; /* glibc: 0 re-initialises getopt for the subcommand */
 	return c->fn(argc - k, argv + k);
 }

@@ -1,5 +1,6 @@
 /* util.c - the helpers cmd/ shares: messages, exit codes, option tables to
  * getopt_long, usage text, output formats and signals. */
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -152,10 +153,60 @@ int report_at(enum tcx_status st, const struct tcx_error *err, const char *what,
 	return exit_code(st);
 }
 
+#define USAGE_WIDTH 80
+
+/* Prints one synopsis line after `lead` ("usage: " or "   or: "), wrapped
+ * at USAGE_WIDTH columns the way git wraps long usage strings: breaks only
+ * between top-level words (never inside [...], (...) or <...>), and
+ * continuation lines start under the first argument, after "tcx <cmd> ". */
+static void print_synopsis(FILE *fp, const char *lead, const char *syn)
+{
+	size_t indent = strlen(lead), col, len = strlen(syn);
+	const char *p = syn, *arg;
+
+	/* the command words: "tcx <name> " */
+	arg = strchr(syn, ' ');
+	arg = arg ? strchr(arg + 1, ' ') : NULL;
+	if (arg)
+		indent += (size_t)(arg - syn) + 1;
+	if (indent > USAGE_WIDTH / 2)
+		indent = strlen(lead) + 4;
+	fputs(lead, fp);
+	col = strlen(lead);
+	while (p < syn + len) {
+		const char *q = p;
+		int depth = 0;
+		size_t n;
+
+		/* the next top-level word */
+		while (*q && (depth > 0 || *q != ' ')) {
+			if (*q == '[' || *q == '(' || *q == '<')
+				depth++;
+			else if ((*q == ']' || *q == ')' || *q == '>') && depth > 0)
+				depth--;
+			q++;
+		}
+		n = (size_t)(q - p);
+		if (p != syn && col + 1 + n > USAGE_WIDTH && col > indent) {
+			fprintf(fp, "\n%*s", (int)indent, "");
+			col = indent;
+		} else if (p != syn) {
+			fputc(' ', fp);
+			col++;
+		}
+		fwrite(p, 1, n, fp);
+		col += n;
+		p = q;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', fp);
+}
+
 void cmd_usage(const struct cmd *c, FILE *fp)
 {
 	for (int k = 0; c->synopsis[k]; k++)
-		fprintf(fp, "%s %s\n", k == 0 ? "usage:" : "   or:", c->synopsis[k]);
+		print_synopsis(fp, k == 0 ? "usage: " : "   or: ", c->synopsis[k]);
 	fprintf(fp, "\n%s\n\n", c->summary);
 	for (const struct cmd_option *o = c->options; o->name; o++) {
 		char left[64];
@@ -177,6 +228,7 @@ void cmd_usage(const struct cmd *c, FILE *fp)
 		for (int k = 0; c->examples[k]; k++)
 			fprintf(fp, "    %s\n", c->examples[k]);
 	}
+	fprintf(fp, "\nSee 'man tcx-%s' for the details.\n", c->name);
 }
 
 int usage_error(const struct cmd *c, const char *fmt, ...)
@@ -260,6 +312,11 @@ bool parse_format(const char *s, enum out_format *out, unsigned allowed)
 			return true;
 		}
 	return false;
+}
+
+json_t *json_num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
 }
 
 int print_json(FILE *fp, json_t *v)
@@ -407,6 +464,15 @@ int load_solution(const char *params, const char *file, const struct tcx_contrac
 		sol = json_object_get(doc, "solution");
 		if (!sol)
 			sol = json_object_get(doc, "Solution");
+		{
+			/* a typo must not pass unnoticed: name keys no one knows */
+			const char *key;
+			json_t *val;
+
+			json_object_foreach(sol ? sol : doc, key, val)
+				if (param_lookup(key) == PARAM_UNKNOWN && !tensile_derived_key(key))
+					warning("%s: unknown solution parameter '%s' ignored", file, key);
+		}
 		st = solution_from_json(s, sol ? sol : doc, &err);
 		json_decref(doc);
 		if (st) {

@@ -76,6 +76,31 @@ static const char *const ignored[] = {
 	"PersistentKernel", "FractionalLoad", "OptNoLoadLoop", "BufferLoad", "BufferStore",
 };
 
+/* What Tensile writes into a solution besides its parameters: values it
+ * derives from them, and bookkeeping.  Reading them is not an error. */
+static const char *const derived[] = {
+	"MacroTile0", "MacroTile1", "MacroTileA", "MacroTileB", "LoopUnroll", "LoopIters",
+	"NumLoadsA", "NumLoadsB", "NumLoadsPerpendicularA", "NumLoadsPerpendicularB",
+	"LdsNumElements", "LdsNumElementsAlignedA", "LdsNumElementsAlignedB", "LdsOffsetA",
+	"LdsOffsetB", "LdsOffsetA_Blk", "LdsOffsetB_Blk", "SubGroup0", "SubGroup1", "SubGroupA",
+	"SubGroupB", "ThreadTile0", "ThreadTile1", "ThreadTileA", "ThreadTileB", "Valid",
+	"ProblemType", "SolutionIndex", "SolutionNameMin", "AssignedDerivedParameters",
+	"AssignedProblemIndependentDerivedParameters", "GlobalLoadVectorWidthA",
+	"GlobalLoadVectorWidthB", "LSCA", "LSCB", "LSPA", "LSPB", "LVCA", "LVCB", "LVPA", "LVPB",
+	"PVA", "PVB", "NumElementsPerThread", "NumGlobalWriteVectorsPerThread", "NumThreads",
+	"LdsPadA", "LdsPadB", "EnableMatrixInstruction", "MIArchVgpr", "name",
+};
+
+bool tensile_derived_key(const char *name)
+{
+	if (name[0] == '_')
+		return true;
+	for (size_t k = 0; k < ARRAY_SIZE(derived); k++)
+		if (strcmp(derived[k], name) == 0)
+			return true;
+	return false;
+}
+
 const struct param_doc param_docs[] = {
 	{ "WorkGroup", "[d0,d1,LSU]", "work-items per group along D0 and D1, and LocalSplitU" },
 	{ "ThreadTile", "[t0,t1]", "outputs per work-item along D0 and D1" },

@@ -1,0 +1,227 @@
+#!/bin/bash
+# drift.sh - the man pages and the shell completions stay true to the option
+# tables in cmd/ (which `tcx --complete` prints), as curl's and git's
+# documentation checks do:
+#   - every command has a man page whose OPTIONS section has an entry for
+#     each of its long options (*--option*) and for no other, and every exit
+#     code and status code is in tcx(1);
+#   - bash completion, driven for real (COMP_WORDS/COMP_CWORD and the
+#     completion function), offers every command, every option, the values
+#     of enumerated options, device ids and file names;
+#   - zsh and fish completion, when those shells are installed, offer the
+#     same (zsh through a pseudo-terminal, fish with `complete -C`); when
+#     they are not, the test says so and checks the rest.
+# Needs TCX and TCX_SOURCE_DIR.
+. "${TCX_SOURCE_DIR:?}/tests/cli/lib.sh"
+src=$TCX_SOURCE_DIR
+man=$src/man
+py=/usr/bin/python3
+[ -x $py ] || py=$(command -v python3 || true)
+
+# a `tcx` on PATH that is the binary under test, for the completions
+mkdir -p "$scratch/bin"
+ln -s "$TCX" "$scratch/bin/tcx"
+export PATH="$scratch/bin:$PATH"
+
+# bad MESSAGE: counts and prints a failure
+bad() {
+	failures=$((failures + 1))
+	echo "FAIL: $*"
+}
+
+# expect_has WHAT LIST WORD...: each WORD is a line of LIST
+expect_has() {
+	local what=$1 list=$2 w
+	shift 2
+	for w in "$@"; do
+		checks=$((checks + 1))
+		printf '%s\n' "$list" | grep -qxF -- "$w" ||
+			bad "$what: '$w' missing; got: $(printf '%s' "$list" | tr '\n' ' ' | head -c 600)"
+	done
+}
+
+# expect_same WHAT LIST WORD...: LIST is exactly the WORDs (as sets)
+expect_same() {
+	local what=$1 list=$2
+	shift 2
+	local got want
+	got=$(printf '%s\n' "$list" | sed '/^$/d' | sort -u)
+	want=$(printf '%s\n' "$@" | sort -u)
+	checks=$((checks + 1))
+	[ "$got" = "$want" ] || bad "$what: got [$(printf '%s' "$list" | tr '\n' ' ')], want [$*]"
+}
+
+commands=$("$TCX" --complete | grep -vx help)
+[ -n "$commands" ] || { echo "FAIL: tcx --complete lists no command"; exit 1; }
+
+# ---- man pages ------------------------------------------------------------
+
+for cmd in $commands; do
+	page=$man/tcx-$cmd.1.scd
+	checks=$((checks + 1))
+	if [ ! -f "$page" ]; then
+		failures=$((failures + 1))
+		echo "FAIL: command '$cmd' has no man page (man/tcx-$cmd.1.scd)"
+		continue
+	fi
+	# the options the page defines: the terms (lines starting with *-) of
+	# its OPTIONS section, such as "*-f*, *--format* _fmt_"
+	documented=$(sed -n '/^# OPTIONS/,/^# [A-Z]/p' "$page" | grep '^\*-' |
+		grep -o -- '\*--[a-z0-9-]*\*' | tr -d '*' | sort -u)
+	table=$("$TCX" --complete "$cmd")
+	for opt in $table; do
+		checks=$((checks + 1))
+		printf '%s\n' "$documented" | grep -qxF -- "$opt" ||
+			bad "man/tcx-$cmd.1.scd, OPTIONS: no entry for '*$opt*'"
+	done
+	for opt in $documented; do
+		checks=$((checks + 1))
+		printf '%s\n' "$table" | grep -qxF -- "$opt" ||
+			bad "man/tcx-$cmd.1.scd documents '$opt', which 'tcx $cmd' lacks"
+	done
+	checks=$((checks + 1))
+	grep -qF -- "*tcx-$cmd*(1)" "$man/tcx.1.scd" ||
+		bad "tcx(1) does not list '*tcx-$cmd*(1)'"
+done
+
+# every exit code of cmd/cmd.h in tcx(1)'s EXIT STATUS, and every status
+# code of include/tcx.h in its mapping of status codes to exit codes
+exit_status=$(sed -n '/^# EXIT STATUS/,/^# /p' "$man/tcx.1.scd")
+codes=$(sed -n 's/^[[:space:]]*TCX_EXIT_[A-Z]* = \([0-9]*\),.*/\1/p' "$src/cmd/cmd.h")
+[ -n "$codes" ] || bad "no TCX_EXIT_ codes found in cmd/cmd.h"
+for code in $codes; do
+	checks=$((checks + 1))
+	printf '%s\n' "$exit_status" | grep -qx "\*$code\*" ||
+		bad "exit code $code is not in tcx(1)'s EXIT STATUS"
+done
+statuses=$(sed -n 's/^[[:space:]]*\(TCX_E[A-Z]*\) = [0-9]*,.*/\1/p' "$src/include/tcx.h")
+[ -n "$statuses" ] || bad "no status codes found in include/tcx.h"
+for s in $statuses; do
+	checks=$((checks + 1))
+	printf '%s\n' "$exit_status" | grep -qF -- "*$s*" ||
+		bad "status $s is not in tcx(1)'s EXIT STATUS"
+done
+
+# ---- bash, for real ---------------------------------------------------------
+
+# bash_complete LINE: the candidates bash completion offers at the end of
+# LINE.  The line is split into COMP_WORDS as bash splits it, '=' and ':'
+# (COMP_WORDBREAKS) making words of their own.
+bash_complete() {
+	bash -c '
+		[ -r /usr/share/bash-completion/bash_completion ] &&
+			. /usr/share/bash-completion/bash_completion
+		. "$1"
+		line=$2
+		COMP_LINE=$line
+		COMP_POINT=${#line}
+		COMP_WORDS=()
+		read -ra toks <<<"$line"
+		for tok in "${toks[@]}"; do
+			while [[ -n $tok ]]; do
+				if [[ $tok == [=:]* ]]; then
+					piece=${tok%%[!=:]*}
+				else
+					piece=${tok%%[=:]*}
+				fi
+				COMP_WORDS+=("$piece")
+				tok=${tok#"$piece"}
+			done
+		done
+		[[ $line == *" " ]] && COMP_WORDS+=("")
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		fn=$(complete -p tcx 2>/dev/null | sed -n "s/.*-F \([^ ]*\) .*/\1/p")
+		[ -n "$fn" ] || { echo "no completion function for tcx" >&2; exit 1; }
+		"$fn" tcx "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+		printf "%s\n" "${COMPREPLY[@]}"
+	' bash "$src/completions/bash/tcx" "$1"
+}
+
+cd "$scratch" || exit 1
+touch afile.npy
+expect_has "bash: commands" "$(bash_complete 'tcx ')" $commands help
+expect_has "bash: global options" "$(bash_complete 'tcx --')" --help --version
+expect_has "bash: 'tcx help <TAB>'" "$(bash_complete 'tcx help ')" $commands
+for cmd in $commands; do
+	expect_has "bash: options of '$cmd'" "$(bash_complete "tcx $cmd --")" \
+		$("$TCX" --complete "$cmd")
+	for opt in $("$TCX" --complete "$cmd"); do
+		what=$("$TCX" --complete "$cmd" "$opt")
+		case $what in
+		@device)
+			expect_has "bash: '$cmd $opt <TAB>'" "$(bash_complete "tcx $cmd $opt ")" host
+			expect_has "bash: '$cmd $opt=<TAB>'" "$(bash_complete "tcx $cmd $opt=")" host ;;
+		@file)
+			expect_has "bash: '$cmd $opt <TAB>'" "$(bash_complete "tcx $cmd $opt af")" afile.npy ;;
+		@dir | @text | @none | '') ;;
+		*)
+			# shellcheck disable=SC2086
+			expect_same "bash: '$cmd $opt <TAB>'" "$(bash_complete "tcx $cmd $opt ")" $what
+			# shellcheck disable=SC2086
+			expect_same "bash: '$cmd $opt=<TAB>'" "$(bash_complete "tcx $cmd $opt=")" $what ;;
+		esac
+	done
+done
+expect_same "bash: '-t' short option values" "$(bash_complete 'tcx parse -t ')" \
+	$("$TCX" --complete parse --type)
+expect_same "bash: a device id past ':'" "$(bash_complete 'tcx validate --device opencl:')" \
+	$("$TCX" --complete --devices | sed -n 's/^opencl://p')
+expect_has "bash: '-i A=<file>'" "$(bash_complete 'tcx run -i A=af')" afile.npy
+for cmd in $commands; do
+	case $("$TCX" --complete "$cmd" --args) in
+	*file*) expect_has "bash: '$cmd <file>'" "$(bash_complete "tcx $cmd af")" afile.npy ;;
+	esac
+done
+
+# ---- zsh, for real, when installed ------------------------------------------
+
+if command -v zsh >/dev/null; then
+	checks=$((checks + 1))
+	zsh -n "$src/completions/zsh/_tcx" || bad "zsh -n _tcx"
+	if [ -n "$py" ]; then
+		lines=('tcx ' 'tcx parse --format ' 'tcx bench --device ')
+		for cmd in $commands; do lines+=("tcx $cmd --"); done
+		zout=$($py "$src/tests/docs/zshcomp.py" "$src/completions/zsh" "${lines[@]}")
+		zsh_for() { printf '%s\n' "$zout" | awk -F '\t' -v l="$1" '$1 == l { print $2 }'; }
+		expect_has "zsh: commands" "$(zsh_for 'tcx ')" $commands
+		expect_same "zsh: 'parse --format <TAB>'" "$(zsh_for 'tcx parse --format ')" \
+			$("$TCX" --complete parse --format)
+		expect_has "zsh: 'bench --device <TAB>'" "$(zsh_for 'tcx bench --device ')" host
+		for cmd in $commands; do
+			expect_has "zsh: options of '$cmd'" "$(zsh_for "tcx $cmd --")" \
+				$("$TCX" --complete "$cmd")
+		done
+	fi
+else
+	echo "note: zsh is not installed: its completion is not checked"
+fi
+
+# ---- fish, for real, when installed -----------------------------------------
+
+if command -v fish >/dev/null; then
+	checks=$((checks + 1))
+	fish -n "$src/completions/fish/tcx.fish" ||
+		bad "fish -n tcx.fish"
+	fish_complete() {
+		fish --no-config -c "source '$src/completions/fish/tcx.fish'; complete -C '$1'" |
+			cut -f1
+	}
+	expect_has "fish: commands" "$(fish_complete 'tcx ')" $commands
+	for cmd in $commands; do
+		expect_has "fish: options of '$cmd'" "$(fish_complete "tcx $cmd --")" \
+			$("$TCX" --complete "$cmd")
+	done
+	expect_same "fish: 'parse --format <TAB>'" "$(fish_complete 'tcx parse --format ')" \
+		$("$TCX" --complete parse --format)
+	expect_has "fish: 'bench --device <TAB>'" "$(fish_complete 'tcx bench --device ')" host
+	expect_has "fish: '-i A=<file>'" "$(fish_complete 'tcx run -i A=af')" A=afile.npy
+	for cmd in $commands; do
+		case $("$TCX" --complete "$cmd" --args) in
+		*file*) expect_has "fish: '$cmd <file>'" "$(fish_complete "tcx $cmd af")" afile.npy ;;
+		esac
+	done
+else
+	echo "note: fish is not installed: its completion is not checked"
+fi
+
+done_testing
