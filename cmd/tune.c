@@ -14,7 +14,7 @@ static const char *const tune_synopsis[] = {
 	"tcx tune [--device <id> | --devices <ids>] [-j <n>] [--db <file>] [-o <dir>] "
 	"[--strategy <s>] [--budget <n>] [--seed <n>] [--force] [--shard <k>/<n>] "
 	"[--dry-run | --explain | --from-store] [--no-validate] [--min-reps <n>] "
-	"[--min-time <s>] [--timer <timer>] <config.yaml>",
+	"[--min-time <s>] [--timer <timer>] [--kernel-timeout <s>] <config.yaml>",
 	"mpirun -n <ranks> tcx tune [<options>] <config.yaml>",
 	NULL,
 };
@@ -59,6 +59,10 @@ static const struct cmd_option tune_options[] = {
 	  "auto event wall" },
 	{ "format", 0x107, required_argument, "<fmt>", "summary (and --explain) as table or json",
 	  OV_ENUM, "table json" },
+	{ "kernel-timeout", 0x10b, required_argument, "<s>",
+	  "record a kernel that runs longer than s seconds as failed and go on (default: no "
+	  "limit)",
+	  OV_NONE, NULL },
 	{ NULL, 0, 0, NULL, NULL, OV_NONE, NULL },
 };
 
@@ -78,7 +82,7 @@ int cmd_tune(int argc, char **argv);
 const struct cmd cmd_tune_def = {
 	"tune", cmd_tune, tune_synopsis,
 	"Tune solutions for a config's problems and write library logic", tune_options,
-	tune_examples, "file", CMD_NEEDS_DEVICE,
+	tune_examples, "file", CMD_NEEDS_DEVICE | CMD_INTERRUPTIBLE,
 };
 
 
@@ -289,6 +293,7 @@ int cmd_tune(int argc, char **argv)
 	enum tcx_status st = TCX_OK;
 	int ret = 0, opt;
 	int64_t v;
+	double kernel_timeout = 0;
 
 	tune_opts_default(&o);
 	o.out_dir = "logic";
@@ -376,6 +381,7 @@ int cmd_tune(int argc, char **argv)
 			if ((ret = parse_count(optarg, "min-reps", 1, &v)))
 				goto out;
 			o.bench.min_reps = (int)v;
+			o.cli_min_reps = true;
 			break;
 		case 0x105:
 			if (!parse_double(optarg, &o.bench.min_time) || o.bench.min_time < 0) {
@@ -383,10 +389,21 @@ int cmd_tune(int argc, char **argv)
 				ret = TCX_EXIT_USAGE;
 				goto out;
 			}
+			o.cli_min_time = true;
 			break;
 		case 0x106:
 			if (!bench_timer_parse(optarg, &o.bench.timer)) {
 				ret = usage_error(&cmd_tune_def, "unknown timer '%s'", optarg);
+				goto out;
+			}
+			o.cli_timer = true;
+			break;
+		case 0x10b:
+			if (!parse_double(optarg, &kernel_timeout) || !(kernel_timeout > 0) ||
+			    kernel_timeout > 1e9) {
+				ret = error("kernel-timeout '%s' is not a positive number of seconds",
+					    optarg);
+				ret = TCX_EXIT_USAGE;
 				goto out;
 			}
 			break;
@@ -485,6 +502,13 @@ int cmd_tune(int argc, char **argv)
 			ret = TCX_EXIT_USAGE;
 			goto out;
 		}
+	for (int k = 0; k < ndev && kernel_timeout > 0; k++) {
+		st = device_set_kernel_timeout(devs[k], kernel_timeout, &err);
+		if (st) {
+			ret = report(st, &err);
+			goto out;
+		}
+	}
 	if (!db) {
 		default_store_path(dbbuf, sizeof(dbbuf));
 		db = dbbuf;

@@ -112,8 +112,8 @@ static json_t *report_json(const struct tcx_contraction *c, const struct problem
 	json_object_set_new(o, "unwritten", json_integer(r->unwritten));
 	json_object_set_new(o, "nan_results", json_integer(r->nan_results));
 	json_object_set_new(o, "writes_outside_c", json_integer(r->gap_writes));
-	json_object_set_new(o, "max_abs_error", json_real(r->max_abs));
-	json_object_set_new(o, "max_rel_error", json_real(r->max_rel));
+	json_object_set_new(o, "max_abs_error", json_num(r->max_abs));
+	json_object_set_new(o, "max_rel_error", json_num(r->max_rel));
 	b = json_object();
 	if (r->custom_tol) {
 		json_object_set_new(b, "kind", json_string("rtol/atol"));
@@ -134,14 +134,14 @@ static json_t *report_json(const struct tcx_contraction *c, const struct problem
 			if (c->idx[id].cls != IDX_BOUND)
 				json_object_set_new(ix, c->idx[id].name, json_integer(r->list[k].idx[id]));
 		json_object_set_new(m, "index", ix);
-		json_object_set_new(m, "got", json_real(r->list[k].got[0]));
-		json_object_set_new(m, "want", json_real(r->list[k].want[0]));
+		json_object_set_new(m, "got", json_num(r->list[k].got[0]));
+		json_object_set_new(m, "want", json_num(r->list[k].want[0]));
 		if (dtype_info(c->dtype)->complex) {
-			json_object_set_new(m, "got_im", json_real(r->list[k].got[1]));
-			json_object_set_new(m, "want_im", json_real(r->list[k].want[1]));
+			json_object_set_new(m, "got_im", json_num(r->list[k].got[1]));
+			json_object_set_new(m, "want_im", json_num(r->list[k].want[1]));
 		}
-		json_object_set_new(m, "error", json_real(r->list[k].err));
-		json_object_set_new(m, "bound", json_real(r->list[k].bound));
+		json_object_set_new(m, "error", json_num(r->list[k].err));
+		json_object_set_new(m, "bound", json_num(r->list[k].bound));
 		json_object_set_new(m, "unwritten", json_boolean(r->list[k].unwritten));
 		json_array_append_new(list, m);
 	}

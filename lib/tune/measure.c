@@ -119,6 +119,12 @@ enum tcx_status tune_lookup(struct tune_ctx *t, const struct tcx_contraction *c,
 		       rec.solution, &old, found, err);
 	if (st || !*found)
 		return st;
+	/* a failure (build, launch, timeout, memory) may be transient: measure
+	 * it again; skips (validity rules, device limits) are for good */
+	if (old.status == MEAS_FAILED && !t->o->from_store) {
+		*found = false;
+		return TCX_OK;
+	}
 	to_measured(&old, flops_of(c, sizes), m);
 	m->from_store = true;
 	t->sum->reused++;

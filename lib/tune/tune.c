@@ -118,13 +118,16 @@ static void apply_globals(const struct config *cfg, struct tune_opts *o)
 		return;
 	json_object_foreach(cfg->global, key, v)
 	{
-		if (strcmp(key, "KernelTime") == 0 && json_is_true(v))
-			o->bench.timer = TIMER_EVENT;
-		else if (strcmp(key, "MinTime") == 0 && json_is_number(v))
-			o->bench.min_time = json_number_value(v);
-		else if (strcmp(key, "MinReps") == 0 && json_is_integer(v))
-			o->bench.min_reps = (int)json_integer_value(v);
-		else
+		if (strcmp(key, "KernelTime") == 0 && json_is_true(v)) {
+			if (!o->cli_timer)
+				o->bench.timer = TIMER_EVENT;
+		} else if (strcmp(key, "MinTime") == 0 && json_is_number(v)) {
+			if (!o->cli_min_time)
+				o->bench.min_time = json_number_value(v);
+		} else if (strcmp(key, "MinReps") == 0 && json_is_integer(v)) {
+			if (!o->cli_min_reps)
+				o->bench.min_reps = (int)json_integer_value(v);
+		} else
 			strbuf_addf(&other, "%s%s", other.len ? ", " : "", key);
 	}
 	if (other.len)

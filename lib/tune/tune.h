@@ -47,6 +47,8 @@ struct tune_opts {
 	bool from_store;        /* measure nothing: select from what the store holds */
 	int shard_k, shard_n;   /* measure only tasks k (0-based) modulo n; n <= 1: all */
 	int jobs;               /* host threads compiling ahead of the devices (-j) */
+	/* set by the command line, which a config's GlobalParameters do not override */
+	bool cli_min_time, cli_min_reps, cli_timer;
 };
 void tune_opts_default(struct tune_opts *o);
 

@@ -38,7 +38,7 @@ expect_err 'is for problem type Cijk_Ailk_Bjlk_S' "named"
 # a re-run measures nothing new
 run tune "$tiny" --db db1 -o logic1 --device opencl:0:0
 expect_rc 0 "re-run"
-expect_out '^measured 0, reused [1-9]' "everything reused"
+expect_out 'measured 0, reused [1-9]' "everything reused"
 
 # random search: the same seed gives the same candidates in the same order
 cfgr=$scratch/space.yaml
