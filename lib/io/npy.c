@@ -470,7 +470,7 @@ enum tcx_status npy_read_mem(const void *buf, size_t len, const char *name, stru
 			     struct tcx_error *err)
 {
 	const unsigned char *p = buf;
-	size_t hoff, hlen, off;
+	size_t hoff = 0, hlen = 0, off;
 	enum tcx_status st;
 
 	memset(out, 0, sizeof(*out));
@@ -518,7 +518,7 @@ enum tcx_status npy_read(const char *path, struct npy_array *out, struct tcx_err
 {
 	unsigned char pre[12];
 	char *hdr;
-	size_t n, hoff, hlen, got;
+	size_t n, hoff = 0, hlen = 0, got;
 	uint64_t size;
 	struct stat sb;
 	enum tcx_status st;
