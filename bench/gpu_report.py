@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""gpu_report.py - the "Speed on Hopper" table: each case of gpu_cases.txt
+timed through tcx (the logic tuned on each backend, or given parameters),
+validated at that size in the same run, next to PyTorch's time from
+torch_ref.py's JSON, with the ratios.  Prints markdown; writes
+gpu-bench.json under --out.
+
+usage: gpu_report.py --cases FILE --torch TORCH.json --logic DIR --out DIR
+                     --devices DEV... [--tcx tcx]"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+def tensile_name(tcx, expr):
+    rc, out, _ = run([tcx, "parse", "--format", "json", expr])
+    return json.loads(out)["problem_type"] if rc == 0 else None
+
+
+def find_logic(logic_dir, dev, name):
+    for f in sorted(glob.glob(os.path.join(logic_dir, dev.replace(":", "_"), "*.yaml"))):
+        if os.path.basename(f).endswith("_" + name + ".yaml"):
+            return f
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", required=True)
+    ap.add_argument("--torch", required=True)
+    ap.add_argument("--logic", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--devices", nargs="+", required=True)
+    ap.add_argument("--tcx", default="tcx")
+    a = ap.parse_args()
+    try:
+        ref = {c["name"]: c for c in json.load(open(a.torch))["cases"]}
+    except (OSError, ValueError, KeyError):
+        ref = {}
+    rows = []
+    for line in open(a.cases):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, expr, dtype, sizes, tref, _cfg = [x.strip() for x in line.split("|")]
+        pname = tensile_name(a.tcx, expr)
+        row = {"case": name, "expression": expr, "sizes": sizes,
+               "torch_tflops": ref.get(tref, {}).get("tflops"), "tcx": {}}
+        for dev in a.devices:
+            logic = find_logic(a.logic, dev, pname) if pname else None
+            how = ["--logic", logic] if logic else []
+            rc, out, err = run([a.tcx, "bench", expr, "--exact", sizes, "--type", dtype,
+                                "--device", dev, "--min-time", "0.5", "--format", "json"] + how)
+            tfl = None
+            sol = None
+            if rc == 0:
+                r = json.loads(out)["results"][0]
+                tfl = (r["gflops"] or 0) / 1e3 or None
+                sol = r.get("solution")
+            vrc, vout, verr = run([a.tcx, "validate", expr, "--sizes", sizes, "--type", dtype,
+                                   "--device", dev, "--sample", "200000"] + how)
+            row["tcx"][dev] = {"tflops": tfl, "valid": vrc == 0, "logic": logic,
+                               "solution": sol,
+                               "error": (err.strip().splitlines() or [""])[-1] if rc else None,
+                               "validate": (vout.strip().splitlines() or [""])[-1]}
+        rows.append(row)
+    json.dump(rows, open(os.path.join(a.out, "gpu-bench.json"), "w"), indent=1)
+    devs = a.devices
+    print("| case | sizes | PyTorch TFLOP/s | " + " | ".join("tcx %s" % d for d in devs) +
+          " | best tcx / PyTorch | validated |")
+    print("|---|---|---:|" + "---:|" * len(devs) + "---:|---|")
+    for r in rows:
+        vals = [r["tcx"][d]["tflops"] for d in devs]
+        best = max([v for v in vals if v] or [0])
+        t = r["torch_tflops"]
+        ratio = "%.2f" % (best / t) if t and best else "-"
+        ok = all(r["tcx"][d]["valid"] for d in devs if r["tcx"][d]["tflops"])
+        print("| %s | %s | %s | %s | %s | %s |" % (
+            r["case"], r["sizes"], "%.1f" % t if t else "-",
+            " | ".join("%.1f" % v if v else "-" for v in vals), ratio,
+            "yes" if ok else "NO"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
