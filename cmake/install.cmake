@@ -9,7 +9,7 @@
 #   share/bash-completion/completions/tcx      (bash-completion loads it on demand)
 #   share/zsh/vendor-completions/_tcx          (on Debian's zsh $fpath)
 #   share/fish/vendor_completions.d/tcx.fish   (fish's vendor directory)
-#   share/tcx/examples/ share/tcx/schemas/ share/tcx/logic/
+#   share/tcx/examples/ share/tcx/schemas/ share/tcx/logic/ share/tcx/tune/
 include(CMakePackageConfigHelpers)
 
 set(TCX_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tcx)
@@ -22,7 +22,7 @@ install(FILES completions/zsh/_tcx DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vend
 install(FILES completions/fish/tcx.fish
         DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
 
-install(DIRECTORY share/examples share/schemas share/logic
+install(DIRECTORY share/examples share/schemas share/logic share/tune
         DESTINATION ${CMAKE_INSTALL_DATADIR}/tcx)
 
 # The CMake package: tcx::tcx, relocatable (paths relative to the file).

@@ -77,7 +77,8 @@ expect=(./usr/bin/tcx ./usr/include/tcx.h ./usr/share/man/man1/tcx.1
 	./usr/share/man/man1/tcx-validate.1 ./usr/share/man/man5/tcx-config.5
 	./usr/share/man/man5/tcx-logic.5 ./usr/share/bash-completion/completions/tcx
 	./usr/share/zsh/vendor-completions/_tcx ./usr/share/fish/vendor_completions.d/tcx.fish
-	./usr/share/tcx/examples/sgemm.yaml ./usr/share/tcx/schemas/parse.schema.json)
+	./usr/share/tcx/examples/sgemm.yaml ./usr/share/tcx/schemas/parse.schema.json
+	./usr/share/tcx/logic/README.md ./usr/share/tcx/tune/README.md)
 for f in "${expect[@]}"; do
 	checks=$((checks + 1))
 	printf '%s\n' "$contents" | grep -qxF "$f" || fail "the package lacks $f"

@@ -49,7 +49,7 @@ for f in bin/tcx include/tcx.h "$libdir/libtcx.so" "$libdir/libtcx.so.0" \
 	"$libdir/cmake/tcx/tcxTargets.cmake" "$libdir/pkgconfig/tcx.pc" \
 	share/bash-completion/completions/tcx share/zsh/vendor-completions/_tcx \
 	share/fish/vendor_completions.d/tcx.fish share/tcx/examples/sgemm.yaml \
-	share/tcx/schemas/parse.schema.json; do
+	share/tcx/schemas/parse.schema.json share/tcx/logic/README.md share/tcx/tune/README.md; do
 	checks=$((checks + 1))
 	[ -e "$prefix/$f" ] || fail "not installed: $f"
 done
