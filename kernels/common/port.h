@@ -31,7 +31,12 @@
 #define RESTRICT __restrict__
 #define FMA(a, b, c) fma((a), (b), (c))
 #define CONVERT_LONG(x) ((long)(x))
+#if defined(WG_OCC) && WG_OCC > 0 && !defined(__HIP__)
+/* the solution's Occupancy: registers for WG_OCC work-groups per SM */
+#define WG_SIZE_HINT(x, y, z) __launch_bounds__((x) * (y) * (z), WG_OCC)
+#else
 #define WG_SIZE_HINT(x, y, z) __launch_bounds__((x) * (y) * (z))
+#endif
 #define LSIZE(d) ((d) == 0 ? (long)blockDim.x : (d) == 1 ? (long)blockDim.y : (long)blockDim.z)
 #define GID(d) (GROUP(d) * LSIZE(d) + LID(d))
 #define GSIZE(d) (NGROUPS(d) * LSIZE(d))

@@ -201,6 +201,21 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 	k->sol = *sol;
 	s = &k->sol;
 	snprintf(k->lang, sizeof(k->lang), "%s", dev && dev->lang[0] ? dev->lang : "opencl");
+	/* The second main loop (whole-vector reads, no bounds checks) pays on
+	 * GPUs; on CPU devices it buys nothing and makes PoCL's compile several
+	 * times slower (its work-group loops around barriers in both arms).
+	 * TCX_SPLIT_LOOP=0|1 forces the choice, for tests. */
+	{
+		const char *e = getenv("TCX_SPLIT_LOOP");
+
+		if (e && (strcmp(e, "0") == 0 || strcmp(e, "1") == 0))
+			k->split_loop = e[0] == '1';
+		else if (dev)
+			k->split_loop = dev->type == DEV_GPU || dev->type == DEV_ACCEL ||
+					strcmp(k->lang, "opencl") != 0;
+		else
+			k->split_loop = strcmp(k->lang, "opencl") != 0;
+	}
 	k->packed = !(p && p->explicit_strides);
 	classify(c, k->packed ? NULL : p, &k->cls);
 	k->p_is_a = k->cls.d0_from_a;
@@ -426,6 +441,10 @@ enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, str
 	strbuf_addf(src, "#define WGM %d\n#define LOOP_TAIL %d\n#define USE_LDS %d\n", s->wgm,
 		    s->loop_tail, s->use_lds);
 	strbuf_addf(src, "#define LDS_PAD %d\n", s->lds_pad);
+	if (s->occupancy)
+		strbuf_addf(src, "#define WG_OCC %d\n", s->occupancy);
+	if (k->split_loop)
+		strbuf_addf(src, "#define SPLIT_LOOP 1\n");
 	strbuf_addf(src, "#define NLC_P %d\n#define NLP_P %d\n#define NLC_Q %d\n#define NLP_Q %d\n",
 		    k->nlc_p, k->nlp_p, k->nlc_q, k->nlp_q);
 	strbuf_addf(src, "#define TLU_P %d\n#define TLU_Q %d\n", k->tlu_p, k->tlu_q);

@@ -29,6 +29,7 @@ struct kernel_plan {
 	bool const_sizes;
 	int64_t sizes[TCX_MAX_INDICES]; /* the baked sizes, when const_sizes */
 	char lang[16];             /* "opencl" or "cuda" */
+	bool split_loop;           /* a second main loop for interior tiles (GPUs) */
 };
 
 /* Resolves and checks a solution.  `p` gives explicit strides or the sizes

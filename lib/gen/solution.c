@@ -42,6 +42,7 @@ static const struct param_def params[] = {
 	{ "UseLDS", "LDS", PT_BOOL, OFF(use_lds), 1, true, 0, 1 },
 	{ "ConstantSizes", "CS", PT_BOOL, OFF(const_sizes), 1, true, 0, 1 },
 	{ "MatrixInstruction", "MI", PT_INTS, OFF(mi), 4, true, 0, 1024 },
+	{ "Occupancy", "OCC", PT_INT, OFF(occupancy), 1, true, 0, 32 },
 	{ "TestSkipLastU", NULL, PT_INT, OFF(test_skip_last_u), 1, true, 0, 1 },
 	/* join-only: checked against the WorkGroup and ThreadTile it joins */
 	{ "MacroTile", "MT", PT_INTS, OFF(mt_join), 2, false, 1, 4096 },
@@ -120,6 +121,7 @@ const struct param_doc param_docs[] = {
 	{ "UseLDS", "True|False", "tcx: stage tiles in local memory (False: read directly)" },
 	{ "ConstantSizes", "True|False", "tcx: compile the problem's sizes into the kernel" },
 	{ "MatrixInstruction", "[m,n,k,b]", "tensor-core instruction shape (CUDA; 0 = none)" },
+	{ "Occupancy", "n", "tcx: work-groups per compute unit to fit registers for (CUDA; 0: any)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -519,12 +521,16 @@ void solution_name(const struct solution *s, char *buf, size_t len)
 {
 	static const char edge_letter[] = { 'B', 'S', 'N' };
 
+	char occ[16] = "";
+
+	if (s->occupancy)
+		snprintf(occ, sizeof(occ), "_OCC%d", s->occupancy);
 	snprintf(buf, len,
-		 "MT%dx%dx%d_WG%dx%dx%d_TT%dx%d_VW%d_GSU%d_PGR%d_PLR%d_E%c_WGM%d_NLC%dx%d_LT%d%s%s%s",
+		 "MT%dx%dx%d_WG%dx%dx%d_TT%dx%d_VW%d_GSU%d_PGR%d_PLR%d_E%c_WGM%d_NLC%dx%d_LT%d%s%s%s%s",
 		 s->wg[0] * s->tt[0], s->wg[1] * s->tt[1], s->depth_u, s->wg[0], s->wg[1], s->wg[2],
 		 s->tt[0], s->tt[1], s->vw, s->gsu, s->pgr, s->plr, edge_letter[s->edge], s->wgm,
 		 s->nlc[0], s->nlc[1], s->loop_tail, s->use_lds ? "" : "_DIRECT",
-		 s->const_sizes ? "_CS" : "", s->lds_pad ? "_PAD" : "");
+		 s->const_sizes ? "_CS" : "", s->lds_pad ? "_PAD" : "", occ);
 }
 
 bool solution_equal(const struct solution *a, const struct solution *b)

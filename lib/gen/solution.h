@@ -32,6 +32,7 @@ struct solution {
 	bool use_lds;       /* UseLDS: stage tiles in local memory */
 	bool const_sizes;   /* ConstantSizes: bake the problem sizes into the kernel */
 	int mi[4];          /* MatrixInstruction (tensor cores; 0 = none) */
+	int occupancy;      /* Occupancy: work-groups per compute unit (0: the compiler's choice) */
 	int test_skip_last_u; /* TestSkipLastU: deliberately wrong, for tests */
 	/* Tensile v2 parameters, turned into WorkGroup/ThreadTile/DepthU by
 	 * solution_finalize; 0 when not given */

@@ -163,6 +163,16 @@ int main(void)
 		CHECK(strstr(a.buf, "#define TLU_P 1") && strstr(a.buf, "#define UNIT_Q_DU 1"));
 		CHECK(a.len > 1000 && strcmp(a.buf, b.buf) == 0);
 		CHECK(k2.nf2 == 1 && k2.nb == 0);
+		/* Occupancy reaches the source only when set, and names the solution */
+		CHECK(!strstr(a.buf, "#define WG_OCC 2"));
+		strbuf_release(&a);
+		CHECK(plan(c, "Occupancy=2", &k, &err) == TCX_OK &&
+		      plan_source(&k, &a, NULL, &err) == TCX_OK);
+		CHECK(strstr(a.buf, "#define WG_OCC 2\n") != NULL);
+		solution_name(&k.sol, key, sizeof(key));
+		CHECK(strstr(key, "_OCC2") != NULL);
+		CHECK(plan(c, "Occupancy=33", &k, &err) == TCX_EINVAL);
+		CHECK(strstr(err.msg, "Occupancy") != NULL);
 		strbuf_release(&a);
 		strbuf_release(&b);
 		contraction_free(c2);
