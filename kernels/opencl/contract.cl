@@ -74,6 +74,12 @@
 #ifndef LDS_PAD
 #define LDS_PAD 0 /* LdsPad */
 #endif
+#ifndef SPLIT_LOOP
+#define SPLIT_LOOP 0 /* tcx: a second main loop for interior tiles (GPUs) */
+#endif
+#ifndef WG_OCC
+#define WG_OCC 0 /* tcx Occupancy: work-groups per compute unit (CUDA; 0: any) */
+#endif
 #ifndef NLC_P
 #define NLC_P 1 /* NumLoadsCoalesced of P (resolved by the generator) */
 #endif
@@ -304,6 +310,16 @@ INLINE VAL_T cmul(VAL_T a, VAL_T b)
 #define BCAST(s) (s)
 #endif
 
+/* Whole-vector writes of C: a work-item's VW lanes are consecutive along
+ * D0, one aligned vector store when C has unit stride there (real s and d,
+ * without GlobalSplitU's workspace).  Checked at run time per vector, with
+ * element stores as the fallback. */
+#if VW > 1 && GSU == 1 && UNIT_C_D0 && (defined(TCX_TYPE_S) || defined(TCX_TYPE_D))
+#define VEC_WRITE_C 1
+#else
+#define VEC_WRITE_C 0
+#endif
+
 /* The thread tile holds, per D1 element j and D0 vector i, VW lanes:
  *   d0 = ((i * WG0) + t0) * VW + lane        i < TT0 / VW
  *   d1 = ((j / VW1) * WG1 + t1) * VW1 + j % VW1  j < TT1
@@ -351,6 +367,24 @@ INLINE VAL_T cmul(VAL_T a, VAL_T b)
 #define LSP_Q (EP_Q / NLP_Q)
 #define UNIT_P_C (TLU_P ? UNIT_P_D0 : UNIT_P_DU)
 #define UNIT_Q_C (TLU_Q ? UNIT_Q_D1 : UNIT_Q_DU)
+/* strides along the coalesced (C) and perpendicular (Q) load directions */
+#define SC_P (TLU_P ? STRIDE_P_D0 : STRIDE_P_DU)
+#define SQ_P (TLU_P ? STRIDE_P_DU : STRIDE_P_D0)
+#define SC_Q (TLU_Q ? STRIDE_Q_D1 : STRIDE_Q_DU)
+#define SQ_Q (TLU_Q ? STRIDE_Q_DU : STRIDE_Q_D1)
+
+/* Whole-vector global reads: the GLVW elements a work-item reads along the
+ * coalesced direction are one aligned vector load when that direction has
+ * unit stride, for the real types whose elements are what they store (s,
+ * d).  The kernel checks alignment at run time and falls back to element
+ * reads, so any layout and offset stays correct. */
+#if GLVW > 1 && (defined(TCX_TYPE_S) || defined(TCX_TYPE_D))
+#define VEC_READ_P UNIT_P_C
+#define VEC_READ_Q UNIT_Q_C
+#else
+#define VEC_READ_P 0
+#define VEC_READ_Q 0
+#endif
 
 /* Reads element (d, u) of an operand tile whose origin is (t_origin,
  * u0): d along the free index (size S, stride sd), u along DU (stride su).
@@ -371,9 +405,17 @@ INLINE VAL_T ld_tile(const GLOBAL DATA_T *p, long base, long d, long u, long S, 
 	return ld1(p, base + d * sd + u * su);
 }
 
+/* The same share of a tile load by vectors: for each of its NLC * NLP
+ * vectors, the offset of its first element from the work-item's first
+ * (coalesced stride 1) and the index of its first register. */
+#define TILE_VLOADS(OP, NLC, NLP, LSC, LSP, SQ)                                             \
+	_Pragma("unroll") for (int a_ = 0; a_ < NLC; a_++)                                  \
+		_Pragma("unroll") for (int b_ = 0; b_ < NLP; b_++)                          \
+			OP((long)a_ * LSC * GLVW + (long)b_ * LSP * (SQ), (a_ * NLP + b_) * GLVW);
+
 /* The loop over one operand's share of a tile load: for each of its
- * NLC * NLP * GLVW elements, (d, u) within the tile and the value. */
-#define TILE_LOADS(OP, TLU, NLC, NLP, LSC, LSP, EC)                                         \
+ * NLC * NLP * GLVW elements, (d, u) within the tile and the register. */
+#define TILE_LOADS(OP, TLU, NLC, NLP, LSC, LSP)                                             \
 	_Pragma("unroll") for (int a_ = 0; a_ < NLC; a_++)                                  \
 		_Pragma("unroll") for (int b_ = 0; b_ < NLP; b_++)                          \
 			_Pragma("unroll") for (int v_ = 0; v_ < GLVW; v_++) {               \
@@ -449,6 +491,7 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 	const int chk0 = tile0 + MT0 > S0, chk1 = tile1 + MT1 > S1;
 #endif
 	const long rem0 = S0 - tile0, rem1 = S1 - tile1; /* elements left in each tile */
+	const int left0 = (int)min(rem0, (long)MT0), left1 = (int)min(rem1, (long)MT1);
 
 	/* the bound loop: NB outer indices x chunks of DU, split GSU ways */
 	const long nch = (SU + DEPTHU - 1) / DEPTHU;
@@ -491,29 +534,76 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 	LOCAL_ARRAY(VAL_T, lds_q, [NBUF][DEPTHU][LDS_Q_ROW], [DEPTHU][LDS_Q_ROW], LDS_OFF_Q);
 	VAL_T rp[NLC_P * NLP_P * GLVW], rq[NLC_Q * NLP_Q * GLVW];
 	int buf = 0;
+	/* the work-item's first element of a tile load, and whether the
+	 * operand's tile reads can be whole aligned vectors: the tile is
+	 * inside the tensor along the free index, and every vector starts on a
+	 * multiple of its size (the base, the perpendicular stride and the
+	 * outer bound strides are multiples of GLVW; DEPTHU is too) */
+	const long tbP = pP + (tid % LSC_P) * GLVW * SC_P + (tid / LSC_P) * SQ_P;
+	const long tbQ = pQ + (tid % LSC_Q) * GLVW * SC_Q + (tid / LSC_Q) * SQ_Q;
+	int vec_p = VEC_READ_P && !chk0 && SQ_P % GLVW == 0 &&
+		    (size_t)(P + tbP) % (GLVW * sizeof(DATA_T)) == 0;
+	int vec_q = VEC_READ_Q && !chk1 && SQ_Q % GLVW == 0 &&
+		    (size_t)(Q + tbQ) % (GLVW * sizeof(DATA_T)) == 0;
+
+	for (int b = 0; b < NB; b++) {
+		vec_p = vec_p && args.sp[3 + NF2 + b] % GLVW == 0;
+		vec_q = vec_q && args.sq[3 + NF2 + b] % GLVW == 0;
+	}
 
 	/* global -> registers for the chunk at (ob offsets, ch) */
 #define LOAD_P(dd, uu, r)                                                                   \
-	rp[r] = CONJ_IF(ld_tile(P, pP + ob_off_p, dd, u0 + (uu), rem0, SU, STRIDE_P_D0,         \
-				STRIDE_P_DU, chk0, chk_u),                                  \
+	rp[r] = CONJ_IF(ld_tile(P, cP, dd, uu, left0, left_u, STRIDE_P_D0, STRIDE_P_DU, ck0,     \
+				chk_u),                                                     \
 			CONJ_P)
 #define LOAD_Q(dd, uu, r)                                                                   \
-	rq[r] = CONJ_IF(ld_tile(Q, pQ + ob_off_q, dd, u0 + (uu), rem1, SU, STRIDE_Q_D1,         \
-				STRIDE_Q_DU, chk1, chk_u),                                  \
+	rq[r] = CONJ_IF(ld_tile(Q, cQ, dd, uu, left1, left_u, STRIDE_Q_D1, STRIDE_Q_DU, ck1,     \
+				chk_u),                                                     \
 			CONJ_Q)
 #define STORE_P(dd, uu, r) (lds_p[buf][uu][dd] = rp[r])
 #define STORE_Q(dd, uu, r) (lds_q[buf][uu][dd] = rq[r])
-#define GLOBAL_READ()                                                                       \
+	/* An interior chunk (no bounds to check) of an aligned operand reads
+	 * whole vectors from gP/gQ: the work-item's first element of the chunk. */
+#define VLOAD(R, g, o, r)                                                                   \
+	do {                                                                                \
+		const VEC_T v_ = *(const GLOBAL VEC_T *)((g) + (o));                        \
+		_Pragma("unroll") for (int k_ = 0; k_ < GLVW; k_++) R[(r) + k_] = LANE(v_, k_);  \
+	} while (0)
+#define VLOAD_P(o, r) VLOAD(rp, gP, o, r)
+#define VLOAD_Q(o, r) VLOAD(rq, gQ, o, r)
+/* global -> registers for the chunk at (ob offsets, ch).  FAST (a
+ * literal) is the interior case: no bounds to check, whole vectors. */
+#define GLOBAL_READ(FAST)                                                                   \
 	do {                                                                                \
 		const long u0 = ch * DEPTHU;                                                \
-		const int chk_u = LOOP_TAIL && u0 + DEPTHU > SU;                            \
-		TILE_LOADS(LOAD_P, TLU_P, NLC_P, NLP_P, LSC_P, LSP_P, EC_P)                 \
-		TILE_LOADS(LOAD_Q, TLU_Q, NLC_Q, NLP_Q, LSC_Q, LSP_Q, EC_Q)                 \
+		const int chk_u = !(FAST) && LOOP_TAIL && u0 + DEPTHU > SU;                 \
+		const int ck0 = !(FAST) && chk0, ck1 = !(FAST) && chk1;                     \
+		const long cP = pP + ob_off_p + u0 * STRIDE_P_DU;                           \
+		const long cQ = pQ + ob_off_q + u0 * STRIDE_Q_DU;                           \
+		const int left_u = (int)min((long)DEPTHU, SU - u0);                         \
+		if ((FAST) && VEC_READ_P) {                                                 \
+			const GLOBAL DATA_T *gP = P + (tbP + ob_off_p + u0 * STRIDE_P_DU);  \
+			TILE_VLOADS(VLOAD_P, NLC_P, NLP_P, LSC_P, LSP_P, SQ_P)              \
+		} else {                                                                    \
+			TILE_LOADS(LOAD_P, TLU_P, NLC_P, NLP_P, LSC_P, LSP_P)               \
+		}                                                                           \
+		if ((FAST) && VEC_READ_Q) {                                                 \
+			const GLOBAL DATA_T *gQ = Q + (tbQ + ob_off_q + u0 * STRIDE_Q_DU);  \
+			TILE_VLOADS(VLOAD_Q, NLC_Q, NLP_Q, LSC_Q, LSP_Q, SQ_Q)              \
+		} else {                                                                    \
+			TILE_LOADS(LOAD_Q, TLU_Q, NLC_Q, NLP_Q, LSC_Q, LSP_Q)               \
+		}                                                                           \
+		(void)chk_u;                                                                \
+		(void)ck0;                                                                  \
+		(void)ck1;                                                                  \
+		(void)cP;                                                                   \
+		(void)cQ;                                                                   \
+		(void)left_u;                                                               \
 	} while (0)
 #define LOCAL_WRITE()                                                                       \
 	do {                                                                                \
-		TILE_LOADS(STORE_P, TLU_P, NLC_P, NLP_P, LSC_P, LSP_P, EC_P)                \
-		TILE_LOADS(STORE_Q, TLU_Q, NLC_Q, NLP_Q, LSC_Q, LSP_Q, EC_Q)                \
+		TILE_LOADS(STORE_P, TLU_P, NLC_P, NLP_P, LSC_P, LSP_P)                      \
+		TILE_LOADS(STORE_Q, TLU_Q, NLC_Q, NLP_Q, LSC_Q, LSP_Q)                      \
 	} while (0)
 	/* moves (ch, outer index) to the next chunk */
 #define ADVANCE()                                                                           \
@@ -533,26 +623,6 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 		}                                                                           \
 	} while (0)
 
-	if (it < it_end) {
-		GLOBAL_READ();
-		LOCAL_WRITE();
-		BARRIER();
-	}
-	for (; it < it_end; it++) {
-		const int last = it + 1 >= it_end;
-
-		if (!last) {
-			ADVANCE();
-#if PGR
-			GLOBAL_READ(); /* in flight while this chunk computes */
-#endif
-		}
-		/* compute on lds[buf]; this sub-group's share of the chunk */
-		{
-			VEC_T a[NV0], an[NV0];
-			VAL_T b[TT1], bn[TT1];
-			const int ub = ts * DU_PER_LSU;
-
 #if VW > 1 && !TCX_COMPLEX
 #define READ_A(dst, uu)                                                                     \
 	_Pragma("unroll") for (int i = 0; i < NV0; i++)                                     \
@@ -565,55 +635,90 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 #define READ_B(dst, uu)                                                                     \
 	_Pragma("unroll") for (int j = 0; j < TT1; j++)                                     \
 		dst[j] = lds_q[buf][uu][D1_OF(j, t1)];
-
-#if PLR
-			READ_A(a, ub);
-			READ_B(b, ub);
-#endif
-#pragma unroll
-			for (int u = 0; u < DU_PER_LSU; u++) {
-#if PLR
-				if (u + 1 < DU_PER_LSU) {
-					READ_A(an, ub + u + 1);
-					READ_B(bn, ub + u + 1);
-				}
-#else
-				READ_A(a, ub + u);
-				READ_B(b, ub + u);
-#endif
-#pragma unroll
-				for (int j = 0; j < TT1; j++)
-#pragma unroll
-					for (int i = 0; i < NV0; i++) {
 #if TCX_COMPLEX
-						MAC(acc[j][i], a[i], b[j]);
+#define MAC_TILE(a, b)                                                                      \
+	_Pragma("unroll") for (int j = 0; j < TT1; j++)                                     \
+		_Pragma("unroll") for (int i = 0; i < NV0; i++) MAC(acc[j][i], a[i], b[j]);
 #else
-						acc[j][i] = FMA(a[i], BCAST(b[j]), acc[j][i]);
+#define MAC_TILE(a, b)                                                                      \
+	_Pragma("unroll") for (int j = 0; j < TT1; j++)                                     \
+		_Pragma("unroll") for (int i = 0; i < NV0; i++)                             \
+			acc[j][i] = FMA(a[i], BCAST(b[j]), acc[j][i]);
 #endif
-					}
-#if PLR
-#pragma unroll
-				for (int i = 0; i < NV0; i++)
-					a[i] = an[i];
-#pragma unroll
-				for (int j = 0; j < TT1; j++)
-					b[j] = bn[j];
-#endif
-			}
-			(void)an;
-			(void)bn;
-		}
-		if (!last) {
-#if PGR
-			buf ^= 1; /* the other buffer: nobody reads it since the last barrier */
+	/* the chunk in lds[buf], this sub-group's share of it; with
+	 * PrefetchLocalRead, step u + 1's operands are read during step u */
+#define COMPUTE_CHUNK()                                                                     \
+	do {                                                                                \
+		VEC_T a[NV0], an[NV0];                                                      \
+		VAL_T b[TT1], bn[TT1];                                                      \
+		const int ub = ts * DU_PER_LSU;                                             \
+                                                                                            \
+		if (PLR) {                                                                  \
+			READ_A(a, ub);                                                      \
+			READ_B(b, ub);                                                      \
+		}                                                                           \
+		_Pragma("unroll") for (int u = 0; u < DU_PER_LSU; u++) {                    \
+			if (!PLR) {                                                         \
+				READ_A(a, ub + u);                                          \
+				READ_B(b, ub + u);                                          \
+			} else if (u + 1 < DU_PER_LSU) {                                    \
+				READ_A(an, ub + u + 1);                                     \
+				READ_B(bn, ub + u + 1);                                     \
+			}                                                                   \
+			MAC_TILE(a, b)                                                      \
+			if (PLR) {                                                          \
+				_Pragma("unroll") for (int i = 0; i < NV0; i++) a[i] = an[i];       \
+				_Pragma("unroll") for (int j = 0; j < TT1; j++) b[j] = bn[j];       \
+			}                                                                   \
+		}                                                                           \
+	} while (0)
+	/* Every chunk: with PrefetchGlobalRead, the next chunk's global reads
+	 * are in flight while this one computes, and go to the other buffer. */
+#define CHUNK_LOOP(FAST)                                                                    \
+	do {                                                                                \
+		if (it < it_end) {                                                          \
+			GLOBAL_READ(FAST);                                                  \
+			LOCAL_WRITE();                                                      \
+			BARRIER();                                                          \
+		}                                                                           \
+		for (; it < it_end; it++) {                                                 \
+			const int last = it + 1 >= it_end;                                  \
+                                                                                            \
+			if (!last) {                                                        \
+				ADVANCE();                                                  \
+				if (PGR)                                                    \
+					GLOBAL_READ(FAST);                                  \
+			}                                                                   \
+			COMPUTE_CHUNK();                                                    \
+			if (!last) {                                                        \
+				if (PGR) {                                                  \
+					buf ^= 1; /* nobody reads it since the last barrier */ \
+				} else {                                                    \
+					BARRIER(); /* all done with lds before it changes */ \
+					GLOBAL_READ(FAST);                                  \
+				}                                                           \
+				LOCAL_WRITE();                                              \
+				BARRIER();                                                  \
+			}                                                                   \
+		}                                                                           \
+	} while (0)
+
+#if (VEC_READ_P || VEC_READ_Q) && SPLIT_LOOP
+	/* Two instances of the loop: every interior, aligned work-group runs
+	 * the one without bounds checks, reading whole vectors.  One loop with
+	 * both kinds of read holds the registers of both.  Measured for a
+	 * 128x128 single-precision tile on sm_90 (ptxas -v): one loop 124
+	 * registers; any branch around it, these two loops included, 150-160
+	 * (one work-group per SM); the two loops with Occupancy=2 (launch
+	 * bounds for two work-groups per SM) 128 registers, no spills. */
+	if (!chk0 && !chk1 && (!LOOP_TAIL || SU % DEPTHU == 0) && (VEC_READ_P ? vec_p : 1) &&
+	    (VEC_READ_Q ? vec_q : 1))
+		CHUNK_LOOP(1);
+	else
+		CHUNK_LOOP(0);
 #else
-			BARRIER(); /* everyone is done with lds before it is overwritten */
-			GLOBAL_READ();
+	CHUNK_LOOP(0);
 #endif
-			LOCAL_WRITE();
-			BARRIER();
-		}
-	}
 #else /* !USE_LDS: each work-item reads its operands straight from global memory */
 	for (; it < it_end; it++) {
 		const long u0 = ch * DEPTHU;
@@ -718,7 +823,33 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 			continue;
 #endif
 #pragma unroll
-		for (int i = 0; i < NV0; i++)
+		for (int i = 0; i < NV0; i++) {
+#if VEC_WRITE_C
+			/* the work-item's VW lanes as one aligned vector store when
+			 * they are all inside C and in this work-group's own tile */
+			{
+				const long d0v = tile0 + D0_OF(i, t0);
+				const long ocv = baseC + d0v + d1 * STRIDE_C_D1;
+
+				if (d0v + VW <= S0 && d0v >= tile0_own &&
+				    (size_t)(C + ocv) % (VW * sizeof(DATA_T)) == 0) {
+					VEC_T r;
+
+#pragma unroll
+					for (int v = 0; v < VW; v++)
+						LANE(r, v) = SMUL(alpha, LANE(acc[j][i], v));
+					if (!beta0) {
+						const VEC_T old = *(const GLOBAL VEC_T *)(C + ocv);
+
+#pragma unroll
+						for (int v = 0; v < VW; v++)
+							LANE(r, v) += SMUL(beta, LANE(old, v));
+					}
+					*(GLOBAL VEC_T *)(C + ocv) = r;
+					continue;
+				}
+			}
+#endif
 #pragma unroll
 			for (int v = 0; v < (TCX_COMPLEX ? 1 : VW); v++) {
 				const long d0 = tile0 + D0_OF(i, t0) + v;
@@ -741,6 +872,7 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 				st1(C, oc, r);
 #endif
 			}
+		}
 	}
 }
 

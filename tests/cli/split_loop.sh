@@ -1,0 +1,39 @@
+#!/bin/bash
+# split_loop.sh - the second main loop that GPUs get (interior tiles read
+# whole aligned vectors, without bounds checks), forced on the CPU device
+# with TCX_SPLIT_LOOP=1 so that CI validates it: interior and edge tiles,
+# aligned and unaligned operands, s and d, beta zero and not.  CPU devices
+# do without it by default (it slows PoCL's compile several times over).
+. "$(dirname "$0")/lib.sh"
+
+p='UseLDS=True,WorkGroup=[8,8,1],ThreadTile=[4,4],VectorWidth=4,DepthU=8'
+p+=',PrefetchGlobalRead=True,PrefetchLocalRead=True,LdsPad=4'
+
+# the generated source has the second loop only when asked
+TCX_DUMP_KERNELS=$scratch/k0 run validate 'C[ij]=A[ik]*B[kj]' --sizes i=96,j=70,k=40 \
+	--params "$p" --beta 0.5
+expect_rc 0 "NN, the CPU's default single loop"
+checks=$((checks + 1))
+grep -q '^#define SPLIT_LOOP 1' "$scratch"/k0/*.cl 2>/dev/null && fail "a CPU device got the second loop"
+
+export TCX_SPLIT_LOOP=1
+TCX_DUMP_KERNELS=$scratch/k1 run validate 'C[ij]=A[ik]*B[kj]' --sizes i=96,j=70,k=40 \
+	--params "$p" --beta 0.5
+expect_rc 0 "NN: interior tiles, an edge along j, beta 0.5"
+expect_out 'result +PASS' "PASS line"
+checks=$((checks + 1))
+grep -q '^#define SPLIT_LOOP 1' "$scratch"/k1/*.cl 2>/dev/null || fail "TCX_SPLIT_LOOP=1 not honoured"
+
+run validate 'C[ij]=A[ki]*B[jk]' -t d --sizes i=64,j=96,k=33 --params "$p"
+expect_rc 0 "TN, double, a DepthU tail"
+
+# unaligned leading dimensions: those tiles fall back to element reads
+run validate 'C[ijk]=A[ilk]*B[jlk]' --sizes i=64,j=64,k=2,l=32 --params "$p" --beta 0.5 \
+	--strides 'A=[1,67,2211],B=[1,65,2145],C=[1,66,4224]'
+expect_rc 0 "batched, unaligned strides"
+
+# a kernel broken in the main loop still fails with the second loop
+run validate 'C[ij]=A[ik]*B[kj]' --sizes i=96,j=70,k=40 --params "$p,TestSkipLastU=1"
+expect_rc 1 "a kernel that skips the last chunk fails"
+
+done_testing
