@@ -8,8 +8,9 @@
 #                                  (default: all of them, in that order)
 #
 # Writes everything under $OUT (default ./gpu-out): logs, JSON, the tuned
-# logic, and gpu-report.md, a dated report with the device, the driver, the
-# validation results and a table of TFLOP/s with ratios against PyTorch.
+# logic, and gpu-report.md, a dated report with the device, the driver,
+# the validation results and a table of TFLOP/s with ratios against
+# PyTorch.  GPU_PACK=1 packs all but the report into gpu-out.tar.gz.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -17,14 +18,17 @@ out=${OUT:-$top/gpu-out}
 mkdir -p "$out"
 # shellcheck disable=SC1091
 source .gpu/env.sh
-export XDG_CACHE_HOME=$out/cache POCL_CACHE_DIR=$out/pocl-cache
+# kernel caches outside $OUT: thousands of files nobody needs back
+cache=$(mktemp -d)
+export XDG_CACHE_HOME=$cache POCL_CACHE_DIR=$cache/pocl
 jobs=$(nproc 2>/dev/null || echo 8)
 phases=("$@")
 [ ${#phases[@]} -gt 0 ] || phases=(info smoke matrix probe torch tune bench)
 report=$out/gpu-report.md
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
-log() { printf '%s\n' "$*" | tee -a "$report"; }
+log() { printf '%s\n' "$@" | tee -a "$report"; }
 stamp() { date -u +%H:%M:%S; }
+trim() { local t=${1#"${1%%[![:space:]]*}"}; printf '%s' "${t%"${t##*[![:space:]]}"}"; }
 
 # the NVIDIA device through OpenCL, if NVIDIA's OpenCL driver is there
 ocl=$(tcx devices --format json 2>/dev/null | python3 -c '
@@ -34,6 +38,8 @@ print(next((x["id"] for x in d["devices"] if x["backend"] == "opencl" and x["typ
 cuda=cuda:0
 backends=("$cuda")
 [ -n "$ocl" ] && backends+=("$ocl")
+# the backends the tune and bench phases use (GPU_TUNE_DEVICES="cuda:0 opencl:0:0")
+read -r -a tuned <<<"${GPU_TUNE_DEVICES:-$cuda}"
 
 if want info; then
 	{
@@ -73,24 +79,23 @@ if want matrix; then
 fi
 
 if want probe; then
-	# where the kernels stand before tuning: a few hand-picked solutions
+	# where hand-picked solutions stand before tuning (bench/gpu_probe.txt;
+	# GPU_PROBE to use another list, GPU_PROBE_DEVICES for other backends)
 	log "" "## Probe ($(stamp))" ""
-	while IFS='|' read -r name params; do
-		[ -z "$name" ] && continue
-		for dev in "${backends[@]}"; do
-			for size in 4096,4096,4096 8192,8192,8192; do
-				r=$(tcx bench 'C[ij]=A[ik]*B[kj]' --exact "$size" --device "$dev" \
-					--params "$params" --min-time 0.3 --format json 2>>"$out/probe.err" |
-					python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.1f TFLOP/s" % (r["gflops"]/1e3) if r["gflops"] else r.get("reason","-"))')
-				log "- $name on $dev at $size: $r"
+	log "| name | device | sizes | TFLOP/s |"
+	log "|---|---|---|---|"
+	while IFS='|' read -r name expr sizes params; do
+		name=$(trim "$name") expr=$(trim "$expr") sizes=$(trim "$sizes") params=$(trim "$params")
+		case $name in '' | '#'*) continue ;; esac
+		for dev in ${GPU_PROBE_DEVICES:-$cuda}; do
+			for size in ${sizes//;/ }; do
+				r=$(tcx bench "$expr" --exact "$size" --device "$dev" \
+					--params "$params" --min-time 0.2 --format json 2>>"$out/probe.err" |
+					python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.1f" % (r["gflops"]/1e3) if r.get("gflops") else r.get("reason","-"))' 2>&1 | tail -1)
+				log "| $name | $dev | $size | $r |"
 			done
 		done
-	done <<'EOF'
-lds-128x128-du8|UseLDS=True,WorkGroup=[16,16,1],ThreadTile=[8,8],DepthU=8,VectorWidth=4,PrefetchGlobalRead=True,PrefetchLocalRead=True,LdsPad=4
-lds-128x128-du16|UseLDS=True,WorkGroup=[16,16,1],ThreadTile=[8,8],DepthU=16,VectorWidth=4,PrefetchGlobalRead=True,PrefetchLocalRead=True,LdsPad=4
-lds-128x64-du16|UseLDS=True,WorkGroup=[16,16,1],ThreadTile=[8,4],DepthU=16,VectorWidth=4,PrefetchGlobalRead=True,PrefetchLocalRead=True,LdsPad=4
-lds-64x64-du16|UseLDS=True,WorkGroup=[16,16,1],ThreadTile=[4,4],DepthU=16,VectorWidth=4,PrefetchGlobalRead=True,PrefetchLocalRead=True
-EOF
+	done <"${GPU_PROBE:-bench/gpu_probe.txt}"
 fi
 
 if want torch; then
@@ -103,7 +108,7 @@ if want tune; then
 	log "" "## Tuning ($(stamp))" ""
 	mkdir -p "$out/logic"
 	for cfg in share/tune/hopper-*.yaml; do
-		for dev in "${backends[@]}"; do
+		for dev in "${tuned[@]}"; do
 			start=$(date +%s)
 			tcx -q tune "$cfg" --device "$dev" -j "$jobs" --db "$out/results.db" \
 				-o "$out/logic/${dev//:/_}" >"$out/tune-$(basename "$cfg" .yaml)-${dev//:/_}.log" 2>&1
@@ -115,6 +120,13 @@ fi
 if want bench; then
 	log "" "## tcx against PyTorch ($(stamp))" ""
 	python3 bench/gpu_report.py --cases bench/gpu_cases.txt --torch "$out/torch.json" \
-		--logic "$out/logic" --out "$out" --devices "${backends[@]}" | tee -a "$report"
+		--logic "$out/logic" --out "$out" --devices "${tuned[@]}" | tee -a "$report"
 fi
 log "" "Finished $(stamp)."
+# GPU_PACK=1: leave only the report and one tarball of everything in $OUT
+# (the GPU machines return a handful of files)
+if [ "${GPU_PACK:-0}" = 1 ]; then
+	tar -C "$out" -czf "$cache/gpu-out.tar.gz" . &&
+		find "$out" -mindepth 1 ! -name gpu-report.md -delete &&
+		mv "$cache/gpu-out.tar.gz" "$out/"
+fi
