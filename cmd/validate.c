@@ -15,7 +15,8 @@
 static const char *const validate_synopsis[] = {
 	"tcx validate --sizes <sizes> [--type <t>] [--device <id>] [--params <params> | "
 	"--solution <file> | --logic <file>] [--init <init>] [--seed <n>] [--alpha <a>] [--beta <b>] "
-	"[--rtol <r>] [--atol <a>] [--sample <n>] [--format <fmt>] <expr>",
+	"[--rtol <r>] [--atol <a>] [--sample <n>] [--show <n>] [--layout <layout>] "
+	"[--strides <strides>] [--format <fmt>] <expr>",
 	NULL,
 };
 
