@@ -593,6 +593,7 @@ static TL_STATUS tl_cl_program_get(cl_context ctx, cl_device_id dev, const struc
 	size_t lens[2];
 	cl_int rc;
 	cl_program prog;
+	cl_device_type type = 0;
 
 	pthread_mutex_lock(&tl_lock);
 	for (p = tl_cl_programs; p; p = p->next)
@@ -612,7 +613,15 @@ static TL_STATUS tl_cl_program_get(cl_context ctx, cl_device_id dev, const struc
 		pthread_mutex_unlock(&tl_lock);
 		return rc == CL_OUT_OF_HOST_MEMORY ? TL_UP(ENOMEM) : TL_UP(EDEVICE);
 	}
-	rc = clBuildProgram(prog, 1, &dev, TL_OPENCL_OPTIONS, NULL, NULL);
+	/* GPUs get the template's second main loop for interior tiles; CPU
+	 * devices do without it (TCX_SPLIT_LOOP in tcx(1)) */
+	if (clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof(type), &type, NULL) != CL_SUCCESS)
+		type = 0;
+	rc = clBuildProgram(prog, 1, &dev,
+			    (type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR)) ?
+				    TL_OPENCL_OPTIONS " -DSPLIT_LOOP=1" :
+				    TL_OPENCL_OPTIONS,
+			    NULL, NULL);
 	if (rc != CL_SUCCESS) {
 		size_t n = 0, head;
 
