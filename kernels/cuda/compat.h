@@ -266,4 +266,176 @@ TCX_NWIDE(4)
 TCX_NWIDE(8)
 TCX_NWIDE(16)
 
+/* ---- tensor cores (MatrixInstruction; CUDA, sm_80 and later) ----------
+ *
+ * The warp-wide operations the MatrixInstruction kernel is built from,
+ * for its three instruction shapes (MI_M x MI_N x MI_K):
+ *   16x8x16 fp16 or bf16 (TCX_TYPE_H, TCX_TYPE_B), 16x8x8 tf32 (TCX_TYPE_S),
+ * all accumulating in fp32.  The fragment layouts are PTX's for
+ * mma.sync...row.col: with g = lane / 4 and q = lane % 4,
+ *   C (16x8, 4 floats):  c[e] at (m = g + 8 (e / 2), n = 2 q + e % 2)
+ *   A 16-bit (4 regs of 2): reg r holds (m = g + 8 (r % 2), k = 2 q + 8 (r / 2) + {0, 1})
+ *   B 16-bit (2 regs of 2): reg r holds (k = 2 q + 8 r + {0, 1}, n = g)
+ *   A tf32 (4 regs):     reg r holds (m = g + 8 (r % 2), k = q + 4 (r / 2))
+ *   B tf32 (2 regs):     reg r holds (k = q + 4 r, n = g)
+ * 16-bit fragments come from shared memory by ldmatrix .trans, which
+ * reads 8x8 tiles stored k-major (one row per k, 8 consecutive m or n
+ * elements of 16 bytes): lane 8 i + r gives the address of row r of tile
+ * i, and each lane receives its 2 elements of every tile.
+ *
+ * On the GPU these are PTX.  Compiled for the host (tests/cuda/emulate.c),
+ * the same warp-collective semantics run in portable code: the lanes of a
+ * warp exchange their operands through tcx_emu_xchg between two block
+ * barriers (every thread of the block calls them together, as the kernel
+ * does), so the host run checks the fragment arithmetic the GPU runs. */
+#if defined(MI_M) && MI_M > 0
+
+#define MI_AREGS 4 /* 32-bit registers per A fragment, in every shape */
+#define MI_BREGS 2 /* and per B fragment */
+
+#if defined(__CUDA_ARCH__)
+TCX_DEV uint tcx_smem_addr(const void *p)
+{
+	return (uint)__cvta_generic_to_shared(p);
+}
+
+/* four 8x8 16-bit tiles, transposed: tile i's row r at lane 8 i + r's p */
+TCX_DEV void tcx_ldsm_x4_t(uint *r, const ushort *p)
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		     : "r"(tcx_smem_addr(p)));
+}
+
+/* two tiles: lanes 0 .. 15 give the rows */
+TCX_DEV void tcx_ldsm_x2_t(uint *r, const ushort *p)
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+		     : "=r"(r[0]), "=r"(r[1])
+		     : "r"(tcx_smem_addr(p)));
+}
+
+/* fp32 to tf32, rounded to nearest (ties away), as the tensor core takes it */
+TCX_DEV uint tcx_tf32(float f)
+{
+	uint r;
+
+	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(f));
+	return r;
+}
+
+/* c += a * b on one 16 x 8 tile */
+TCX_DEV void tcx_mma(float *c, const uint *a, const uint *b)
+{
+#if defined(TCX_TYPE_S)
+	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+		     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+		     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif defined(TCX_TYPE_B)
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+		     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+		     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+		     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+		     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+#else /* the host: portable warp collectives */
+static unsigned long long tcx_emu_xchg[1024][6];
+
+TCX_DEV int tcx_emu_tid(void)
+{
+	return (int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+}
+
+/* tiles transposed, as ldmatrix .trans: tile i of `n` from lanes 8 i .. */
+TCX_DEV void tcx_emu_ldsm_t(uint *r, const ushort *p, int n)
+{
+	const int tid = tcx_emu_tid(), w = tid & ~31, lane = tid & 31;
+
+	tcx_emu_xchg[tid][0] = (unsigned long long)(size_t)p;
+	__syncthreads();
+	for (int i = 0; i < n; i++) {
+		const ushort *r0 = (const ushort *)(size_t)tcx_emu_xchg[w + 8 * i + 2 * (lane % 4)][0];
+		const ushort *r1 =
+			(const ushort *)(size_t)tcx_emu_xchg[w + 8 * i + 2 * (lane % 4) + 1][0];
+
+		r[i] = (uint)r0[lane / 4] | (uint)r1[lane / 4] << 16;
+	}
+	__syncthreads();
+}
+
+TCX_DEV void tcx_ldsm_x4_t(uint *r, const ushort *p)
+{
+	tcx_emu_ldsm_t(r, p, 4);
+}
+
+TCX_DEV void tcx_ldsm_x2_t(uint *r, const ushort *p)
+{
+	tcx_emu_ldsm_t(r, p, 2);
+}
+
+TCX_DEV uint tcx_tf32(float f)
+{
+	uint x = as_uint(f);
+
+	if ((x & 0x7f800000u) != 0x7f800000u)
+		x += 0x1000u; /* half a tf32 unit: ties away from zero */
+	return x & 0xffffe000u;
+}
+
+/* one 16-bit element of a fragment register */
+TCX_DEV float tcx_emu_el(unsigned long long reg, int hi)
+{
+	const ushort h = (ushort)(reg >> (hi ? 16 : 0));
+#if defined(TCX_TYPE_B)
+	return as_float((uint)h << 16);
+#else
+	return tcx_h2f(h);
+#endif
+}
+
+TCX_DEV void tcx_mma(float *c, const uint *a, const uint *b)
+{
+	const int tid = tcx_emu_tid(), w = tid & ~31, lane = tid & 31;
+	const int g = lane / 4, q = lane % 4;
+
+	for (int k = 0; k < 4; k++)
+		tcx_emu_xchg[tid][k] = a[k];
+	tcx_emu_xchg[tid][4] = b[0];
+	tcx_emu_xchg[tid][5] = b[1];
+	__syncthreads();
+	for (int e = 0; e < 4; e++) {
+		const int m = g + 8 * (e / 2), n = 2 * q + e % 2;
+		float s = c[e];
+
+#if defined(TCX_TYPE_S)
+		for (int k = 0; k < 8; k++) {
+			const float av = as_float(
+				(uint)tcx_emu_xchg[w + (m % 8) * 4 + k % 4][m / 8 + 2 * (k / 4)]);
+			const float bv = as_float((uint)tcx_emu_xchg[w + n * 4 + k % 4][4 + k / 4]);
+
+			s += av * bv;
+		}
+#else
+		for (int k = 0; k < 16; k++) {
+			const float av = tcx_emu_el(
+				tcx_emu_xchg[w + (m % 8) * 4 + (k % 8) / 2][m / 8 + 2 * (k / 8)], k % 2);
+			const float bv =
+				tcx_emu_el(tcx_emu_xchg[w + n * 4 + (k % 8) / 2][4 + k / 8], k % 2);
+
+			s += av * bv;
+		}
+#endif
+		c[e] = s;
+	}
+	__syncthreads();
+}
+#endif /* __CUDA_ARCH__ */
+#endif /* MI_M */
+
 #endif /* TCX_COMPAT_H */

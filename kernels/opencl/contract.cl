@@ -80,6 +80,9 @@
 #ifndef WG_OCC
 #define WG_OCC 0 /* tcx Occupancy: work-groups per compute unit (CUDA; 0: any) */
 #endif
+#ifndef MI_M
+#define MI_M 0 /* MatrixInstruction[0]: tensor-core tile rows (CUDA; 0: none) */
+#endif
 #ifndef NLC_P
 #define NLC_P 1 /* NumLoadsCoalesced of P (resolved by the generator) */
 #endif
@@ -125,6 +128,22 @@
 #define GLVW VW /* global-read vector width */
 #define DU_PER_LSU (DEPTHU / LSU)
 
+/* MatrixInstruction (CUDA only; kernels/cuda/compat.h has the instructions):
+ * the work-group's warps split the macro tile MI_WARPS0 x MI_WARPS1 ways
+ * (the generator picks MI_WARPS0), each warp computing its MI_WT0 x MI_WT1
+ * share as MI_FM x MI_FN tensor-core tiles of MI_M x MI_N, MI_K bound
+ * elements at a time.  ThreadTile then only sizes the macro tile. */
+#if MI_M
+#if LSU > 1 || !USE_LDS || defined(TCX_LANG_CUDA) == 0
+#error "MatrixInstruction needs CUDA, local memory and LocalSplitU 1"
+#endif
+#define MI_WARPS1 (NT / 32 / MI_WARPS0)
+#define MI_WT0 (MT0 / MI_WARPS0)
+#define MI_WT1 (MT1 / MI_WARPS1)
+#define MI_FM (MI_WT0 / MI_M)
+#define MI_FN (MI_WT1 / MI_N)
+#endif
+
 /* ---- element types ------------------------------------------------------ */
 #if (defined(TCX_TYPE_D) || defined(TCX_TYPE_Z)) && !defined(TCX_LANG_CUDA)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -166,6 +185,16 @@
 #else
 #define VAL_T REAL_T
 #define ZERO ((REAL_T)0)
+#endif
+
+/* What local memory holds: the values, or with MatrixInstruction on fp16
+ * and bf16 the stored 16 bits, which the tensor cores take as they are. */
+#if MI_M && (defined(TCX_TYPE_H) || defined(TCX_TYPE_B))
+#define MI_RAW 1
+#define LDS_T ushort
+#else
+#define MI_RAW 0
+#define LDS_T VAL_T
 #endif
 
 /* Scalars alpha and beta: complex for C and Z, else the arithmetic type. */
@@ -347,8 +376,8 @@ INLINE VAL_T cmul(VAL_T a, VAL_T b)
  * then LocalSplitU's red); the launch passes their total, which the
  * generator computes the same way (plan->lds_bytes). */
 #if USE_LDS
-#define LDS_OFF_Q ((long)NBUF * DEPTHU * LDS_P_ROW * (long)sizeof(VAL_T))
-#define LDS_OFF_RED (LDS_OFF_Q + (long)NBUF * DEPTHU * LDS_Q_ROW * (long)sizeof(VAL_T))
+#define LDS_OFF_Q ((long)NBUF * DEPTHU * LDS_P_ROW * (long)sizeof(LDS_T))
+#define LDS_OFF_RED (LDS_OFF_Q + (long)NBUF * DEPTHU * LDS_Q_ROW * (long)sizeof(LDS_T))
 #else
 #define LDS_OFF_RED 0L
 #endif
@@ -378,7 +407,7 @@ INLINE VAL_T cmul(VAL_T a, VAL_T b)
  * unit stride, for the real types whose elements are what they store (s,
  * d).  The kernel checks alignment at run time and falls back to element
  * reads, so any layout and offset stays correct. */
-#if GLVW > 1 && (defined(TCX_TYPE_S) || defined(TCX_TYPE_D))
+#if GLVW > 1 && (defined(TCX_TYPE_S) || defined(TCX_TYPE_D) || MI_RAW)
 #define VEC_READ_P UNIT_P_C
 #define VEC_READ_Q UNIT_Q_C
 #else
@@ -386,24 +415,48 @@ INLINE VAL_T cmul(VAL_T a, VAL_T b)
 #define VEC_READ_Q 0
 #endif
 
-/* Reads element (d, u) of an operand tile whose origin is (t_origin,
- * u0): d along the free index (size S, stride sd), u along DU (stride su).
- * `chk_d`/`chk_u` ask for bounds checks; an element outside reads as 0
- * (Branch), or is clamped inside (ShiftPtr, never used for output). */
-INLINE VAL_T ld_tile(const GLOBAL DATA_T *p, long base, long d, long u, long S, long SU,
-		     long sd, long su, int chk_d, int chk_u)
+/* The offset of element (d, u) of an operand tile whose origin is at
+ * `base`: d along the free index (size S, stride sd), u along DU (stride
+ * su); -1 when it reads as 0.  `chk_d`/`chk_u` ask for bounds checks; an
+ * element outside reads as 0 (Branch), or is clamped inside (ShiftPtr,
+ * never used for output). */
+INLINE long tile_off(long base, long d, long u, long S, long SU, long sd, long su, int chk_d,
+		     int chk_u)
 {
 	if (chk_u && u >= SU)
-		return ZERO;
+		return -1;
 	if (chk_d && d >= S) {
 #if EDGE == 1
 		d = S - 1;
 #else
-		return ZERO;
+		return -1;
 #endif
 	}
-	return ld1(p, base + d * sd + u * su);
+	return base + d * sd + u * su;
 }
+
+/* that element's value */
+INLINE VAL_T ld_tile(const GLOBAL DATA_T *p, long base, long d, long u, long S, long SU,
+		     long sd, long su, int chk_d, int chk_u)
+{
+	const long o = tile_off(base, d, u, S, SU, sd, su, chk_d, chk_u);
+
+	return o < 0 ? ZERO : ld1(p, o);
+}
+
+#if MI_RAW
+/* that element's stored bits (zero bits are 0.0 in fp16 and bf16) */
+INLINE LDS_T ld_tile_raw(const GLOBAL DATA_T *p, long base, long d, long u, long S, long SU,
+			 long sd, long su, int chk_d, int chk_u)
+{
+	const long o = tile_off(base, d, u, S, SU, sd, su, chk_d, chk_u);
+
+	return o < 0 ? (LDS_T)0 : (LDS_T)p[o];
+}
+#define LD_STAGE ld_tile_raw
+#else
+#define LD_STAGE ld_tile
+#endif
 
 /* The same share of a tile load by vectors: for each of its NLC * NLP
  * vectors, the offset of its first element from the work-item's first
@@ -426,6 +479,28 @@ INLINE VAL_T ld_tile(const GLOBAL DATA_T *p, long base, long d, long u, long S, 
 				int r_ = (a_ * NLP + b_) * GLVW + v_;                       \
 				OP(dd_, uu_, r_);                                           \
 			}
+
+/* One result r for C's element at offset oc: C = alpha * r + beta * C, or
+ * with GlobalSplitU r into this part's slice of the workspace W. */
+INLINE void put_c(GLOBAL DATA_T *C, GLOBAL VAL_T *W, long oc, VAL_T r, SCALAR_T alpha,
+		  SCALAR_T beta, int beta0, int gsu_part, long ws_stride)
+{
+#if GSU > 1
+	W[gsu_part * ws_stride + oc] = r;
+	(void)C;
+	(void)alpha;
+	(void)beta;
+	(void)beta0;
+#else
+	r = SMUL(alpha, r);
+	if (!beta0)
+		r += SMUL(beta, ld1(C, oc));
+	st1(C, oc, r);
+	(void)W;
+	(void)gsu_part;
+	(void)ws_stride;
+#endif
+}
 
 KERNEL void tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 			 const GLOBAL DATA_T *RESTRICT Q, GLOBAL VAL_T *RESTRICT W,
@@ -522,17 +597,38 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 	LOCAL_ARRAY(VAL_T, red, [LSU - 1][TT1][TT0][WG0 * WG1], [TT1][TT0][WG0 * WG1],
 		    LDS_OFF_RED);
 #endif
+#if MI_M
+	/* the warp's tensor-core tiles; its origin in the macro tile */
+	const int lane = tid % 32, warp = tid / 32;
+	const int wm = (warp % MI_WARPS0) * MI_WT0, wn = (warp / MI_WARPS0) * MI_WT1;
+	float mi_acc[MI_FM][MI_FN][4];
+
+#pragma unroll
+	for (int i = 0; i < MI_FM; i++)
+#pragma unroll
+		for (int j = 0; j < MI_FN; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				mi_acc[i][j][e] = 0;
+#else
 	VEC_T acc[TT1][NV0];
 #pragma unroll
 	for (int j = 0; j < TT1; j++)
 #pragma unroll
 		for (int i = 0; i < NV0; i++)
 			acc[j][i] = BCAST(ZERO);
+#endif
 
 #if USE_LDS
-	LOCAL_ARRAY(VAL_T, lds_p, [NBUF][DEPTHU][LDS_P_ROW], [DEPTHU][LDS_P_ROW], 0);
-	LOCAL_ARRAY(VAL_T, lds_q, [NBUF][DEPTHU][LDS_Q_ROW], [DEPTHU][LDS_Q_ROW], LDS_OFF_Q);
+	LOCAL_ARRAY(LDS_T, lds_p, [NBUF][DEPTHU][LDS_P_ROW], [DEPTHU][LDS_P_ROW], 0);
+	LOCAL_ARRAY(LDS_T, lds_q, [NBUF][DEPTHU][LDS_Q_ROW], [DEPTHU][LDS_Q_ROW], LDS_OFF_Q);
+#if MI_M
+	/* aligned, so that a vector's worth can move to local memory at once */
+	alignas(16) LDS_T rp[NLC_P * NLP_P * GLVW];
+	alignas(16) LDS_T rq[NLC_Q * NLP_Q * GLVW];
+#else
 	VAL_T rp[NLC_P * NLP_P * GLVW], rq[NLC_Q * NLP_Q * GLVW];
+#endif
 	int buf = 0;
 	/* the work-item's first element of a tile load, and whether the
 	 * operand's tile reads can be whole aligned vectors: the tile is
@@ -553,22 +649,28 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 
 	/* global -> registers for the chunk at (ob offsets, ch) */
 #define LOAD_P(dd, uu, r)                                                                   \
-	rp[r] = CONJ_IF(ld_tile(P, cP, dd, uu, left0, left_u, STRIDE_P_D0, STRIDE_P_DU, ck0,     \
-				chk_u),                                                     \
+	rp[r] = CONJ_IF(LD_STAGE(P, cP, dd, uu, left0, left_u, STRIDE_P_D0, STRIDE_P_DU, ck0,    \
+				 chk_u),                                                    \
 			CONJ_P)
 #define LOAD_Q(dd, uu, r)                                                                   \
-	rq[r] = CONJ_IF(ld_tile(Q, cQ, dd, uu, left1, left_u, STRIDE_Q_D1, STRIDE_Q_DU, ck1,     \
-				chk_u),                                                     \
+	rq[r] = CONJ_IF(LD_STAGE(Q, cQ, dd, uu, left1, left_u, STRIDE_Q_D1, STRIDE_Q_DU, ck1,    \
+				 chk_u),                                                    \
 			CONJ_Q)
 #define STORE_P(dd, uu, r) (lds_p[buf][uu][dd] = rp[r])
 #define STORE_Q(dd, uu, r) (lds_q[buf][uu][dd] = rq[r])
 	/* An interior chunk (no bounds to check) of an aligned operand reads
 	 * whole vectors from gP/gQ: the work-item's first element of the chunk. */
+#if MI_M
+/* CUDA: the vector of GLVW staged elements, straight into the registers */
+#define STAGE_V tcx_vec<LDS_T, GLVW>
+#define VLOAD(R, g, o, r) (*(STAGE_V *)&R[r] = *(const STAGE_V *)((g) + (o)))
+#else
 #define VLOAD(R, g, o, r)                                                                   \
 	do {                                                                                \
 		const VEC_T v_ = *(const GLOBAL VEC_T *)((g) + (o));                        \
 		_Pragma("unroll") for (int k_ = 0; k_ < GLVW; k_++) R[(r) + k_] = LANE(v_, k_);  \
 	} while (0)
+#endif
 #define VLOAD_P(o, r) VLOAD(rp, gP, o, r)
 #define VLOAD_Q(o, r) VLOAD(rq, gQ, o, r)
 /* global -> registers for the chunk at (ob offsets, ch).  FAST (a
@@ -600,11 +702,35 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 		(void)cQ;                                                                   \
 		(void)left_u;                                                               \
 	} while (0)
+#if MI_M
+	/* A share loaded along the free index is GLVW consecutive elements of
+	 * a local-memory row too: one vector store when the rows keep vectors
+	 * aligned (the generator pads them so). */
+#define LW_VEC(OP, TLU, NLC, NLP, LSC, LSP, ROW)                                            \
+	if (TLU && GLVW > 1 && (ROW) % GLVW == 0) {                                         \
+		_Pragma("unroll") for (int a_ = 0; a_ < NLC; a_++)                          \
+			_Pragma("unroll") for (int b_ = 0; b_ < NLP; b_++)                  \
+				OP((int)(tid % LSC) * GLVW + a_ * LSC * GLVW,               \
+				   (int)(tid / LSC) + b_ * LSP, (a_ * NLP + b_) * GLVW);    \
+	} else {                                                                            \
+		TILE_LOADS(OP##1, TLU, NLC, NLP, LSC, LSP)                                  \
+	}
+#define STORE_PV(dd, uu, r) (*(STAGE_V *)&lds_p[buf][uu][dd] = *(STAGE_V *)&rp[r])
+#define STORE_QV(dd, uu, r) (*(STAGE_V *)&lds_q[buf][uu][dd] = *(STAGE_V *)&rq[r])
+#define STORE_PV1 STORE_P
+#define STORE_QV1 STORE_Q
+#define LOCAL_WRITE()                                                                       \
+	do {                                                                                \
+		LW_VEC(STORE_PV, TLU_P, NLC_P, NLP_P, LSC_P, LSP_P, LDS_P_ROW)              \
+		LW_VEC(STORE_QV, TLU_Q, NLC_Q, NLP_Q, LSC_Q, LSP_Q, LDS_Q_ROW)              \
+	} while (0)
+#else
 #define LOCAL_WRITE()                                                                       \
 	do {                                                                                \
 		TILE_LOADS(STORE_P, TLU_P, NLC_P, NLP_P, LSC_P, LSP_P)                      \
 		TILE_LOADS(STORE_Q, TLU_Q, NLC_Q, NLP_Q, LSC_Q, LSP_Q)                      \
 	} while (0)
+#endif
 	/* moves (ch, outer index) to the next chunk */
 #define ADVANCE()                                                                           \
 	do {                                                                                \
@@ -645,6 +771,51 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 		_Pragma("unroll") for (int i = 0; i < NV0; i++)                             \
 			acc[j][i] = FMA(a[i], BCAST(b[j]), acc[j][i]);
 #endif
+#if MI_M && MI_RAW
+	/* the chunk in lds[buf] on the tensor cores, MI_K bound elements a
+	 * step: A fragments are 16 rows of D0 (two 8-wide tiles by 2 k-halves),
+	 * B fragments 8 columns of D1, both read k-major by ldmatrix .trans;
+	 * lane 8 i + r names row r of tile i. */
+#define COMPUTE_CHUNK()                                                                     \
+	do {                                                                                \
+		const int ti_ = lane / 8, tr_ = lane % 8;                                   \
+		_Pragma("unroll") for (int kk = 0; kk < DEPTHU; kk += MI_K) {               \
+			uint fa[MI_FM][MI_AREGS], fb[MI_FN][MI_BREGS];                  \
+			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
+				tcx_ldsm_x4_t(fa[i], &lds_p[buf][kk + tr_ + 8 * (ti_ / 2)]   \
+							   [wm + i * MI_M + 8 * (ti_ % 2)]);  \
+			_Pragma("unroll") for (int j = 0; j + 1 < MI_FN; j += 2)            \
+				tcx_ldsm_x4_t(fb[j], &lds_q[buf][kk + tr_ + 8 * (ti_ % 2)]   \
+							   [wn + (j + ti_ / 2) * MI_N]);      \
+			if (MI_FN % 2)                                                      \
+				tcx_ldsm_x2_t(fb[MI_FN - 1],                                \
+					      &lds_q[buf][kk + tr_ + 8 * (ti_ % 2)]         \
+						    [wn + (MI_FN - 1) * MI_N]);             \
+			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
+				_Pragma("unroll") for (int j = 0; j < MI_FN; j++)           \
+					tcx_mma(mi_acc[i][j], fa[i], fb[j]);                \
+		}                                                                           \
+	} while (0)
+#elif MI_M
+	/* tf32: fragments element by element from the fp32 tiles, rounded */
+#define COMPUTE_CHUNK()                                                                     \
+	do {                                                                                \
+		const int g_ = lane / 4, q_ = lane % 4;                                     \
+		_Pragma("unroll") for (int kk = 0; kk < DEPTHU; kk += MI_K) {               \
+			uint fa[MI_FM][MI_AREGS], fb[MI_FN][MI_BREGS];                      \
+			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
+				_Pragma("unroll") for (int r = 0; r < 4; r++) fa[i][r] =    \
+					tcx_tf32(lds_p[buf][kk + q_ + 4 * (r / 2)]          \
+						      [wm + i * MI_M + g_ + 8 * (r % 2)]);  \
+			_Pragma("unroll") for (int j = 0; j < MI_FN; j++)                   \
+				_Pragma("unroll") for (int r = 0; r < 2; r++) fb[j][r] =    \
+					tcx_tf32(lds_q[buf][kk + q_ + 4 * r][wn + j * MI_N + g_]); \
+			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
+				_Pragma("unroll") for (int j = 0; j < MI_FN; j++)           \
+					tcx_mma(mi_acc[i][j], fa[i], fb[j]);                \
+		}                                                                           \
+	} while (0)
+#else
 	/* the chunk in lds[buf], this sub-group's share of it; with
 	 * PrefetchLocalRead, step u + 1's operands are read during step u */
 #define COMPUTE_CHUNK()                                                                     \
@@ -672,6 +843,7 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 			}                                                                   \
 		}                                                                           \
 	} while (0)
+#endif
 	/* Every chunk: with PrefetchGlobalRead, the next chunk's global reads
 	 * are in flight while this one computes, and go to the other buffer. */
 #define CHUNK_LOOP(FAST)                                                                    \
@@ -814,6 +986,25 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 	/* write out: C = alpha * acc + beta * C, or the partial sum to W */
 	const int beta0 = IS_ZERO(beta);
 
+#if MI_M
+	/* tensor-core tile element e sits at (g + 8 (e / 2), 2 q + e % 2) */
+#pragma unroll
+	for (int i = 0; i < MI_FM; i++)
+#pragma unroll
+		for (int j = 0; j < MI_FN; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const long d0 = tile0 + wm + i * MI_M + lane / 4 + 8 * (e / 2);
+				const long d1 = tile1 + wn + j * MI_N + 2 * (lane % 4) + e % 2;
+
+#if EDGE != 2
+				if (d0 >= S0 || d0 < tile0_own || d1 >= S1 || d1 < tile1_own)
+					continue;
+#endif
+				put_c(C, W, baseC + d0 * STRIDE_C_D0 + d1 * STRIDE_C_D1,
+				      mi_acc[i][j][e], alpha, beta, beta0, gsu_part, args.ws_stride);
+			}
+#else
 #pragma unroll
 	for (int j = 0; j < TT1; j++) {
 		const long d1 = tile1 + D1_OF(j, t1);
@@ -861,19 +1052,11 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 					continue;
 #endif
 				oc = baseC + d0 * STRIDE_C_D0 + d1 * STRIDE_C_D1;
-#if GSU > 1
-				W[gsu_part * args.ws_stride + oc] = r;
-				(void)alpha;
-				(void)beta0;
-#else
-				r = SMUL(alpha, r);
-				if (!beta0)
-					r += SMUL(beta, ld1(C, oc));
-				st1(C, oc, r);
-#endif
+				put_c(C, W, oc, r, alpha, beta, beta0, gsu_part, args.ws_stride);
 			}
 		}
 	}
+#endif /* MI_M */
 }
 
 /* GlobalSplitU: C = alpha * (sum of the GSU partial results) + beta * C,

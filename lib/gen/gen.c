@@ -66,6 +66,15 @@ static int value_bytes(enum tcx_dtype t)
 	return d->bytes;
 }
 
+/* Bytes of one element staged in local memory: with MatrixInstruction,
+ * fp16 and bf16 stay 16 bits, as the tensor cores take them. */
+static int stage_bytes(const struct kernel_plan *k)
+{
+	if (k->sol.mi[0] && (k->c->dtype == TCX_DTYPE_H || k->c->dtype == TCX_DTYPE_B))
+		return 2;
+	return value_bytes(k->c->dtype);
+}
+
 /* An index's position in tensor t's memory order, or its stride when the
  * strides are explicit: what decides coalescing. */
 static double order_key(const struct tcx_contraction *c, const struct problem *p,
@@ -172,8 +181,7 @@ static enum tcx_status check_loads(struct kernel_plan *k, const struct device_in
 			LIMIT("%d elements staged per work-item: too many registers",
 			       (k->nlc_p * k->nlp_p + k->nlc_q * k->nlp_q) * vw);
 		lds = (int64_t)(s->pgr ? 2 : 1) * du *
-		      ((int64_t)(k->mt0 + s->lds_pad) + (k->mt1 + s->lds_pad)) *
-		      value_bytes(k->c->dtype);
+		      ((int64_t)(k->mt0 + s->lds_pad) + (k->mt1 + s->lds_pad)) * stage_bytes(k);
 		k->lds_bytes = lds;
 	}
 lsu:
@@ -183,6 +191,60 @@ lsu:
 	if (dev && dev->local_mem > 0 && k->lds_bytes > dev->local_mem)
 		LIMIT("needs %lld bytes of local memory; the device has %lld",
 		       (long long)k->lds_bytes, (long long)dev->local_mem);
+	return TCX_OK;
+}
+
+/* MatrixInstruction: the tensor-core shapes kernels/cuda/compat.h has, on
+ * a CUDA device that runs them, and a split of the macro tile into warp
+ * tiles of whole instruction tiles (the squarest, for the fewest fragment
+ * reads).  Needs the resolved DepthU. */
+static enum tcx_status check_mi(struct kernel_plan *k, const struct device_info *dev,
+				struct tcx_error *err)
+{
+	const struct solution *s = &k->sol;
+	const enum tcx_dtype t = k->c->dtype;
+	const bool half = t == TCX_DTYPE_H || t == TCX_DTYPE_B;
+	int sm = 0, nw, best = -1;
+
+	if (!(s->mi[0] == 16 && s->mi[1] == 8 && s->mi[2] == (half ? 16 : 8) && s->mi[3] == 1) ||
+	    !(half || t == TCX_DTYPE_S))
+		REJECT("MatrixInstruction [%d, %d, %d, %d] is not a tensor-core shape tcx has for %s "
+		       "(fp16 and bf16: [16, 8, 16, 1]; fp32 through tf32: [16, 8, 8, 1])",
+		       s->mi[0], s->mi[1], s->mi[2], s->mi[3], dtype_info(t)->name);
+	if (!dev || strcmp(k->lang, "cuda") != 0 || sscanf(dev->arch, "sm_%d", &sm) != 1 ||
+	    sm < 80)
+		REJECT("MatrixInstruction needs the CUDA backend on a GPU with tensor cores "
+		       "(sm_80 or later)");
+	if (!s->use_lds || s->wg[2] != 1)
+		REJECT("MatrixInstruction needs UseLDS and LocalSplitU 1");
+	if (k->nt % 32)
+		REJECT("MatrixInstruction needs whole warps: %d work-items is not a multiple of 32",
+		       k->nt);
+	if (s->depth_u % s->mi[2])
+		REJECT("DepthU %d is not a multiple of MatrixInstruction's k = %d", s->depth_u,
+		       s->mi[2]);
+	nw = k->nt / 32;
+	for (int w0 = 1; w0 <= nw; w0 *= 2) {
+		const int w1 = nw / w0;
+
+		if (nw % w0 || k->mt0 % (16 * w0) || k->mt1 % (8 * w1))
+			continue;
+		if (best < 0 || k->mt0 / w0 + k->mt1 / w1 < k->mt0 / best + k->mt1 / (nw / best))
+			best = w0;
+	}
+	if (best < 0)
+		REJECT("macro tile %dx%d does not split into %d warps of whole 16x8 tensor-core tiles",
+		       k->mt0, k->mt1, nw);
+	k->mi = true;
+	k->mi_raw = half;
+	k->mi_warps0 = best;
+	if (half && ((k->mt0 + s->lds_pad) % 8 || (k->mt1 + s->lds_pad) % 8))
+		REJECT("MatrixInstruction on 16-bit data reads local memory by 16-byte rows: "
+		       "MacroTile + LdsPad (%d + %d, %d + %d) must be multiples of 8",
+		       k->mt0, s->lds_pad, k->mt1, s->lds_pad);
+	if ((k->mt0 / best / 16) * (k->mt1 / (nw / best) / 8) * 4 > 256)
+		LIMIT("warp tile %dx%d holds too many accumulators for the registers",
+		      k->mt0 / best, k->mt1 / (nw / best));
 	return TCX_OK;
 }
 
@@ -258,8 +320,6 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 	if ((c->dtype == TCX_DTYPE_D || c->dtype == TCX_DTYPE_Z) && dev && !dev->fp64)
 		return tcx_fail(err, TCX_EUNSUPPORTED, "device '%s' cannot compute in fp64 (%s)",
 				dev->name, di->name);
-	if (s->mi[0])
-		REJECT("MatrixInstruction needs the CUDA backend's tensor cores");
 
 	/* shape */
 	if (!pow2(s->wg[2]) || s->wg[2] > 64)
@@ -314,7 +374,7 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 		struct tcx_error e2;
 
 		for (int du = 2; du <= 1024; du *= 2) {
-			if (du % s->wg[2])
+			if (du % s->wg[2] || (s->mi[0] > 0 && s->mi[2] > 0 && du % s->mi[2]))
 				continue;
 			s->depth_u = du;
 			if (check_loads(k, dev, &e2) == TCX_OK)
@@ -327,6 +387,8 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 	if (s->depth_u % s->wg[2])
 		REJECT("DepthU %d is not a multiple of LocalSplitU %d", s->depth_u, s->wg[2]);
 	st = check_loads(k, dev, err);
+	if (!st && (s->mi[0] || s->mi[1] || s->mi[2] || s->mi[3]))
+		st = check_mi(k, dev, err);
 	if (st)
 		return st;
 	if (s->const_sizes) {
@@ -445,6 +507,10 @@ enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, str
 		strbuf_addf(src, "#define WG_OCC %d\n", s->occupancy);
 	if (k->split_loop)
 		strbuf_addf(src, "#define SPLIT_LOOP 1\n");
+	if (k->mi)
+		strbuf_addf(src, "#define MI_M %d\n#define MI_N %d\n#define MI_K %d\n"
+			    "#define MI_WARPS0 %d\n",
+			    s->mi[0], s->mi[1], s->mi[2], k->mi_warps0);
 	strbuf_addf(src, "#define NLC_P %d\n#define NLP_P %d\n#define NLC_Q %d\n#define NLP_Q %d\n",
 		    k->nlc_p, k->nlp_p, k->nlc_q, k->nlp_q);
 	strbuf_addf(src, "#define TLU_P %d\n#define TLU_Q %d\n", k->tlu_p, k->tlu_q);

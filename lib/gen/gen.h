@@ -30,6 +30,9 @@ struct kernel_plan {
 	int64_t sizes[TCX_MAX_INDICES]; /* the baked sizes, when const_sizes */
 	char lang[16];             /* "opencl" or "cuda" */
 	bool split_loop;           /* a second main loop for interior tiles (GPUs) */
+	bool mi;                   /* MatrixInstruction: tensor cores (CUDA) */
+	bool mi_raw;               /* ... on 16-bit operands, staged as stored */
+	int mi_warps0;             /* warps along D0 (the rest along D1) */
 };
 
 /* Resolves and checks a solution.  `p` gives explicit strides or the sizes
