@@ -125,6 +125,8 @@ static json_t *report_json(const struct tcx_contraction *c, const struct problem
 		json_object_set_new(b, "products", json_integer(r->products));
 		json_object_set_new(b, "unit_roundoff_accumulate", json_real(r->u_acc));
 		json_object_set_new(b, "unit_roundoff_output", json_real(r->u_out));
+		if (r->u_in > 0)
+			json_object_set_new(b, "unit_roundoff_input", json_real(r->u_in));
 		json_object_set_new(b, "gamma", json_real(r->gamma));
 	}
 	json_object_set_new(o, "bound", b);
@@ -174,6 +176,10 @@ static void print_report(const struct tcx_contraction *c, const struct problem *
 		printf("bound       |err| <= %.3g * sum|alpha*a*b| + |beta*c| (+ %.3g * |ref|): "
 		       "%lld products, unit round-off %.3g\n",
 		       r->gamma, 2 * r->u_out, (long long)r->products, r->u_acc);
+	if (!r->custom_tol && r->u_in > 0)
+		printf("            the kernel rounds its inputs (tf32 tensor cores): "
+		       "unit round-off %.3g\n",
+		       r->u_in);
 	printf("checked     %lld of %lld elements%s\n", (long long)r->checked, (long long)r->total,
 	       r->checked < r->total ? " (spread sample)" : "");
 	index_text(c, r->max_idx, where, sizeof(where));

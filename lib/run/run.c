@@ -296,9 +296,12 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 	r->products = nprod = problem_bound_volume(p);
 	r->u_acc = unit_roundoff_acc(t);
 	r->u_out = dtype_info(t)->unit_roundoff;
+	/* tensor cores take fp32 operands as tf32 (10 fraction bits, rounded
+	 * to nearest): each product then carries up to 2 u_in + u_in^2 more */
+	r->u_in = !pr->host && pr->plan.mi && t == TCX_DTYPE_S ? ldexp(1.0, -11) : 0;
 	{
 		double neff = (dtype_info(t)->complex ? 2.0 : 1.0) * (double)nprod + 2;
-		double g = neff * r->u_acc;
+		double g = neff * r->u_acc + 2 * r->u_in + r->u_in * r->u_in;
 
 		r->gamma = g < 0.5 ? g / (1 - g) : 1;
 	}

@@ -72,6 +72,7 @@ struct validate_report {
 	struct mismatch list[64];
 	/* the bound used: |err| <= gamma * magnitude + u_out * |ref| */
 	double u_acc, u_out, gamma;
+	double u_in;          /* rounding of the inputs inside the kernel (tf32), or 0 */
 	int64_t products;     /* accumulated products per element */
 	bool custom_tol;
 	double rtol, atol;
