@@ -10,7 +10,7 @@
  * bf16, loads) and the shared-memory carving without a GPU; the fp16
  * conversions run compat.h's portable code, not the PTX/HIP instructions.
  *
- * usage: cuda_emulate TYPE [--seed N] [--quick]
+ * usage: cuda_emulate TYPE [--seed N] [--quick] [--only PARAMSET]
  * Needs a C++17 compiler: $TCX_TEST_CXX, else c++ (exit 77 without one).
  */
 #include <dlfcn.h>
@@ -390,11 +390,12 @@ int main(int argc, char **argv)
 	uint64_t seed = 1;
 	int failures = 0, runs = 0;
 	bool quick = false;
+	const char *only = NULL; /* one parameter set, by name */
 	const char *cxx = getenv("TCX_TEST_CXX");
 	char cmd[512];
 
 	if (argc < 2 || !dtype_parse(argv[1], &t)) {
-		fprintf(stderr, "usage: cuda_emulate TYPE [--seed N] [--quick]\n");
+		fprintf(stderr, "usage: cuda_emulate TYPE [--seed N] [--quick] [--only PARAMSET]\n");
 		return 2;
 	}
 	for (int k = 2; k < argc; k++) {
@@ -402,6 +403,8 @@ int main(int argc, char **argv)
 			seed = strtoull(argv[++k], NULL, 10);
 		else if (!strcmp(argv[k], "--quick"))
 			quick = true;
+		else if (!strcmp(argv[k], "--only") && k + 1 < argc)
+			only = argv[++k];
 	}
 	if (!cxx || !*cxx)
 		cxx = "c++";
@@ -467,6 +470,10 @@ int main(int argc, char **argv)
 				struct strbuf log = STRBUF_INIT;
 				enum tcx_status st;
 
+				if (!paramset_applies(&paramsets[ps], dtype_info(t)->letter,
+						      dev.info.lang) ||
+				    (only && strcmp(only, paramsets[ps].name) != 0))
+					continue;
 				solution_default(&s);
 				if (solution_parse(&s, paramsets[ps].params, &err)) {
 					printf("FAIL params %s: %s\n", paramsets[ps].name, err.msg);

@@ -99,6 +99,9 @@ int offline_main(int argc, char **argv, const struct device_info *dev, offline_c
 				unsigned char *bin = NULL;
 				size_t bin_len = 0;
 
+				if (!paramset_applies(&paramsets[ps], dtype_info(t)->letter,
+						      dev->lang))
+					continue;
 				cases++;
 				solution_default(&s);
 				st = solution_parse(&s, paramsets[ps].params, &err);

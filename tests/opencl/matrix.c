@@ -51,6 +51,9 @@ static void *prebuild_worker(void *arg)
 			break;
 		e = k / (int)ARRAY_SIZE(paramsets);
 		ps = k % (int)ARRAY_SIZE(paramsets);
+		if (!paramset_applies(&paramsets[ps], dtype_info(pb->t)->letter,
+				      device_info_of(pb->dev)->lang))
+			continue;
 		if (notation_parse(exprs[e], pb->t, LAYOUT_BY_STYLE, &c, &err))
 			continue;
 		/* the source does not depend on the sizes (they are arguments) */
@@ -160,6 +163,9 @@ int main(int argc, char **argv)
 					printf("%s | %s | %s\n", exprs[e], sizes, paramsets[ps].name);
 					continue;
 				}
+				if (!paramset_applies(&paramsets[ps], dtype_info(t)->letter,
+						      device_info_of(dev)->lang))
+					continue;
 				solution_default(&s);
 				if (solution_parse(&s, paramsets[ps].params, &err)) {
 					printf("FAIL params %s: %s\n", paramsets[ps].name, err.msg);

@@ -7,6 +7,7 @@
 #define TCX_MATRIX_CASES_H
 
 #include <stdint.h>
+#include <string.h>
 
 static const char *const exprs[] = {
 	/* Tensile's documented examples */
@@ -52,22 +53,45 @@ static const char *const exprs[] = {
 struct paramset {
 	const char *name;
 	const char *params;
+	const char *types; /* the element types it is for (NULL: all) */
+	int cuda;          /* 1: tensor cores, for CUDA devices only */
 };
 
 static const struct paramset paramsets[] = {
 	{ "lds-vw4", "UseLDS=True,WorkGroup=[8,8,1],ThreadTile=[4,4],VectorWidth=4,DepthU=8,"
-		     "EdgeType=Branch" },
+		     "EdgeType=Branch", NULL, 0 },
 	{ "lds-lsu2-gsu3-shift", "UseLDS=True,WorkGroup=[4,4,2],ThreadTile=[2,2],VectorWidth=2,"
 				 "DepthU=8,EdgeType=ShiftPtr,GlobalSplitU=3,"
-				 "PrefetchGlobalRead=False,NumLoadsCoalescedA=-1" },
+				 "PrefetchGlobalRead=False,NumLoadsCoalescedA=-1", NULL, 0 },
 	{ "direct-vw8-wgm2", "UseLDS=False,WorkGroup=[2,2,1],ThreadTile=[8,4],VectorWidth=8,"
-			     "DepthU=4,WorkGroupMapping=2" },
+			     "DepthU=4,WorkGroupMapping=2", NULL, 0 },
 	{ "lds-edge-none", "UseLDS=True,WorkGroup=[1,1,1],ThreadTile=[1,1],VectorWidth=1,"
-			   "DepthU=1,EdgeType=None,LoopTail=False" },
+			   "DepthU=1,EdgeType=None,LoopTail=False", NULL, 0 },
 	{ "lds-pad-shift-wgm3", "UseLDS=True,WorkGroup=[8,4,1],ThreadTile=[2,4],VectorWidth=2,"
 				"DepthU=16,EdgeType=ShiftPtr,WorkGroupMapping=3,"
-				"NumLoadsCoalescedB=2,LdsPad=1,PrefetchLocalRead=False" },
+				"NumLoadsCoalescedB=2,LdsPad=1,PrefetchLocalRead=False", NULL, 0 },
+	/* tensor cores (MatrixInstruction): fp16/bf16 by ldmatrix, fp32 as
+	 * tf32; two warp layouts, vector and element global reads, ShiftPtr
+	 * with GlobalSplitU, one buffer */
+	{ "mi16-2warps", "WorkGroup=[8,8,1],ThreadTile=[8,4],VectorWidth=4,DepthU=16,LdsPad=8,"
+			 "MatrixInstruction=[16,8,16,1]", "HB", 1 },
+	{ "mi16-4warps-gsu", "WorkGroup=[16,8,1],ThreadTile=[4,6],VectorWidth=2,DepthU=32,"
+			     "LdsPad=8,EdgeType=ShiftPtr,GlobalSplitU=2,PrefetchGlobalRead=False,"
+			     "MatrixInstruction=[16,8,16,1]", "HB", 1 },
+	{ "mi8-tf32", "WorkGroup=[8,8,1],ThreadTile=[8,4],VectorWidth=4,DepthU=8,LdsPad=4,"
+		      "MatrixInstruction=[16,8,8,1]", "S", 1 },
+	{ "mi8-tf32-gsu", "WorkGroup=[16,8,1],ThreadTile=[4,6],VectorWidth=2,DepthU=16,"
+			  "EdgeType=ShiftPtr,GlobalSplitU=2,MatrixInstruction=[16,8,8,1]", "S", 1 },
 };
+
+/* Whether a parameter set is a case for element type t on a device whose
+ * kernel language is `lang` ("opencl", "cuda"). */
+static int paramset_applies(const struct paramset *ps, char type, const char *lang)
+{
+	if (ps->types && !strchr(ps->types, type))
+		return 0;
+	return !ps->cuda || strcmp(lang, "cuda") == 0;
+}
 
 /* Size sets: by the index's position in the id order. */
 #define MATRIX_SIZE_SETS 4
