@@ -68,7 +68,7 @@ if want matrix; then
 	log "" "## Validation matrix ($(stamp))" ""
 	log "| backend | type | result |"
 	log "|---|---|---|"
-	for dev in "${backends[@]}"; do
+	for dev in ${GPU_MATRIX_DEVICES:-${backends[@]}}; do
 		for t in ${GPU_MATRIX_TYPES:-s d c z h b}; do
 			timeout 600 validate_matrix "$t" --device "$dev" --jobs "$jobs" \
 				>"$out/matrix-${dev//:/_}-$t.log" 2>&1
@@ -82,17 +82,18 @@ if want probe; then
 	# where hand-picked solutions stand before tuning (bench/gpu_probe.txt;
 	# GPU_PROBE to use another list, GPU_PROBE_DEVICES for other backends)
 	log "" "## Probe ($(stamp))" ""
-	log "| name | device | sizes | TFLOP/s |"
-	log "|---|---|---|---|"
-	while IFS='|' read -r name expr sizes params; do
+	log "| name | type | device | sizes | TFLOP/s |"
+	log "|---|---|---|---|---|"
+	while IFS='|' read -r name expr sizes params type; do
 		name=$(trim "$name") expr=$(trim "$expr") sizes=$(trim "$sizes") params=$(trim "$params")
+		type=$(trim "${type:-s}")
 		case $name in '' | '#'*) continue ;; esac
 		for dev in ${GPU_PROBE_DEVICES:-$cuda}; do
 			for size in ${sizes//;/ }; do
-				r=$(tcx bench "$expr" --exact "$size" --device "$dev" \
+				r=$(tcx bench "$expr" --exact "$size" --type "$type" --device "$dev" \
 					--params "$params" --min-time 0.2 --format json 2>>"$out/probe.err" |
 					python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.1f" % (r["gflops"]/1e3) if r.get("gflops") else r.get("reason","-"))' 2>&1 | tail -1)
-				log "| $name | $dev | $size | $r |"
+				log "| $name | $type | $dev | $size | $r |"
 			done
 		done
 	done <"${GPU_PROBE:-bench/gpu_probe.txt}"
@@ -107,7 +108,7 @@ fi
 if want tune; then
 	log "" "## Tuning ($(stamp))" ""
 	mkdir -p "$out/logic"
-	for cfg in share/tune/hopper-*.yaml; do
+	for cfg in ${GPU_TUNE_CONFIGS:-share/tune/hopper-*.yaml}; do
 		for dev in "${tuned[@]}"; do
 			start=$(date +%s)
 			tcx -q tune "$cfg" --device "$dev" -j "$jobs" --db "$out/results.db" \
@@ -119,7 +120,7 @@ fi
 
 if want bench; then
 	log "" "## tcx against PyTorch ($(stamp))" ""
-	python3 bench/gpu_report.py --cases bench/gpu_cases.txt --torch "$out/torch.json" \
+	python3 bench/gpu_report.py --cases "${GPU_CASES:-bench/gpu_cases.txt}" --torch "$out/torch.json" \
 		--logic "$out/logic" --out "$out" --devices "${tuned[@]}" | tee -a "$report"
 fi
 log "" "Finished $(stamp)."

@@ -20,8 +20,8 @@ def run(cmd):
     return r.returncode, r.stdout, r.stderr
 
 
-def tensile_name(tcx, expr):
-    rc, out, _ = run([tcx, "parse", "--format", "json", expr])
+def tensile_name(tcx, expr, dtype):
+    rc, out, _ = run([tcx, "parse", "--format", "json", "--type", dtype, expr])
     return json.loads(out)["problem_type"] if rc == 0 else None
 
 
@@ -51,7 +51,7 @@ def main():
         if not line or line.startswith("#"):
             continue
         name, expr, dtype, sizes, tref, _cfg = [x.strip() for x in line.split("|")]
-        pname = tensile_name(a.tcx, expr)
+        pname = tensile_name(a.tcx, expr, dtype)
         row = {"case": name, "expression": expr, "sizes": sizes,
                "torch_tflops": ref.get(tref, {}).get("tflops"), "tcx": {}}
         for dev in a.devices:

@@ -7,7 +7,7 @@ usage: torch_ref.py [--reps N] > reference.json
 
 Prints one JSON object: {"device": ..., "torch": ..., "cases": [{"name", "what",
 "shape", "ms", "tflops"}]}.  Shapes follow the "Speed on Hopper" cases: GEMM
-fp32 (NN and NT), tf32, fp16; torch.einsum('ilk,jlk->ijk') for four shapes
+fp32 (NN and NT), tf32, fp16, bf16; torch.einsum('ilk,jlk->ijk') for four shapes
 (I, J, L, K) and the 5-index contraction 'ikmon,jmlno->ijklm'."""
 import json
 import statistics
@@ -50,7 +50,7 @@ def main():
 
     for n in (1024, 4096, 8192):
         for mode, dt, tf32 in (("fp32", torch.float32, False), ("tf32", torch.float32, True),
-                               ("fp16", torch.float16, False)):
+                               ("fp16", torch.float16, False), ("bf16", torch.bfloat16, False)):
             torch.backends.cuda.matmul.allow_tf32 = tf32
             a, b = rnd((n, n), dt), rnd((n, n), dt)
             add("gemm-%s-nn-%d" % (mode, n), "torch.matmul(a, b) (%s)" % mode, [n, n, n],
