@@ -521,16 +521,18 @@ void solution_name(const struct solution *s, char *buf, size_t len)
 {
 	static const char edge_letter[] = { 'B', 'S', 'N' };
 
-	char occ[16] = "";
+	char occ[16] = "", mi[48] = "";
 
 	if (s->occupancy)
 		snprintf(occ, sizeof(occ), "_OCC%d", s->occupancy);
+	if (s->mi[0])
+		snprintf(mi, sizeof(mi), "_MI%dx%dx%dx%d", s->mi[0], s->mi[1], s->mi[2], s->mi[3]);
 	snprintf(buf, len,
-		 "MT%dx%dx%d_WG%dx%dx%d_TT%dx%d_VW%d_GSU%d_PGR%d_PLR%d_E%c_WGM%d_NLC%dx%d_LT%d%s%s%s%s",
+		 "MT%dx%dx%d_WG%dx%dx%d_TT%dx%d_VW%d_GSU%d_PGR%d_PLR%d_E%c_WGM%d_NLC%dx%d_LT%d%s%s%s%s%s",
 		 s->wg[0] * s->tt[0], s->wg[1] * s->tt[1], s->depth_u, s->wg[0], s->wg[1], s->wg[2],
 		 s->tt[0], s->tt[1], s->vw, s->gsu, s->pgr, s->plr, edge_letter[s->edge], s->wgm,
 		 s->nlc[0], s->nlc[1], s->loop_tail, s->use_lds ? "" : "_DIRECT",
-		 s->const_sizes ? "_CS" : "", s->lds_pad ? "_PAD" : "", occ);
+		 s->const_sizes ? "_CS" : "", s->lds_pad ? "_PAD" : "", occ, mi);
 }
 
 bool solution_equal(const struct solution *a, const struct solution *b)
