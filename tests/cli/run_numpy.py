@@ -3,8 +3,10 @@
 
 For 20+ contractions, in C and Fortran order (and mixed), draw random
 inputs, save them as .npy, run `tcx run` and numpy.einsum on the same files
-and compare within a tolerance scaled by the summed magnitudes.  Usage:
-run_numpy.py TCX [--device ID]."""
+and compare within a tolerance scaled by the summed magnitudes.  Then
+float16 files (fp32 accumulation, one rounding to fp16 at the end), and
+alpha/beta with a C input: beta = 0 must not read C (a C of NaNs leaves no
+trace), beta != 0 must add beta*C.  Usage: run_numpy.py TCX [--device ID]."""
 import os
 import subprocess
 import sys
@@ -105,8 +107,61 @@ def main():
                         print("FAIL %s (%s, %s): %d of %d elements differ, max error %g" %
                               (form, order, np.dtype(dt).name, int(bad.sum()), bad.size,
                                float(np.max(np.abs(got - want)))))
+        r, f = extra_cases(tcx, extra, rng, d)
+        runs += r
+        failures += f
     print("%d runs, %d failed" % (runs, failures))
     return 1 if failures else 0
+
+
+def extra_cases(tcx, extra, rng, d):
+    """float16 files, and alpha/beta with C; returns (runs, failures)."""
+    runs = failures = 0
+    eps32 = np.finfo(np.float32).eps
+    cases = [(e, s) for e, _t, s in CASES[:8]]
+    for k, (expr, sizes) in enumerate(cases):
+        a_idx, b_idx = operands(expr)
+        out_idx = expr.split("->")[1]
+        for what in ("float16", "beta0", "beta"):
+            dt = np.float16 if what == "float16" else np.float32
+            a = rand(rng, [sizes[c] for c in a_idx], dt)
+            b = rand(rng, [sizes[c] for c in b_idx], dt)
+            if k % 2:
+                a = np.asfortranarray(a)
+            paths = {n: os.path.join(d, n + ".npy") for n in ("a", "b", "c", "out")}
+            np.save(paths["a"], a)
+            np.save(paths["b"], b)
+            cmd = [tcx, "run", expr, "-i", "A=" + paths["a"], "-i", "B=" + paths["b"],
+                   "-o", paths["out"]] + extra
+            want = np.einsum(expr, a.astype(np.float64), b.astype(np.float64))
+            mag = np.einsum(expr, np.abs(a).astype(np.float64), np.abs(b).astype(np.float64))
+            cshape = [sizes[c] for c in out_idx]
+            if what == "beta0":
+                np.save(paths["c"], np.full(cshape, np.nan, dt))
+                cmd += ["-i", "C=" + paths["c"], "--beta", "0"]
+            elif what == "beta":
+                c = rand(rng, cshape, dt)
+                np.save(paths["c"], c)
+                cmd += ["-i", "C=" + paths["c"], "--alpha", "-1.5", "--beta", "0.5"]
+                want = -1.5 * want + 0.5 * c.astype(np.float64)
+                mag = 1.5 * mag + 0.5 * np.abs(c).astype(np.float64)
+            if os.path.exists(paths["out"]):
+                os.remove(paths["out"])
+            runs += 1
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                failures += 1
+                print("FAIL %s (%s): exit %d: %s" % (expr, what, r.returncode, r.stderr.strip()))
+                continue
+            got = np.load(paths["out"])
+            nprod = max(1, int(np.prod(a.shape) * np.prod(b.shape)) // max(1, want.size))
+            tol = 4 * (nprod + 2) * eps32 * (mag + 1e-30) + np.finfo(dt).eps * np.abs(want)
+            bad = ~(np.abs(got.astype(np.float64) - want) <= tol)
+            if got.dtype != dt or got.shape != want.shape or np.any(bad):
+                failures += 1
+                print("FAIL %s (%s): dtype %s shape %s, %d elements off" %
+                      (expr, what, got.dtype, got.shape, int(bad.sum()) if bad.shape else -1))
+    return runs, failures
 
 
 if __name__ == "__main__":
