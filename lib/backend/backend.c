@@ -10,7 +10,7 @@
 #include "common/fault.h"
 
 /* One line per backend.  Order matters only for listing. */
-static void (*const registry[])(struct backend_ops *) = {
+static void (*const registry[])(struct tcx_backend_ops *) = {
 #ifdef TCX_WITH_OPENCL
 	tcx_backend_opencl_ops,
 #endif
@@ -24,7 +24,7 @@ static void (*const registry[])(struct backend_ops *) = {
 };
 
 #define NBACKENDS ARRAY_SIZE(registry)
-static struct backend_ops backends[NBACKENDS];
+static struct tcx_backend_ops backends[NBACKENDS];
 static pthread_once_t backends_once = PTHREAD_ONCE_INIT;
 
 static void backends_init(void)
@@ -39,13 +39,13 @@ int backend_count(void)
 	return (int)NBACKENDS;
 }
 
-const struct backend_ops *backend_at(int k)
+const struct tcx_backend_ops *backend_at(int k)
 {
 	pthread_once(&backends_once, backends_init);
 	return k >= 0 && (size_t)k < NBACKENDS ? &backends[k] : NULL;
 }
 
-const struct backend_ops *backend_find(const char *name)
+const struct tcx_backend_ops *backend_find(const char *name)
 {
 	for (int k = 0; k < backend_count(); k++)
 		if (strcmp(backends[k].name, name) == 0)
@@ -108,7 +108,7 @@ enum tcx_status device_open(const char *id, struct device **out, struct tcx_erro
 	struct strbuf why = STRBUF_INIT;
 	enum tcx_status st;
 	int n, pick = -1, index = 0;
-	const struct backend_ops *ops;
+	const struct tcx_backend_ops *ops;
 
 	*out = NULL;
 	if (!id || !*id)
@@ -192,7 +192,7 @@ static struct device_base *base_of(const struct device *dev)
 	return (struct device_base *)dev;
 }
 
-const struct backend_ops *device_ops(const struct device *dev)
+const struct tcx_backend_ops *device_ops(const struct device *dev)
 {
 	return base_of(dev)->ops;
 }

@@ -1,7 +1,7 @@
 /* backend.h - the backend interface: how tcx finds devices, builds kernels,
  * moves data and launches work on OpenCL, CUDA, HIP and the host.
  *
- * A backend fills a struct backend_ops (pocl's device-ops idea): one
+ * A backend fills a struct tcx_backend_ops (pocl's device-ops idea): one
  * directory lib/backend/<name>/ providing tcx_backend_<name>_ops(), and one
  * registry line in backend.c.  The tuner and the generator never ask which
  * backend they have; they read struct device_info.
@@ -78,7 +78,7 @@ struct launch {
 	struct karg args[LAUNCH_MAX_ARGS];
 };
 
-struct backend_ops {
+struct tcx_backend_ops {
 	const char *name;
 
 	/* Lists this backend's devices into out[0..max), sets *count.  A
@@ -133,8 +133,8 @@ struct backend_ops {
 
 /* The registry. */
 int backend_count(void);
-const struct backend_ops *backend_at(int k);
-const struct backend_ops *backend_find(const char *name);
+const struct tcx_backend_ops *backend_at(int k);
+const struct tcx_backend_ops *backend_find(const char *name);
 
 /* Every device of every backend.  `why` receives one line per backend that
  * has no devices and says why (NULL allowed).  Caller frees *out. */
@@ -147,14 +147,14 @@ enum tcx_status devices_list(struct device_info **out, int *count, struct strbuf
 enum tcx_status device_open(const char *id, struct device **out, struct tcx_error *err);
 void device_close(struct device *dev);
 const struct device_info *device_info_of(const struct device *dev);
-const struct backend_ops *device_ops(const struct device *dev);
+const struct tcx_backend_ops *device_ops(const struct device *dev);
 /* True for the host reference device, which computes but never compiles. */
 bool device_is_host(const struct device *dev);
 
 /* Every backend's `struct device` starts with this header, so the generic
  * code can find the ops and the in-process program cache. */
 struct device_base {
-	const struct backend_ops *ops;
+	const struct tcx_backend_ops *ops;
 	struct program_cache *cache;
 	unsigned long builds, cache_hits, disk_hits; /* counters, for tests */
 	/* the on-disk kernel cache (kcache.h): off for this device when set */
@@ -209,15 +209,15 @@ void launch_arg_bytes(struct launch *l, const void *ptr, size_t size);
 void launch_arg_local(struct launch *l, size_t size);
 
 /* Each backend: */
-void tcx_backend_host_ops(struct backend_ops *ops);
+void tcx_backend_host_ops(struct tcx_backend_ops *ops);
 #ifdef TCX_WITH_OPENCL
-void tcx_backend_opencl_ops(struct backend_ops *ops);
+void tcx_backend_opencl_ops(struct tcx_backend_ops *ops);
 #endif
 #ifdef TCX_WITH_CUDA
-void tcx_backend_cuda_ops(struct backend_ops *ops);
+void tcx_backend_cuda_ops(struct tcx_backend_ops *ops);
 #endif
 #ifdef TCX_WITH_HIP
-void tcx_backend_hip_ops(struct backend_ops *ops);
+void tcx_backend_hip_ops(struct tcx_backend_ops *ops);
 #endif
 
 #endif /* TCX_BACKEND_H */

@@ -14,7 +14,7 @@
 
 struct launch_job {
 	struct device *dev;
-	const struct backend_ops *ops;
+	const struct tcx_backend_ops *ops;
 	struct program *prog;
 	struct launch l;      /* KARG_BYTES point into bytes */
 	unsigned char *bytes; /* copies of the value arguments */
@@ -29,7 +29,7 @@ struct launch_job {
 
 struct watchdog {
 	double timeout_s;
-	const struct backend_ops *ops;
+	const struct tcx_backend_ops *ops;
 	struct launch_job *abandoned; /* still running, or done and not yet reaped */
 	struct buffer **deferred;     /* freed while a kernel was abandoned */
 	size_t ndeferred, cap_deferred;
@@ -188,7 +188,7 @@ static enum tcx_status job_copy(struct launch_job *j, const struct launch *l, st
 }
 
 enum tcx_status watchdog_launch(struct watchdog *wd, struct device *dev,
-				const struct backend_ops *ops, struct program *prog,
+				const struct tcx_backend_ops *ops, struct program *prog,
 				const struct launch *l, bool hang, double *event_ms,
 				struct tcx_error *err)
 {

@@ -34,7 +34,7 @@ void watchdog_set_timeout(struct watchdog *wd, double timeout_s);
  * `hang` (fault injection) sleeps fault_hang_seconds() first, as a kernel
  * that hangs; under a timeout the launch is then dropped. */
 enum tcx_status watchdog_launch(struct watchdog *wd, struct device *dev,
-				const struct backend_ops *ops, struct program *prog,
+				const struct tcx_backend_ops *ops, struct program *prog,
 				const struct launch *l, bool hang, double *event_ms,
 				struct tcx_error *err);
 

@@ -368,7 +368,7 @@ static void emu_close(struct device *dev)
 {
 }
 
-static struct backend_ops emu_ops = {
+static struct tcx_backend_ops emu_ops = {
     .name = "cuda-emu",
     .close = emu_close,
     .info = emu_info,

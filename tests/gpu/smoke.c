@@ -63,7 +63,7 @@ static void check_memory(struct device *dev, uint64_t seed)
 	enum { N = 1 << 20 };
 	unsigned char *in = malloc(N), *out = malloc(N);
 	struct pcg32 rng;
-	const struct backend_ops *ops = device_ops(dev);
+	const struct tcx_backend_ops *ops = device_ops(dev);
 
 	pcg32_seed(&rng, seed, 7);
 	for (size_t k = 0; k < N; k++)
@@ -119,7 +119,7 @@ static void check_kernel(struct device *dev)
 				  "\tif (i < n)\n"
 				  "\t\tx[i] *= a;\n"
 				  "}\n";
-	const struct backend_ops *ops = device_ops(dev);
+	const struct tcx_backend_ops *ops = device_ops(dev);
 	struct tcx_error err = {0};
 	struct program *p = NULL, *p2 = NULL;
 	struct buffer *b = NULL;

@@ -173,7 +173,7 @@ static void cpu_info(struct device_info *di, const char *lang)
 static void test_launch_args(void)
 {
 	struct tcx_contraction *c = parse("C[ijb]=A[ikb]*B[kjb]", TCX_DTYPE_S);
-	struct backend_ops ops;
+	struct tcx_backend_ops ops;
 	struct rec_device rd;
 	struct kernel_plan k;
 	struct solution s;

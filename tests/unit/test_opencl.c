@@ -60,7 +60,7 @@ static void vadd_launch(struct launch *l, struct buffer *a, struct buffer *b, st
 
 int main(void)
 {
-	const struct backend_ops *ops = backend_find("opencl");
+	const struct tcx_backend_ops *ops = backend_find("opencl");
 	struct device_info infos[16];
 	const struct device_info *di;
 	struct device *dev = NULL, *bad = NULL;

@@ -1238,7 +1238,7 @@ static enum tcx_status cuda_finish(struct device *dev, struct tcx_error *err)
 	return TCX_OK;
 }
 
-void tcx_backend_cuda_ops(struct backend_ops *ops)
+void tcx_backend_cuda_ops(struct tcx_backend_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
 	ops->name = "cuda";

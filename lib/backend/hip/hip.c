@@ -1164,7 +1164,7 @@ static enum tcx_status hip_finish(struct device *dev, struct tcx_error *err)
 	return TCX_OK;
 }
 
-void tcx_backend_hip_ops(struct backend_ops *ops)
+void tcx_backend_hip_ops(struct tcx_backend_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
 	ops->name = "hip";

@@ -126,7 +126,7 @@ static enum tcx_status host_read(struct device *dev, struct buffer *buf, size_t 
 	return TCX_OK;
 }
 
-void tcx_backend_host_ops(struct backend_ops *ops)
+void tcx_backend_host_ops(struct tcx_backend_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
 	ops->name = "host";

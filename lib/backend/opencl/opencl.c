@@ -1146,7 +1146,7 @@ static enum tcx_status ocl_finish(struct device *dev, struct tcx_error *err)
 	return TCX_OK;
 }
 
-void tcx_backend_opencl_ops(struct backend_ops *ops)
+void tcx_backend_opencl_ops(struct tcx_backend_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
 	ops->name = "opencl";
