@@ -122,6 +122,7 @@ const struct cmd cmd_bench_def = {
 	"Time solutions over problem sizes, gate regressions, compare runs", bench_options,
 	bench_examples, "expr",
 	CMD_NEEDS_DEVICE | CMD_INTERRUPTIBLE,
+	NULL,
 };
 
 #define BENCH_SIZES_LIMIT 1000000

@@ -59,6 +59,7 @@ struct cmd {
 	const char *const *examples;      /* NULL-terminated, may be NULL */
 	const char *args;                 /* what positional arguments complete to: "expr", "file", ... */
 	unsigned flags;
+	const char *actions;              /* the first argument's words, space-separated, or NULL */
 };
 
 /* The command table (cmd/tcx.c). */

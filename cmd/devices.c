@@ -36,6 +36,7 @@ const struct cmd cmd_devices_def = {
 	"devices", cmd_devices, devices_synopsis,
 	"List the devices tcx can use",
 	devices_options, devices_examples, "", 0,
+	NULL,
 };
 
 /* Backends tcx knows of; those not in the registry were not built in. */

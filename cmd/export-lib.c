@@ -68,6 +68,7 @@ const struct cmd cmd_export_lib_def = {
     export_synopsis, "Write a self-contained C library that runs the tuned kernels",
     export_options,  export_examples,
     "file",	     0,
+	NULL,
 };
 
 #define MAX_SPECS 64

@@ -76,6 +76,7 @@ const struct cmd cmd_logic_def = {
     logic_synopsis, "Show, convert, query and evaluate library logic (tcx's or Tensile's)",
     logic_options,  logic_examples,
     "file",	    0,
+    "show import export lookup eval",
 };
 
 enum action { ACT_SHOW, ACT_IMPORT, ACT_EXPORT, ACT_LOOKUP, ACT_EVAL };

@@ -43,6 +43,7 @@ const struct cmd cmd_parse_def = {
 	"parse", cmd_parse, parse_synopsis,
 	"Parse a contraction and classify its indices",
 	parse_options, parse_examples, "expr", 0,
+	NULL,
 };
 
 static const char *role_label(int t)

@@ -40,6 +40,7 @@ int cmd_results(int argc, char **argv);
 const struct cmd cmd_results_def = {
 	"results", cmd_results, results_synopsis,
 	"Query and merge results stores", results_options, results_examples, "file", 0,
+	"merge",
 };
 
 static const char *status_text(enum meas_status s)

@@ -44,6 +44,7 @@ int cmd_run(int argc, char **argv);
 const struct cmd cmd_run_def = {
 	"run", cmd_run, run_synopsis, "Contract tensors from .npy files on a device",
 	run_options, run_examples, "expr", CMD_NEEDS_DEVICE,
+	NULL,
 };
 
 static const char *const tname[3] = { "C", "A", "B" };

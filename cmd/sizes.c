@@ -37,6 +37,7 @@ const struct cmd cmd_sizes_def = {
 	"sizes", cmd_sizes, sizes_synopsis,
 	"Expand problem-size ranges the way Tensile does",
 	sizes_options, sizes_examples, "expr", 0,
+	NULL,
 };
 
 /* The most problems one invocation expands (a guard against typos). */

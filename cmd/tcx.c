@@ -138,12 +138,26 @@ static void print_version(void)
 	strbuf_release(&why);
 }
 
+/* Prints the space-separated words of `p`, one per line. */
+static void print_words(const char *p)
+{
+	while (*p) {
+		size_t n = strcspn(p, " ");
+
+		printf("%.*s\n", (int)n, p);
+		p += n;
+		p += strspn(p, " ");
+	}
+}
+
 /* tcx --complete                  -> commands
  * tcx --complete CMD              -> CMD's options ("--name" per line)
  * tcx --complete CMD --opt        -> values of an enumerated option, or a
  *                                    word naming what to complete: @file
  *                                    @dir @device
  * tcx --complete CMD --args       -> what positional arguments are
+ * tcx --complete CMD --actions    -> the words CMD's first argument can be
+ *                                    (logic: show, import, ...), if any
  * tcx --complete --devices        -> device ids, one per line */
 static int complete(int argc, char **argv)
 {
@@ -179,6 +193,10 @@ static int complete(int argc, char **argv)
 		printf("%s\n", c->args ? c->args : "");
 		return 0;
 	}
+	if (strcmp(argv[2], "--actions") == 0) {
+		print_words(c->actions ? c->actions : "");
+		return 0;
+	}
 	for (const struct cmd_option *o = c->options; o->name; o++) {
 		bool match = strncmp(argv[2], "--", 2) == 0 && strcmp(argv[2] + 2, o->name) == 0;
 
@@ -189,13 +207,7 @@ static int complete(int argc, char **argv)
 			continue;
 		switch (o->kind) {
 		case OV_ENUM:
-			for (const char *p = o->values; *p;) {
-				size_t n = strcspn(p, " ");
-
-				printf("%.*s\n", (int)n, p);
-				p += n;
-				p += strspn(p, " ");
-			}
+			print_words(o->values);
 			break;
 		case OV_FILE:
 			printf("@file\n");

@@ -83,6 +83,7 @@ const struct cmd cmd_tune_def = {
 	"tune", cmd_tune, tune_synopsis,
 	"Tune solutions for a config's problems and write library logic", tune_options,
 	tune_examples, "file", CMD_NEEDS_DEVICE | CMD_INTERRUPTIBLE,
+	NULL,
 };
 
 

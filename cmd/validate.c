@@ -72,6 +72,7 @@ const struct cmd cmd_validate_def = {
 	"validate", cmd_validate, validate_synopsis,
 	"Check a generated kernel against the host reference",
 	validate_options, validate_examples, "expr", CMD_NEEDS_DEVICE,
+	NULL,
 };
 
 static void index_text(const struct tcx_contraction *c, const int64_t *idx, char *buf,
