@@ -108,6 +108,18 @@ function __tcx_complete
         __tcx_ask $cmd
         return
     end
+    # the action (tcx logic show, tcx results merge), until one is given
+    set -l acts (__tcx_ask $cmd --actions)
+    if test (count $acts) -gt 0
+        set -l given 0
+        for w in $tok[(math $cmdi + 1)..-1]
+            contains -- $w $acts; and set given 1
+        end
+        if test $given -eq 0
+            printf '%s\n' $acts
+            return
+        end
+    end
     # positional arguments
     switch (__tcx_ask $cmd --args)
         case '*dir*'

@@ -168,9 +168,32 @@ expect_same "bash: a device id past ':'" "$(bash_complete 'tcx validate --device
 	$("$TCX" --complete --devices | sed -n 's/^opencl://p')
 expect_has "bash: '-i A=<file>'" "$(bash_complete 'tcx run -i A=af')" afile.npy
 for cmd in $commands; do
+	[ -z "$("$TCX" --complete "$cmd" --actions)" ] || continue # below
 	case $("$TCX" --complete "$cmd" --args) in
 	*file*) expect_has "bash: '$cmd <file>'" "$(bash_complete "tcx $cmd af")" afile.npy ;;
 	esac
+done
+# actions (tcx logic show, tcx results merge): offered until one is given,
+# each one a word the command takes, then files and options as usual
+expect_has "bash: 'tcx logic <TAB>'" "$(bash_complete 'tcx logic ')" \
+	show import export lookup eval
+expect_has "bash: 'tcx results <TAB>'" "$(bash_complete 'tcx results ')" merge
+for cmd in $commands; do
+	acts=$("$TCX" --complete "$cmd" --actions)
+	[ -n "$acts" ] || continue
+	# shellcheck disable=SC2086
+	expect_same "bash: actions of '$cmd'" "$(bash_complete "tcx $cmd ")" $acts
+	for act in $acts; do
+		expect_has "bash: '$cmd $act <file>'" "$(bash_complete "tcx $cmd $act af")" afile.npy
+		expect_has "bash: options of '$cmd $act'" "$(bash_complete "tcx $cmd $act --")" \
+			$("$TCX" --complete "$cmd")
+		checks=$((checks + 1))
+		"$TCX" "$cmd" "$act" 2>&1 | grep -Eq "unknown (action|argument) '$act'" &&
+			bad "'tcx $cmd' does not take the action '$act' its table lists"
+	done
+	checks=$((checks + 1))
+	"$TCX" "$cmd" no-such-action 2>&1 | grep -Eq "unknown (action|argument)" ||
+		bad "'tcx $cmd no-such-action' is not refused as unknown"
 done
 
 # ---- zsh, for real, when installed ------------------------------------------
@@ -179,7 +202,7 @@ if command -v zsh >/dev/null; then
 	checks=$((checks + 1))
 	zsh -n "$src/completions/zsh/_tcx" || bad "zsh -n _tcx"
 	if [ -n "$py" ]; then
-		lines=('tcx ' 'tcx parse --format ' 'tcx bench --device ')
+		lines=('tcx ' 'tcx parse --format ' 'tcx bench --device ' 'tcx logic ' 'tcx results ')
 		for cmd in $commands; do lines+=("tcx $cmd --"); done
 		zout=$($py "$src/tests/docs/zshcomp.py" "$src/completions/zsh" "${lines[@]}")
 		zsh_for() { printf '%s\n' "$zout" | awk -F '\t' -v l="$1" '$1 == l { print $2 }'; }
@@ -187,6 +210,8 @@ if command -v zsh >/dev/null; then
 		expect_same "zsh: 'parse --format <TAB>'" "$(zsh_for 'tcx parse --format ')" \
 			$("$TCX" --complete parse --format)
 		expect_has "zsh: 'bench --device <TAB>'" "$(zsh_for 'tcx bench --device ')" host
+		expect_has "zsh: 'logic <TAB>'" "$(zsh_for 'tcx logic ')" show import export lookup eval
+		expect_has "zsh: 'results <TAB>'" "$(zsh_for 'tcx results ')" merge
 		for cmd in $commands; do
 			expect_has "zsh: options of '$cmd'" "$(zsh_for "tcx $cmd --")" \
 				$("$TCX" --complete "$cmd")
@@ -214,8 +239,12 @@ if command -v fish >/dev/null; then
 	expect_same "fish: 'parse --format <TAB>'" "$(fish_complete 'tcx parse --format ')" \
 		$("$TCX" --complete parse --format)
 	expect_has "fish: 'bench --device <TAB>'" "$(fish_complete 'tcx bench --device ')" host
+	expect_has "fish: 'logic <TAB>'" "$(fish_complete 'tcx logic ')" show import export lookup eval
+	expect_has "fish: 'results <TAB>'" "$(fish_complete 'tcx results ')" merge
+	expect_has "fish: 'logic show <file>'" "$(fish_complete 'tcx logic show af')" afile.npy
 	expect_has "fish: '-i A=<file>'" "$(fish_complete 'tcx run -i A=af')" A=afile.npy
 	for cmd in $commands; do
+		[ -z "$("$TCX" --complete "$cmd" --actions)" ] || continue
 		case $("$TCX" --complete "$cmd" --args) in
 		*file*) expect_has "fish: '$cmd <file>'" "$(fish_complete "tcx $cmd af")" afile.npy ;;
 		esac
