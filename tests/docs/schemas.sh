@@ -1,5 +1,6 @@
 #!/bin/bash
-# schemas.sh - the --format json output of parse, sizes, devices and validate
+# schemas.sh - the --format json output of parse, sizes, devices, validate,
+# results and logic lookup
 # validates against its schema in share/schemas/ (tests/docs/jsonschema.py,
 # standard library only), over outputs that reach every optional part of the
 # schemas; and the validator rejects documents that break them, so that
@@ -44,6 +45,18 @@ check validate "real mismatches (fp16 stored, against the double reference)" val
 	--format json
 check validate "complex mismatches, rtol/atol bound" validate 'ik,kj->ij' --sizes 9,8,7 \
 	--device host --type c --rtol 0 --atol 0 --format json
+# a store holding what a tune on the host reference leaves (every candidate
+# skipped, with its reason, and no times): results' optional parts
+"$TCX" -q tune "$TCX_SOURCE_DIR/tests/data/tune/tiny.yaml" --device host --db "$scratch/host.db" \
+	-o "$scratch/hl" >/dev/null 2>&1
+check results "skipped measurements" results --db "$scratch/host.db" --format json
+check results "an empty selection" results --db "$scratch/host.db" --status ok --format json
+for f in "$TCX_SOURCE_DIR"/share/logic/*_Cij_Aik_Bkj_S.yaml; do
+	check logic-lookup "an exact size of $(basename "$f")" logic lookup --sizes 4096,4096,4096 \
+		"$f" --format json
+	check logic-lookup "an untuned size of $(basename "$f")" logic lookup --sizes 7,1,1000 \
+		"$f" --format json
+done
 # (--init nan is left out: validate writes no got/want/error/bound for NaN
 # values yet, where the schema asks for null)
 
