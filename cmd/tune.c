@@ -241,12 +241,15 @@ static int open_devices(const char *list, struct device **devs, int *n)
 	return *n ? 0 : (error("--devices lists no device"), TCX_EXIT_USAGE);
 }
 
+/* complete: false when a shard stopped at a step other shards' measurements
+ * are still missing from (another round is needed). */
 static void print_summary(const struct tune_summary *sum, const char *cfg,
-			  const struct device_info *di, const char *db, bool json)
+			  const struct device_info *di, const char *db, bool json, bool complete)
 {
 	if (json) {
-		json_t *o2 = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:i,s:f,s:O}", "config",
-				       cfg, "device", di->id, "store", db, "measured",
+		json_t *o2 = json_pack("{s:s,s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:i,s:f,s:O}",
+				       "config", cfg, "device", di->id, "store", db, "complete",
+				       complete, "measured",
 				       (json_int_t)sum->measured, "reused", (json_int_t)sum->reused,
 				       "skipped", (json_int_t)sum->skipped, "failed",
 				       (json_int_t)sum->failed, "evaluations",
@@ -558,7 +561,7 @@ int cmd_tune(int argc, char **argv)
 		if (rank0)
 			info("%s", err.msg);
 		if (rank0)
-			print_summary(&sum, argv[optind], t.di, db, json);
+			print_summary(&sum, argv[optind], t.di, db, json, false);
 		goto out;
 	}
 	if (st) {
@@ -566,7 +569,7 @@ int cmd_tune(int argc, char **argv)
 		goto out;
 	}
 	if (rank0)
-		print_summary(&sum, argv[optind], t.di, db, json);
+		print_summary(&sum, argv[optind], t.di, db, json, true);
 out:
 	json_decref(sum.report);
 	store_close(store);

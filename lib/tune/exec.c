@@ -216,7 +216,8 @@ enum tcx_status tasks_run(struct tune_ctx *t, const struct tcx_contraction *c, s
 	if (missing)
 		return tcx_fail(err, TCX_EINCOMPLETE,
 				"shard %d/%d measured its share of this step; %lld measurement%s "
-				"belong to other shards: merge the stores and run again",
+				"belong to other shards: merge the stores and run every shard "
+				"again on the merged store",
 				t->shard_k + 1, t->shard_n, (long long)missing,
 				missing == 1 ? "" : "s");
 	return TCX_OK;
