@@ -46,6 +46,32 @@ expect_err 'on opencl:0:0 and more' "both devices used"
 checks=$((checks + 2))
 [ "$(meas f1.db)" = "$(meas f2.db)" ] || fail "two devices measured other things"
 [ "$(logic_body f1)" = "$(logic_body f2)" ] || fail "two devices chose other winners"
+# shards with the protocol take rounds: each round every shard measures its
+# slice of the first step the merged store cannot yet decide, and says
+# "complete": false until the store holds every step; then --from-store
+# writes what one process writes
+: >round.db
+rm round.db
+for round in 1 2 3 4 5 6; do
+	done_all=1
+	for k in 1 2 3; do
+		rm -f r$k.db
+		[ -f round.db ] && cp round.db r$k.db
+		run tune "$example" --shard $k/3 --db r$k.db -o rs$k --format json
+		expect_rc 0 "round $round, shard $k/3"
+		printf '%s' "$out" | grep -q '"complete": true' || done_all=0
+	done
+	run results merge r1.db r2.db r3.db -o round.db
+	expect_rc 0 "round $round: merge"
+	[ $done_all = 1 ] && break
+done
+checks=$((checks + 1))
+[ $done_all = 1 ] || fail "the shards were not complete after $round rounds"
+run tune "$example" --from-store --db round.db -o rounds
+expect_rc 0 "--from-store after the rounds"
+checks=$((checks + 2))
+[ "$(meas f1.db)" = "$(meas round.db)" ] || fail "the protocol's shards measured other things"
+[ "$(logic_body f1)" = "$(logic_body rounds)" ] || fail "the protocol's shards chose other winners"
 run tune "$example" --db f3.db --devices opencl:0:0,host
 expect_rc 2 "devices of different models"
 expect_err 'mixes models' "named"
