@@ -21,7 +21,12 @@
 #     changed (outputs are written to a temporary file and renamed);
 #   - nothing is left in the fixture's stores beyond what SQLite itself keeps.
 # Names starting with "nonroot:" need file permissions to bite, which root
-# ignores: they are skipped, with that reason, when running as root.
+# ignores: as root (CI) the runner drops to nobody for that one command
+# (setpriv --reuid=nobody --regid=nogroup --clear-groups), in a copy of the
+# fixtures that nobody owns, in a mode-0755 directory nobody can reach; the
+# exit code and message are asserted as for any case.  Only where root
+# cannot drop to nobody (no setpriv, no such user, or nobody cannot run
+# $TCX) are they skipped, with the reason.
 set -u
 : "${TCX:?set TCX to the tcx binary}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,16 +36,38 @@ DATA=${TCX_TEST_DATA:-$(cd "$here/../data" && pwd)}
 export DATA
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/tcx-catalogue.XXXXXX")
 lockpid=""
+nobody_dir=""
 cleanup() {
 	[ -n "$lockpid" ] && kill "$lockpid" 2>/dev/null
 	chmod -R u+rwx "$scratch" 2>/dev/null
 	rm -rf "$scratch"
+	[ -n "$nobody_dir" ] && rm -rf "$nobody_dir"
 }
 trap cleanup EXIT
 export TCX_DB_BUSY_MS=300 TCX_DEVICE= POCL_CACHE_DIR=${POCL_CACHE_DIR:-$scratch/pocl}
 export XDG_CACHE_HOME="$scratch/cache"
 root=false
 [ "$(id -u)" -eq 0 ] && root=true
+
+# As root, the "nonroot:" cases run as nobody: drop (the command prefix) and
+# nobody_dir (where their copy of the fixtures goes: $scratch is mode 0700,
+# so nobody could not reach it), or nobody_why, why they cannot.
+drop=() nobody_why=""
+if $root; then
+	if ! command -v setpriv >/dev/null 2>&1; then
+		nobody_why="root, and setpriv (util-linux) is not installed to drop to nobody"
+	elif ! getent passwd nobody >/dev/null || ! getent group nogroup >/dev/null; then
+		nobody_why="root, and there is no user nobody or group nogroup to drop to"
+	else
+		drop=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+		nobody_dir=$(mktemp -d "${TMPDIR:-/tmp}/tcx-catalogue-nobody.XXXXXX")
+		chmod 0755 "$nobody_dir"
+		if ! (cd "$nobody_dir" && "${drop[@]}" "$TCX" --version) >/dev/null 2>&1; then
+			nobody_why="root, and nobody cannot run '$TCX' in '$nobody_dir' (a directory on its path not searchable by others?)"
+			drop=()
+		fi
+	fi
+fi
 
 # ---- fixtures ---------------------------------------------------------------
 fix="$scratch/fixtures"
@@ -202,14 +229,22 @@ while IFS= read -r line || [ -n "$line" ]; do
 	fi
 	seen[$name]=1
 	total=$((total + 1))
+	as=() work="$scratch/case"
 	if [[ $name == nonroot:* ]] && $root; then
-		echo "SKIP $name: runs as root, which reads and writes files whatever their mode"
-		skipped=$((skipped + 1))
-		continue
+		if [ -n "$nobody_why" ]; then
+			echo "SKIP $name: runs as $nobody_why"
+			skipped=$((skipped + 1))
+			continue
+		fi
+		# nobody owns its copy, so mode-000 files bite as they do for
+		# any user's own files; its caches are its own too
+		as=("${drop[@]}" env "XDG_CACHE_HOME=$nobody_dir/case/cache"
+			"POCL_CACHE_DIR=$nobody_dir/case/pocl" "HOME=$nobody_dir/case")
+		work="$nobody_dir/case"
 	fi
-	work="$scratch/case"
 	rm -rf "$work"
 	cp -a "$fix" "$work"
+	[ ${#as[@]} -gt 0 ] && chown -hR nobody:nogroup "$work"
 	# the lock is held on the fixture's file: the copy shares nothing, so
 	# point locked.db at the held one
 	ln -sf "$fix/locked.db" "$work/locked.db"
@@ -225,7 +260,7 @@ while IFS= read -r line || [ -n "$line" ]; do
 		shift
 	done
 	args=("$@")
-	(cd "$work" && env "${env[@]}" timeout -k 5 120 "$TCX" "${args[@]}" \
+	(cd "$work" && "${as[@]}" env "${env[@]}" timeout -k 5 120 "$TCX" "${args[@]}" \
 		>"$scratch/out" 2>"$scratch/err" </dev/null)
 	rc=$?
 	why=""
