@@ -154,30 +154,64 @@ struct tl_problem {
 	int packed;			   /* every stride that matters is the packed one */
 };
 
+/* *r = a * b for a, b >= 0; 0 if that overflows int64_t (never wraps). */
+static int tl_mul(int64_t a, int64_t b, int64_t *r)
+{
+	if (a && b > INT64_MAX / a)
+		return 0;
+	*r = a * b;
+	return 1;
+}
+
+static const char *const tl_tensor_name[3] = {"C", "A", "B"};
+
 /* A tensor's strides: given (in the order its indices are written) or
- * packed; checks that C's elements do not share addresses. */
+ * packed; checks that C's elements do not share addresses.  Sizes and
+ * strides are 64-bit throughout; a layout whose elements or bytes do not
+ * fit in int64_t is refused (EINVAL), so no index can wrap. */
 static TL_STATUS tl_strides(const struct tl_type *T, struct tl_problem *p, int t,
 			    const size_t *given)
 {
 	const struct TL(problem_info) *in = &T->info;
-	int64_t s = 1;
+	int64_t s = 1, extent = 1, term;
 	int k;
 
 	for (k = 0; k < in->rank[t]; k++) {
 		int id = in->packed_order[t][k];
 
 		p->stride[t][id] = s;
-		s *= p->size[id];
+		if (!tl_mul(s, p->size[id], &s)) {
+			if (!given)
+				goto out_too_big;
+			p->packed = 0; /* the given strides cannot be the packed ones */
+			break;
+		}
 	}
-	if (!given)
-		return TL_UP(OK);
-	for (k = 0; k < in->rank[t]; k++) {
+	for (k = 0; given && k < in->rank[t]; k++) {
 		int id = in->indices[t][k];
 
+		if (given[k] > (size_t)INT64_MAX) {
+			tl_set_error("stride %llu of %s (index '%s') is out of range",
+				     (unsigned long long)given[k], tl_tensor_name[t],
+				     in->index_names[id]);
+			return TL_UP(EINVAL);
+		}
 		if (p->size[id] > 1 && (int64_t)given[k] != p->stride[t][id])
 			p->packed = 0;
 		p->stride[t][id] = (int64_t)given[k];
 	}
+	/* the elements the tensor spans, and their bytes, must fit */
+	for (k = 0; k < in->rank[t]; k++) {
+		int id = in->indices[t][k];
+
+		if (!tl_mul(p->size[id] - 1, p->stride[t][id], &term) || term > INT64_MAX - extent)
+			goto out_too_big;
+		extent += term;
+	}
+	if (!tl_mul(extent, (int64_t)tl_elem_bytes(in->type), &term))
+		goto out_too_big;
+	if (!given)
+		return TL_UP(OK);
 	if (t == 0) {
 		/* sufficient for no aliasing: by increasing stride, each dimension
 		 * steps over everything the faster ones span */
@@ -213,6 +247,11 @@ static TL_STATUS tl_strides(const struct tl_type *T, struct tl_problem *p, int t
 		}
 	}
 	return TL_UP(OK);
+
+out_too_big:
+	tl_set_error("%s spans more than 2^63 elements or bytes with these sizes and strides",
+		     tl_tensor_name[t]);
+	return TL_UP(EINVAL);
 }
 
 static TL_STATUS tl_problem_make(const struct tl_type *T, const size_t *sizes, const size_t *sc,
@@ -248,6 +287,18 @@ static TL_STATUS tl_problem_make(const struct tl_type *T, const size_t *sizes, c
 	for (k = 0; k < T->info.rank[0]; k++) {
 		id = T->info.indices[0][k];
 		p->extent_c += (p->size[id] - 1) * p->stride[0][id];
+	}
+	/* the GlobalSplitU workspace: one C per split, in SCALAR_T */
+	for (k = 0; k < T->nkernels; k++) {
+		int64_t ws;
+
+		if (T->kernels[k].gsu > 1 &&
+		    (!tl_mul(p->extent_c, (int64_t)tl_value_bytes(T->info.type), &ws) ||
+		     !tl_mul(ws, T->kernels[k].gsu, &ws))) {
+			tl_set_error("the GlobalSplitU workspace of C would span more than 2^63 "
+				     "bytes with these sizes and strides");
+			return TL_UP(EINVAL);
+		}
 	}
 	return TL_UP(OK);
 }
