@@ -1,12 +1,14 @@
 #!/bin/bash
 # schemas.sh - the --format json output of parse, sizes, devices, validate,
-# results and logic lookup
+# results, tune (the summary and --explain) and logic (show, lookup, eval)
 # validates against its schema in share/schemas/ (tests/docs/jsonschema.py,
 # standard library only), over outputs that reach every optional part of the
 # schemas; and the validator rejects documents that break them, so that
-# this test can fail.  Nothing here compiles a kernel: validate runs on the
+# this test can fail.  Most of it compiles no kernel: validate runs on the
 # host reference device, where fp16 and complex types with --atol 0 give
-# real (finite) mismatches.
+# real (finite) mismatches.  Only a tuning summary and a measured logic eval
+# need a device that runs kernels: tests/data/tune/tiny.yaml is tuned on the
+# first OpenCL device (PoCL), and left out, saying so, where there is none.
 # Needs TCX and TCX_SOURCE_DIR.
 . "${TCX_SOURCE_DIR:?}/tests/cli/lib.sh"
 py=/usr/bin/python3
@@ -26,6 +28,28 @@ check() {
 		fail "$what: output of 'tcx $*' does not validate against $schema.schema.json:
 $(printf '%s\n' "$report" | head -20)"
 	fi
+}
+
+# reject SCHEMA GOOD MUTATION...: each Python statement, applied to the
+# document d read from GOOD (valid), must make it fail SCHEMA
+reject() {
+	local schema=$1 good=$2 mutation
+	shift 2
+	for mutation in "$@"; do
+		checks=$((checks + 1))
+		$py -c "import json, sys
+d = json.load(open(sys.argv[1]))
+$mutation
+json.dump(d, open(sys.argv[2], 'w'))" "$good" "$scratch/bad.json"
+		if $py "$validator" "$schemas/$schema.schema.json" "$scratch/bad.json" >/dev/null 2>&1; then
+			fail "the validator accepts $schema output after: $mutation"
+		fi
+	done
+}
+# keep SCHEMA WHAT ARGS...: check, and keep the output as $scratch/good-SCHEMA.json
+keep() {
+	check "$@"
+	cp "$scratch/doc.json" "$scratch/good-$1.json"
 }
 
 check parse "Tensile style" parse 'C[ijk]=A[ilk]*B[jlk]' --format json
@@ -57,6 +81,53 @@ for f in "$TCX_SOURCE_DIR"/share/logic/*_Cij_Aik_Bkj_S.yaml; do
 	check logic-lookup "an untuned size of $(basename "$f")" logic lookup --sizes 7,1,1000 \
 		"$f" --format json
 done
+# logic show: tcx's files (with a selector section of points) and Tensile's
+# of each form (v3, v4, modern v5 with its items kept; range rules and none;
+# per-solution Tensile states)
+for f in "$TCX_SOURCE_DIR"/share/logic/*.yaml "$TCX_SOURCE_DIR"/tests/data/tensile/logic/*/*.yaml; do
+	check logic "$(basename "$f")" logic show "$f" --format json
+done
+# logic eval --choices: what each selector picks, nothing measured
+check logic-eval "choices of a tuned logic" logic eval --choices \
+	"$TCX_SOURCE_DIR/share/logic/NVIDIA_H200_Cij_Aik_Bkj_S.yaml" \
+	--holdout '7,1,1000;100,200,300;4096,4096,4096' --format json
+check logic-eval "choices of Tensile's modern logic (no range rules)" logic eval --choices \
+	"$TCX_SOURCE_DIR/tests/data/tensile/logic/tensile-develop/navi31_Cijk_Ailk_Bjlk_SB.yaml" \
+	--holdout '64,64,2,64;1,1,1,1' --format json
+# tune --explain: the store of skipped candidates above, and a problem the
+# store has nothing on
+check tune-explain "skipped candidates" tune "$TCX_SOURCE_DIR/tests/data/tune/tiny.yaml" \
+	--device host --db "$scratch/host.db" --explain --format json
+check tune-explain "nothing skipped" tune "$TCX_SOURCE_DIR/share/examples/sgemm.yaml" \
+	--device host --db "$scratch/host.db" --explain --format json
+# On a device that runs kernels: the summary of a real tuning run, a measured
+# evaluation of the logic it wrote, and that logic with the evaluation's
+# default and report recorded (the report itself is logic eval's JSON)
+if "$TCX" devices 2>/dev/null | grep -q '^opencl:'; then
+	dev=$("$TCX" devices 2>/dev/null | sed -n 's/^\(opencl:[^ ]*\).*/\1/p' | head -1)
+	keep tune "a tuning summary on $dev" -q tune "$TCX_SOURCE_DIR/tests/data/tune/tiny.yaml" \
+		--device "$dev" --db "$scratch/pocl.db" -o "$scratch/logic" --format json
+	logic=$(ls "$scratch"/logic/*.yaml 2>/dev/null | head -1)
+	checks=$((checks + 1))
+	if [ -z "$logic" ]; then
+		fail "tcx tune wrote no logic into $scratch/logic"
+	else
+		check logic "a logic tcx tune wrote" logic show "$logic" --format json
+		check logic-eval "a measured evaluation on $dev" -q logic eval "$logic" --device "$dev" \
+			--holdout '20,12,2,16;7,5,1,9' --min-time 0.01 -o "$scratch/evaluated.yaml" \
+			--format json
+		check logic "a logic with the evaluation recorded" logic show "$scratch/evaluated.yaml" \
+			--format json
+		$py -c "import json, sys
+json.dump(json.load(open(sys.argv[1]))['selector']['report'], open(sys.argv[2], 'w'))" \
+			"$scratch/doc.json" "$scratch/report.json" 2>/dev/null
+		checks=$((checks + 1))
+		$py "$validator" "$schemas/logic-eval.schema.json" "$scratch/report.json" >/dev/null 2>&1 ||
+			fail "the report recorded in $scratch/evaluated.yaml does not validate against logic-eval.schema.json"
+	fi
+else
+	echo "note: no OpenCL device; the tune summary and a measured logic eval are not checked"
+fi
 # (--init nan is left out: validate writes no got/want/error/bound for NaN
 # values yet, where the schema asks for null)
 
@@ -64,22 +135,45 @@ done
 # key the schema lacks, a wrong type, a value outside an enum.
 run parse 'C[ij]=A[ik]*B[jk]' --format json
 printf '%s\n' "$out" >"$scratch/good.json"
-for mutation in \
+reject parse "$scratch/good.json" \
 	'del d["d0"]' \
 	'd["surprise"] = 1' \
 	'd["indices"][0]["id"] = "0"' \
 	'd["notation"] = "fortran"' \
 	'd["tensile"]["agrees"] = 1' \
-	'd["indices"][1]["memory_position"]["A"] = -1'; do
-	checks=$((checks + 1))
-	$py -c "import json, sys
-d = json.load(open(sys.argv[1]))
-$mutation
-json.dump(d, open(sys.argv[2], 'w'))" "$scratch/good.json" "$scratch/bad.json"
-	if $py "$validator" "$schemas/parse.schema.json" "$scratch/bad.json" >/dev/null 2>&1; then
-		fail "the validator accepts parse output after: $mutation"
-	fi
-done
+	'd["indices"][1]["memory_position"]["A"] = -1'
+keep logic "a logic file" logic show "$TCX_SOURCE_DIR/share/logic/NVIDIA_H200_Cij_Aik_Bkj_S.yaml" \
+	--format json
+reject logic "$scratch/good-logic.json" \
+	'del d["created"]' \
+	'd["tcx-logic"] = 2' \
+	'd["problem"]["type"] = "q"' \
+	'd["solutions"][0]["parameters"]["Tile"] = 4' \
+	'd["solutions"][0]["parameters"]["UseLDS"] = 1' \
+	'd["exact"][0]["sizes"] = [0, 1, 1]' \
+	'd["range"] = [[-1, [[-1, [["x", 0]]]]]]' \
+	'd["selector"]["points"][0]["gflops"][0] = "fast"'
+keep logic-eval "choices" logic eval --choices \
+	"$TCX_SOURCE_DIR/share/logic/NVIDIA_H200_Cij_Aik_Bkj_S.yaml" --holdout 100,200,300 --format json
+reject logic-eval "$scratch/good-logic-eval.json" \
+	'del d["sizes"][0]["choices"]["model"]' \
+	'd["sizes"][0]["choices"]["logic"]["solution"] = -1' \
+	'd["default"] = "fastest"' \
+	'd["model"]["fit_sizes"] = 1.5' \
+	'd["date"] = "yesterday"'
+keep tune-explain "skipped candidates" tune "$TCX_SOURCE_DIR/tests/data/tune/tiny.yaml" \
+	--device host --db "$scratch/host.db" --explain --format json
+reject tune-explain "$scratch/good-tune-explain.json" \
+	'del d["count"]' \
+	'd["skipped_or_failed"][0]["status"] = "ok"' \
+	'd["skipped_or_failed"][0]["sizes"] = "32,16,2,24"'
+if [ -f "$scratch/good-tune.json" ]; then
+	reject tune "$scratch/good-tune.json" \
+		'del d["problems"]' \
+		'd["complete"] = "yes"' \
+		'd["measured"] = -1' \
+		'd["problems"][0]["solutions"] = 0'
+fi
 # ... and refuses a schema keyword it does not implement
 checks=$((checks + 1))
 echo '{"type": "object", "oneOf": []}' >"$scratch/odd.schema.json"
