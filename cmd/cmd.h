@@ -44,6 +44,16 @@ struct cmd_option {
 	const char *values; /* for OV_ENUM */
 };
 
+/* An action: a word a command's first argument can be (`tcx logic show`),
+ * with the long options it takes.  Options that no action of a command
+ * lists are those of the command given no action (`tcx results`); the
+ * command refuses the others, and the shell completions offer them only
+ * where they apply. */
+struct cmd_action {
+	const char *name;    /* NULL ends a list */
+	const char *options; /* long names, space-separated */
+};
+
 #define CMD_NEEDS_DEVICE 0x1
 /* SIGINT/SIGTERM set `interrupted`, which the command polls to stop cleanly
  * (others end at once on a signal, as programs do). */
@@ -59,7 +69,7 @@ struct cmd {
 	const char *const *examples;      /* NULL-terminated, may be NULL */
 	const char *args;                 /* what positional arguments complete to: "expr", "file", ... */
 	unsigned flags;
-	const char *actions;              /* the first argument's words, space-separated, or NULL */
+	const struct cmd_action *actions; /* what the first argument can be, or NULL */
 };
 
 /* The command table (cmd/tcx.c). */
@@ -96,6 +106,16 @@ int usage_error(const struct cmd *c, const char *fmt, ...) TCX_PRINTF(2, 3);
  * (-h/--help) is handled: it prints usage to stdout and returns 'h' so the
  * caller can return 0.  Unknown options return '?'. */
 int cmd_getopt(const struct cmd *c, int argc, char **argv);
+
+/* Actions (struct cmd_action).  cmd_action: the position of `word` in
+ * c->actions, else -1.  cmd_option_applies: whether the option of c's
+ * table that getopt returns as `val` is taken with `action` (NULL: the
+ * command given no action); options outside the table, and every option of
+ * a command without actions, apply. */
+int cmd_action(const struct cmd *c, const char *word);
+bool cmd_option_applies(const struct cmd *c, int val, const char *action);
+/* The long name of the option getopt returns as `val`, else "?". */
+const char *cmd_option_name(const struct cmd *c, int val);
 
 /* Output formats. */
 enum out_format { FMT_TABLE, FMT_JSON, FMT_YAML, FMT_CSV };

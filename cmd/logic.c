@@ -70,42 +70,27 @@ static const char *const logic_examples[] = {
     NULL,
 };
 
+/* The actions, with the options each takes, in the order of enum action. */
+static const struct cmd_action logic_actions[] = {
+    {"show", "format"},
+    {"import", "output"},
+    {"export", "tensile output"},
+    {"lookup", "sizes format"},
+    {"eval", "holdout holdout-range device db choices min-time format output"},
+    {NULL, NULL},
+};
+
 int cmd_logic(int argc, char **argv);
 const struct cmd cmd_logic_def = {
     "logic",	    cmd_logic,
     logic_synopsis, "Show, convert, query and evaluate library logic (tcx's or Tensile's)",
     logic_options,  logic_examples,
     "file",	    0,
-    "show import export lookup eval",
+    logic_actions,
 };
 
+/* The position in logic_actions, as cmd_action() returns it. */
 enum action { ACT_SHOW, ACT_IMPORT, ACT_EXPORT, ACT_LOOKUP, ACT_EVAL };
-static const char *const action_names[] = {"show", "import", "export", "lookup", "eval"};
-
-/* Which actions take each option (bits of enum action). */
-static const struct {
-	int opt;
-	unsigned actions;
-} option_use[] = {
-    {'f', 1u << ACT_SHOW | 1u << ACT_LOOKUP | 1u << ACT_EVAL},
-    {'o', 1u << ACT_IMPORT | 1u << ACT_EXPORT | 1u << ACT_EVAL},
-    {OPT_TENSILE, 1u << ACT_EXPORT},
-    {'s', 1u << ACT_LOOKUP},
-    {OPT_HOLDOUT, 1u << ACT_EVAL},
-    {OPT_HOLDOUT_RANGE, 1u << ACT_EVAL},
-    {'d', 1u << ACT_EVAL},
-    {OPT_DB, 1u << ACT_EVAL},
-    {OPT_CHOICES, 1u << ACT_EVAL},
-    {OPT_MIN_TIME, 1u << ACT_EVAL},
-};
-
-static const char *option_name(int opt)
-{
-	for (const struct cmd_option *o = logic_options; o->name; o++)
-		if (o->short_name == opt)
-			return o->name;
-	return "?";
-}
 
 static int load(const char *path, struct logic **l)
 {
@@ -579,21 +564,18 @@ int cmd_logic(int argc, char **argv)
 		cmd_usage(&cmd_logic_def, stdout);
 		return 0;
 	}
-	for (act = 0; act < (int)ARRAY_SIZE(action_names); act++)
-		if (strcmp(argv[1], action_names[act]) == 0)
-			break;
-	if (act == (int)ARRAY_SIZE(action_names))
+	act = cmd_action(&cmd_logic_def, argv[1]);
+	if (act < 0)
 		return usage_error(
 		    &cmd_logic_def,
 		    "unknown action '%s': expected show, import, export, lookup or eval", argv[1]);
 	argc--;
 	argv++;
 	while ((r = cmd_getopt(&cmd_logic_def, argc, argv)) != -1) {
-		for (size_t k = 0; k < ARRAY_SIZE(option_use); k++)
-			if (option_use[k].opt == r && !(option_use[k].actions & (1u << act)))
-				return usage_error(&cmd_logic_def,
-						   "option '--%s' does not apply to 'tcx logic %s'",
-						   option_name(r), action_names[act]);
+		if (!cmd_option_applies(&cmd_logic_def, r, argv[0]))
+			return usage_error(&cmd_logic_def,
+					   "option '--%s' does not apply to 'tcx logic %s'",
+					   cmd_option_name(&cmd_logic_def, r), argv[0]);
 		switch (r) {
 		case 'f':
 			if (!parse_format(optarg, &fmt,

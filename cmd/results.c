@@ -36,11 +36,17 @@ static const char *const results_examples[] = {
 	NULL,
 };
 
+/* The options no action lists are the query's (tcx results given none). */
+static const struct cmd_action results_actions[] = {
+	{ "merge", "output" },
+	{ NULL, NULL },
+};
+
 int cmd_results(int argc, char **argv);
 const struct cmd cmd_results_def = {
 	"results", cmd_results, results_synopsis,
 	"Query and merge results stores", results_options, results_examples, "file", 0,
-	"merge",
+	results_actions,
 };
 
 static const char *status_text(enum meas_status s)
@@ -137,10 +143,12 @@ int cmd_results(int argc, char **argv)
 	struct store *st = NULL;
 	struct tcx_error err = { 0 };
 	enum tcx_status s;
-	int opt, ret = 0;
+	int opt, ret = 0, query_opt = 0;
 	bool merge;
 
 	while ((opt = cmd_getopt(&cmd_results_def, argc, argv)) != -1) {
+		if (opt != 'h' && !cmd_option_applies(&cmd_results_def, opt, "merge"))
+			query_opt = opt; /* refused below if the action is merge */
 		switch (opt) {
 		case 0x100:
 			db = optarg;
@@ -179,6 +187,10 @@ int cmd_results(int argc, char **argv)
 	}
 	merge = optind < argc && strcmp(argv[optind], "merge") == 0;
 	if (merge) {
+		if (query_opt)
+			return usage_error(&cmd_results_def,
+					   "option '--%s' does not apply to 'tcx results merge'",
+					   cmd_option_name(&cmd_results_def, query_opt));
 		if (!out)
 			return usage_error(&cmd_results_def, "merge needs -o <file>");
 		if (argc - optind - 1 < 1)

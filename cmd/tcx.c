@@ -158,6 +158,10 @@ static void print_words(const char *p)
  * tcx --complete CMD --args       -> what positional arguments are
  * tcx --complete CMD --actions    -> the words CMD's first argument can be
  *                                    (logic: show, import, ...), if any
+ * tcx --complete CMD --options [ACTION]
+ *                                 -> the options CMD takes with ACTION, or
+ *                                    given no action (all of them for a
+ *                                    command without actions)
  * tcx --complete --devices        -> device ids, one per line */
 static int complete(int argc, char **argv)
 {
@@ -194,7 +198,19 @@ static int complete(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[2], "--actions") == 0) {
-		print_words(c->actions ? c->actions : "");
+		for (int k = 0; c->actions && c->actions[k].name; k++)
+			printf("%s\n", c->actions[k].name);
+		return 0;
+	}
+	if (strcmp(argv[2], "--options") == 0) {
+		const char *action = argc > 3 ? argv[3] : NULL;
+
+		if (action && cmd_action(c, action) < 0)
+			return 0;
+		for (const struct cmd_option *o = c->options; o->name; o++)
+			if (cmd_option_applies(c, o->short_name, action))
+				printf("--%s\n", o->name);
+		printf("--help\n");
 		return 0;
 	}
 	for (const struct cmd_option *o = c->options; o->name; o++) {

@@ -302,6 +302,60 @@ int cmd_getopt(const struct cmd *c, int argc, char **argv)
 	return r;
 }
 
+/* The position of `word` among the space-separated words of `list`, else -1. */
+static int word_index(const char *list, const char *word)
+{
+	size_t len = strlen(word);
+	int k = 0;
+
+	while (list && *list) {
+		size_t n = strcspn(list, " ");
+
+		if (n == len && strncmp(list, word, n) == 0)
+			return k;
+		k++;
+		list += n;
+		list += strspn(list, " ");
+	}
+	return -1;
+}
+
+int cmd_action(const struct cmd *c, const char *word)
+{
+	for (int k = 0; c->actions && c->actions[k].name; k++)
+		if (strcmp(c->actions[k].name, word) == 0)
+			return k;
+	return -1;
+}
+
+bool cmd_option_applies(const struct cmd *c, int val, const char *action)
+{
+	const char *name = NULL;
+	int k;
+
+	for (const struct cmd_option *o = c->options; o->name; o++)
+		if (o->short_name == val)
+			name = o->name;
+	if (!name || !c->actions)
+		return true;
+	if (action) {
+		k = cmd_action(c, action);
+		return k >= 0 && word_index(c->actions[k].options, name) >= 0;
+	}
+	for (k = 0; c->actions[k].name; k++)
+		if (word_index(c->actions[k].options, name) >= 0)
+			return false;
+	return true;
+}
+
+const char *cmd_option_name(const struct cmd *c, int val)
+{
+	for (const struct cmd_option *o = c->options; o->name; o++)
+		if (o->short_name == val)
+			return o->name;
+	return "?";
+}
+
 bool parse_format(const char *s, enum out_format *out, unsigned allowed)
 {
 	static const char *const names[] = { "table", "json", "yaml", "csv" };
