@@ -8,6 +8,9 @@
 #   tcx --complete CMD            -> CMD's long options
 #   tcx --complete CMD --opt      -> enum values, or @file @dir @device @text @none
 #   tcx --complete CMD --args     -> what positional arguments are (expr, file, ...)
+#   tcx --complete CMD --actions  -> the words its first argument can be (logic show, ...)
+#   tcx --complete CMD --options [ACTION]
+#                                 -> the options CMD takes with ACTION, or given none
 #   tcx --complete --devices      -> device ids
 #
 # Installed as share/fish/vendor_completions.d/tcx.fish.
@@ -87,6 +90,16 @@ function __tcx_complete
         test (count $tok) -eq $cmdi; and __tcx_ask
         return
     end
+    # the action (tcx logic show, tcx results merge): the first word after
+    # the command that is one of those the command takes
+    set -l acts (__tcx_ask $cmd --actions)
+    set -l act
+    for w in $tok[(math $cmdi + 1)..-1]
+        if contains -- $w $acts
+            set act $w
+            break
+        end
+    end
     # --opt=value
     if string match -q -- '--*=*' $cur
         set -l opt (string split -m 1 = -- $cur)
@@ -105,20 +118,14 @@ function __tcx_complete
         end
     end
     if string match -q -- '-*' $cur
-        __tcx_ask $cmd
+        # the options of the action given, or of the command given none
+        __tcx_ask $cmd --options $act
         return
     end
-    # the action (tcx logic show, tcx results merge), until one is given
-    set -l acts (__tcx_ask $cmd --actions)
-    if test (count $acts) -gt 0
-        set -l given 0
-        for w in $tok[(math $cmdi + 1)..-1]
-            contains -- $w $acts; and set given 1
-        end
-        if test $given -eq 0
-            printf '%s\n' $acts
-            return
-        end
+    # the action, until one is given
+    if test (count $acts) -gt 0; and test -z "$act"
+        printf '%s\n' $acts
+        return
     end
     # positional arguments
     switch (__tcx_ask $cmd --args)
