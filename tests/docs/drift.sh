@@ -5,9 +5,13 @@
 #   - every command has a man page whose OPTIONS section has an entry for
 #     each of its long options (*--option*) and for no other, and every exit
 #     code and status code is in tcx(1);
+#   - the actions a command takes (tcx logic show, tcx results merge) are
+#     the ones its synopses name, in --help and in its man page, and each
+#     synopsis line names exactly the options the table gives its action;
 #   - bash completion, driven for real (COMP_WORDS/COMP_CWORD and the
-#     completion function), offers every command, every option, the values
-#     of enumerated options, device ids and file names;
+#     completion function), offers every command, every option, the actions
+#     and the options of each, the values of enumerated options, device ids
+#     and file names;
 #   - zsh and fish completion, when those shells are installed, offer the
 #     same (zsh through a pseudo-terminal, fish with `complete -C`); when
 #     they are not, the test says so and checks the rest.
@@ -102,6 +106,74 @@ for s in $statuses; do
 		bad "status $s is not in tcx(1)'s EXIT STATUS"
 done
 
+# ---- actions -------------------------------------------------------------------
+
+# long_of CMD -X: the long name of short option -X of CMD, from its --help
+long_of() {
+	"$TCX" "$1" --help | sed -n "s/^ *$2, \(--[a-z0-9-]*\).*/\1/p"
+}
+
+# help_synopses CMD: the synopsis lines of `tcx CMD --help`, one per line
+# ("tcx logic show [--format <fmt>] <file>"), wrapped lines joined
+help_synopses() {
+	"$TCX" "$1" --help | awk '
+		/^usage: / { sub(/^usage: /, ""); l = $0; next }
+		/^   or: / { print l; sub(/^   or: /, ""); l = $0; next }
+		/^$/ { print l; exit }
+		{ sub(/^ +/, " "); l = l $0 }'
+}
+
+# man_synopses CMD: the same from man/tcx-CMD.1.scd, markup removed
+man_synopses() {
+	sed -n '/^# SYNOPSIS/,/^# [A-Z]/p' "$man/tcx-$1.1.scd" | sed '1d;$d' |
+		tr -d '*_\\' | awk 'BEGIN { RS = "" } { gsub(/\n/, " "); print }'
+}
+
+# check_synopses CMD WHERE LINES: every action of CMD has a synopsis line,
+# every line names an action of CMD or none, and names exactly the options
+# `tcx --complete CMD --options [ACTION]` lists
+check_synopses() {
+	local cmd=$1 where=$2 lines=$3 acts line word act opts seen=""
+	acts=$("$TCX" --complete "$cmd" --actions)
+	while IFS= read -r line; do
+		[ -n "$line" ] || continue
+		word=$(printf '%s\n' "$line" | awk '{ print $3 }')
+		act=
+		if printf '%s\n' "$acts" | grep -qxF -- "$word"; then
+			act=$word
+		elif [[ $word == [a-z]* ]]; then
+			checks=$((checks + 1))
+			bad "$where: 'tcx $cmd $word' is not an action the table of '$cmd' has (--complete $cmd --actions: $(echo $acts))"
+			continue
+		fi
+		seen+=" $act"
+		opts=$(for o in $(printf '%s\n' "$line" | grep -oE -- '(^|[][ (|])--?[a-zA-Z0-9-]+' |
+			sed 's/^[][ (|]*//' | sed 's/=.*//'); do
+			case $o in --*) echo "$o" ;; *) long_of "$cmd" "$o" ;; esac
+		done)
+		# shellcheck disable=SC2046,SC2086
+		expect_same "$where: options of 'tcx $cmd${act:+ $act}'" "$opts" \
+			$("$TCX" --complete "$cmd" --options $act | grep -vx -- --help)
+	done <<<"$lines"
+	for act in $acts; do
+		checks=$((checks + 1))
+		[[ " $seen " == *" $act "* ]] || bad "$where: no synopsis line for 'tcx $cmd $act'"
+	done
+}
+
+for cmd in $commands; do
+	[ -n "$("$TCX" --complete "$cmd" --actions)" ] || continue
+	check_synopses "$cmd" "tcx $cmd --help" "$(help_synopses "$cmd")"
+	check_synopses "$cmd" "man/tcx-$cmd.1.scd" "$(man_synopses "$cmd")"
+	# every option is offered with some action, or with none
+	offered=$(for act in '' $("$TCX" --complete "$cmd" --actions); do
+		# shellcheck disable=SC2086
+		"$TCX" --complete "$cmd" --options $act
+	done)
+	# shellcheck disable=SC2046
+	expect_has "options of '$cmd' with its actions" "$offered" $("$TCX" --complete "$cmd")
+done
+
 # ---- bash, for real ---------------------------------------------------------
 
 # bash_complete LINE: the candidates bash completion offers at the end of
@@ -143,8 +215,9 @@ expect_has "bash: commands" "$(bash_complete 'tcx ')" $commands help
 expect_has "bash: global options" "$(bash_complete 'tcx --')" --help --version
 expect_has "bash: 'tcx help <TAB>'" "$(bash_complete 'tcx help ')" $commands
 for cmd in $commands; do
-	expect_has "bash: options of '$cmd'" "$(bash_complete "tcx $cmd --")" \
-		$("$TCX" --complete "$cmd")
+	# (a command with actions: those it takes given none, see below)
+	expect_same "bash: options of '$cmd'" "$(bash_complete "tcx $cmd --")" \
+		$("$TCX" --complete "$cmd" --options)
 	for opt in $("$TCX" --complete "$cmd"); do
 		what=$("$TCX" --complete "$cmd" "$opt")
 		case $what in
@@ -174,10 +247,28 @@ for cmd in $commands; do
 	esac
 done
 # actions (tcx logic show, tcx results merge): offered until one is given,
-# each one a word the command takes, then files and options as usual
-expect_has "bash: 'tcx logic <TAB>'" "$(bash_complete 'tcx logic ')" \
+# each one a word the command takes, then files and the action's options
+expect_same "bash: 'tcx logic <TAB>'" "$(bash_complete 'tcx logic ')" \
 	show import export lookup eval
-expect_has "bash: 'tcx results <TAB>'" "$(bash_complete 'tcx results ')" merge
+expect_same "bash: 'tcx logic --<TAB>'" "$(bash_complete 'tcx logic --')" --help
+expect_same "bash: 'tcx logic eval --<TAB>'" "$(bash_complete 'tcx logic eval --')" \
+	--holdout --holdout-range --device --db --choices --min-time --format --output --help
+expect_same "bash: 'tcx logic export --<TAB>'" "$(bash_complete 'tcx logic export --')" \
+	--tensile --output --help
+expect_same "bash: 'tcx logic export --tensile=<TAB>'" \
+	"$(bash_complete 'tcx logic export --tensile=')" v3 v4
+expect_same "bash: 'tcx logic eval --format <TAB>'" \
+	"$(bash_complete 'tcx logic eval --format ')" table json yaml
+expect_has "bash: 'tcx logic eval --device <TAB>'" \
+	"$(bash_complete 'tcx logic eval --device ')" host
+expect_has "bash: 'tcx logic eval --db <file>'" "$(bash_complete 'tcx logic eval --db af')" afile.npy
+expect_same "bash: 'tcx results <TAB>'" "$(bash_complete 'tcx results ')" merge
+expect_same "bash: 'tcx results --status ok <TAB>'" "$(bash_complete 'tcx results --status ok ')" merge
+expect_same "bash: 'tcx results --<TAB>'" "$(bash_complete 'tcx results --')" \
+	--db --device --problem --status --format --help
+expect_same "bash: 'tcx results merge --<TAB>'" "$(bash_complete 'tcx results merge --')" \
+	--output --help
+expect_has "bash: 'tcx results merge <file>'" "$(bash_complete 'tcx results merge a.db af')" afile.npy
 for cmd in $commands; do
 	acts=$("$TCX" --complete "$cmd" --actions)
 	[ -n "$acts" ] || continue
@@ -185,11 +276,26 @@ for cmd in $commands; do
 	expect_same "bash: actions of '$cmd'" "$(bash_complete "tcx $cmd ")" $acts
 	for act in $acts; do
 		expect_has "bash: '$cmd $act <file>'" "$(bash_complete "tcx $cmd $act af")" afile.npy
-		expect_has "bash: options of '$cmd $act'" "$(bash_complete "tcx $cmd $act --")" \
-			$("$TCX" --complete "$cmd")
+		expect_same "bash: options of '$cmd $act'" "$(bash_complete "tcx $cmd $act --")" \
+			$("$TCX" --complete "$cmd" --options "$act")
 		checks=$((checks + 1))
 		"$TCX" "$cmd" "$act" 2>&1 | grep -Eq "unknown (action|argument) '$act'" &&
 			bad "'tcx $cmd' does not take the action '$act' its table lists"
+		# the options not offered with the action are refused with it
+		for opt in $("$TCX" --complete "$cmd"); do
+			"$TCX" --complete "$cmd" --options "$act" | grep -qxF -- "$opt" && continue
+			checks=$((checks + 1))
+			# a value the option takes, if it takes one
+			val=$("$TCX" --complete "$cmd" "$opt" | head -n 1)
+			case $val in
+			@none) arg=$opt ;;
+			@*) arg=$opt=afile.npy ;;
+			*) arg=$opt=$val ;;
+			esac
+			"$TCX" "$cmd" "$act" "$arg" afile.npy 2>&1 |
+				grep -qF "option '$opt' does not apply to 'tcx $cmd $act'" ||
+				bad "'tcx $cmd $act $opt' is not refused, though its completion leaves '$opt' out"
+		done
 	done
 	checks=$((checks + 1))
 	"$TCX" "$cmd" no-such-action 2>&1 | grep -Eq "unknown (action|argument)" ||
@@ -202,7 +308,13 @@ if command -v zsh >/dev/null; then
 	checks=$((checks + 1))
 	zsh -n "$src/completions/zsh/_tcx" || bad "zsh -n _tcx"
 	if [ -n "$py" ]; then
-		lines=('tcx ' 'tcx parse --format ' 'tcx bench --device ' 'tcx logic ' 'tcx results ')
+		lines=('tcx ' 'tcx parse --format ' 'tcx bench --device ' 'tcx logic ' 'tcx results '
+			'tcx results --status ok ' 'tcx logic eval --format ')
+		for cmd in $commands; do
+			for act in $("$TCX" --complete "$cmd" --actions); do
+				lines+=("tcx $cmd $act --")
+			done
+		done
 		for cmd in $commands; do lines+=("tcx $cmd --"); done
 		zout=$($py "$src/tests/docs/zshcomp.py" "$src/completions/zsh" "${lines[@]}")
 		zsh_for() { printf '%s\n' "$zout" | awk -F '\t' -v l="$1" '$1 == l { print $2 }'; }
@@ -210,11 +322,22 @@ if command -v zsh >/dev/null; then
 		expect_same "zsh: 'parse --format <TAB>'" "$(zsh_for 'tcx parse --format ')" \
 			$("$TCX" --complete parse --format)
 		expect_has "zsh: 'bench --device <TAB>'" "$(zsh_for 'tcx bench --device ')" host
-		expect_has "zsh: 'logic <TAB>'" "$(zsh_for 'tcx logic ')" show import export lookup eval
-		expect_has "zsh: 'results <TAB>'" "$(zsh_for 'tcx results ')" merge
+		expect_same "zsh: 'logic <TAB>'" "$(zsh_for 'tcx logic ')" show import export lookup eval
+		expect_same "zsh: 'results <TAB>'" "$(zsh_for 'tcx results ')" merge
+		expect_same "zsh: 'results --status ok <TAB>'" "$(zsh_for 'tcx results --status ok ')" merge
+		expect_same "zsh: 'logic eval --format <TAB>'" "$(zsh_for 'tcx logic eval --format ')" \
+			table json yaml
+		expect_same "zsh: 'logic eval --<TAB>'" "$(zsh_for 'tcx logic eval --')" --holdout \
+			--holdout-range --device --db --choices --min-time --format --output --help
+		expect_same "zsh: 'results merge --<TAB>'" "$(zsh_for 'tcx results merge --')" \
+			--output --help
 		for cmd in $commands; do
-			expect_has "zsh: options of '$cmd'" "$(zsh_for "tcx $cmd --")" \
-				$("$TCX" --complete "$cmd")
+			expect_same "zsh: options of '$cmd'" "$(zsh_for "tcx $cmd --")" \
+				$("$TCX" --complete "$cmd" --options)
+			for act in $("$TCX" --complete "$cmd" --actions); do
+				expect_same "zsh: options of '$cmd $act'" "$(zsh_for "tcx $cmd $act --")" \
+					$("$TCX" --complete "$cmd" --options "$act")
+			done
 		done
 	fi
 else
@@ -233,14 +356,25 @@ if command -v fish >/dev/null; then
 	}
 	expect_has "fish: commands" "$(fish_complete 'tcx ')" $commands
 	for cmd in $commands; do
-		expect_has "fish: options of '$cmd'" "$(fish_complete "tcx $cmd --")" \
-			$("$TCX" --complete "$cmd")
+		expect_same "fish: options of '$cmd'" "$(fish_complete "tcx $cmd --")" \
+			$("$TCX" --complete "$cmd" --options)
+		for act in $("$TCX" --complete "$cmd" --actions); do
+			expect_same "fish: options of '$cmd $act'" "$(fish_complete "tcx $cmd $act --")" \
+				$("$TCX" --complete "$cmd" --options "$act")
+		done
 	done
+	expect_same "fish: 'logic eval --<TAB>'" "$(fish_complete 'tcx logic eval --')" --holdout \
+		--holdout-range --device --db --choices --min-time --format --output --help
+	expect_same "fish: 'results merge --<TAB>'" "$(fish_complete 'tcx results merge --')" \
+		--output --help
+	expect_same "fish: 'results --status ok <TAB>'" "$(fish_complete 'tcx results --status ok ')" merge
+	expect_same "fish: 'logic eval --format <TAB>'" "$(fish_complete 'tcx logic eval --format ')" \
+		table json yaml
 	expect_same "fish: 'parse --format <TAB>'" "$(fish_complete 'tcx parse --format ')" \
 		$("$TCX" --complete parse --format)
 	expect_has "fish: 'bench --device <TAB>'" "$(fish_complete 'tcx bench --device ')" host
-	expect_has "fish: 'logic <TAB>'" "$(fish_complete 'tcx logic ')" show import export lookup eval
-	expect_has "fish: 'results <TAB>'" "$(fish_complete 'tcx results ')" merge
+	expect_same "fish: 'logic <TAB>'" "$(fish_complete 'tcx logic ')" show import export lookup eval
+	expect_same "fish: 'results <TAB>'" "$(fish_complete 'tcx results ')" merge
 	expect_has "fish: 'logic show <file>'" "$(fish_complete 'tcx logic show af')" afile.npy
 	expect_has "fish: '-i A=<file>'" "$(fish_complete 'tcx run -i A=af')" A=afile.npy
 	for cmd in $commands; do
