@@ -842,13 +842,14 @@ static enum tcx_status write_source(const struct xlib *x, const char *dir, const
 		    prefix, tcx_version());
 	strbuf_addf(&o, "#include \"config.h\"\n#include \"%s.h\"\n#include \"runtime.h\"\n\n",
 		    prefix);
-	strbuf_adds(&o, "#if !TL_WITH_CUDA\n/* the kernel template (kernels/common/port.h, "
-			"kernels/opencl/contract.cl) */\n");
+	strbuf_adds(&o, "#if !TL_WITH_CUDA && !TL_WITH_HIP\n/* the kernel template "
+			"(kernels/common/port.h, kernels/opencl/contract.cl) */\n");
 	emit_bytes(&o, "tl_template_opencl", x->tmpl[0], x->tmpl_len[0]);
 	strbuf_adds(&o, "#endif\n");
 	if (x->tmpl[1]) {
-		strbuf_adds(&o, "#if TL_WITH_CUDA\n/* the same for CUDA (with "
-				"kernels/cuda/compat.h) */\n");
+		strbuf_adds(&o, "#if TL_WITH_CUDA || TL_WITH_HIP\n/* the same for CUDA and HIP "
+				"(with kernels/cuda/compat.h: HIP\n * compiles the CUDA "
+				"dialect, as tcx's hip backend does) */\n");
 		emit_bytes(&o, "tl_template_cuda", x->tmpl[1], x->tmpl_len[1]);
 		strbuf_adds(&o, "#endif\n");
 	}
@@ -882,13 +883,18 @@ static enum tcx_status write_config(const struct xlib *x, const char *dir, const
 		    "#ifndef TL_CONFIG_H\n#define TL_CONFIG_H\n\n"
 		    "#define TL_NAME \"%s\"\n#define TL_HEADER \"%s.h\"\n"
 		    "#define TL(name) %s_##name\n#define TL_UP(name) %s_##name\n"
-		    "/* the backend: OpenCL, or CUDA when the build defines TL_WITH_CUDA=1 */\n"
+		    "/* the backend: OpenCL, or CUDA or HIP when the build defines\n"
+		    " * TL_WITH_CUDA=1 or TL_WITH_HIP=1 */\n"
 		    "#ifndef TL_WITH_CUDA\n#define TL_WITH_CUDA 0\n#endif\n"
+		    "#ifndef TL_WITH_HIP\n#define TL_WITH_HIP 0\n#endif\n"
+		    "/* the CUDA-dialect kernels, for CUDA and HIP */\n"
 		    "#define TL_HAVE_CUDA_KERNELS %d\n"
 		    "/* what tcx compiles its OpenCL kernels with */\n"
 		    "#define TL_OPENCL_OPTIONS \"-cl-std=CL1.2\"\n"
 		    "/* and its CUDA kernels (NVRTC; the device's architecture is added) */\n"
 		    "#define TL_NVRTC_OPTIONS { \"-default-device\", \"--std=c++17\" }\n"
+		    "/* and with hiprtc (the device's target is added), as tcx's hip backend */\n"
+		    "#define TL_HIPRTC_OPTIONS { \"-std=c++17\" }\n"
 		    "\n#endif /* TL_CONFIG_H */\n",
 		    prefix, prefix, tcx_version(), prefix, prefix, prefix, up, x->tmpl[1] != NULL);
 	st = strbuf_status(&o, err);
@@ -934,10 +940,13 @@ static enum tcx_status write_readme(const struct xlib *x, const char *dir, const
 		    "```cmake\nfind_package(%s REQUIRED)\ntarget_link_libraries(app PRIVATE "
 		    "%s::%s)\n```\n\nor `cc app.c $(pkg-config --cflags --libs %s)`. The API is "
 		    "documented in\n`include/%s.h`. Options: `-D%s_WITH_CUDA=ON` runs on CUDA "
-		    "(driver API and NVRTC,\nloaded at run time) instead of OpenCL%s; "
-		    "`-DBUILD_SHARED_LIBS=OFF` builds a static\nlibrary.\n",
-		    prefix, prefix, prefix, prefix, prefix, prefix, prefix, up,
-		    x->tmpl[1] ? "" : " (not available: tcx had no CUDA kernel template)");
+		    "(driver API and NVRTC,\nloaded at run time) instead of OpenCL, "
+		    "`-D%s_WITH_HIP=ON` on HIP (the HIP runtime\nand hiprtc, loaded at run "
+		    "time; kernels compiled for each device's gfx target)%s;\n"
+		    "`-DBUILD_SHARED_LIBS=OFF` builds a static library.\n",
+		    prefix, prefix, prefix, prefix, prefix, prefix, prefix, up, up,
+		    x->tmpl[1] ? ""
+			       : " (neither available: tcx had no CUDA-dialect kernel template)");
 	if (reports)
 		strbuf_adds(&o, "\nHow well each selector chooses at sizes that were never tuned: "
 				"`selector-report.md`\n(and `.json`).\n");
@@ -1049,12 +1058,14 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 		if (!st)
 			st = copy_template(o->out_dir, "runtime.c", "src/runtime.c", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "runtime_cuda.c", "src/runtime_cuda.c", tab,
+			st = copy_template(o->out_dir, "gpu.h", "src/gpu.h", tab, err);
+		if (!st)
+			st = copy_template(o->out_dir, "runtime_gpu.c", "src/runtime_gpu.c", tab,
 					   err);
 		if (!st)
 			st = copy_template(o->out_dir, "client.c", "client/client.c", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "client_cuda.c", "client/client_cuda.c", tab,
+			st = copy_template(o->out_dir, "client_gpu.c", "client/client_gpu.c", tab,
 					   err);
 		if (!st)
 			st = copy_template(o->out_dir, "CMakeLists.txt.in", "CMakeLists.txt", tab,

@@ -13,9 +13,9 @@
  * --pad n gives every tensor strides that are not packed: each dimension
  * padded by n elements, and the elements two apart.  --dump writes A, B and
  * the result C as .npy files (Fortran order, the packed layout) for `tcx
- * run`; --compile builds every kernel for the device, or (CUDA) compiles it
- * with NVRTC for an architecture such as
- * sm_90 without a device.
+ * run`; --compile builds every kernel for the device, or (CUDA, HIP)
+ * compiles it with NVRTC or hiprtc for an architecture such as sm_90 or
+ * gfx90a without a device.
  *
  * Exit status: 0 ok, 1 a result differs from the reference, 2 bad usage,
  * 3 a library or runtime error, 4 no device.
@@ -32,9 +32,8 @@
 #include "config.h"
 #include TL_HEADER
 
-#if TL_WITH_CUDA
-#include <dlfcn.h>
-#include <cuda.h>
+#if TL_WITH_CUDA || TL_WITH_HIP
+#include "gpu.h"
 #else
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
@@ -394,8 +393,8 @@ static int write_npy(const char *path, char t, const struct TL(problem_info) * i
 
 /* ---- the device ----------------------------------------------------------------------- */
 
-#if TL_WITH_CUDA
-#include "client_cuda.c"
+#if TL_WITH_CUDA || TL_WITH_HIP
+#include "client_gpu.c"
 #else
 struct dev {
 	cl_context ctx;
@@ -596,7 +595,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (compile) {
-		/* every kernel: for a target architecture (CUDA: NVRTC, no device
+		/* every kernel: for a target architecture (NVRTC, hiprtc: no device
 		 * needed), or "device": for the device */
 		int dev_target = !strcmp(compile, "device");
 

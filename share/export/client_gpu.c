@@ -1,82 +1,110 @@
-/* client_cuda.c - the client's device on CUDA (TL_WITH_CUDA): the device's
- * primary context made current, buffers and copies through the driver API,
- * loaded with dlopen like the library does.  A template: tcx export-lib
- * copies it unchanged; client.c includes it. */
+/* client_gpu.c - the client's device on CUDA (TL_WITH_CUDA) or HIP
+ * (TL_WITH_HIP), one source for both (gpu.h): CUDA makes the device's
+ * primary context current, HIP sets the device; buffers and copies through
+ * the runtime, loaded with dlopen like the library does.  A template: tcx
+ * export-lib copies it unchanged; client.c includes it. */
 struct dev {
 	void *lib;
-	CUdevice dev;
+	tl_gpu_dev dev;
+#if TL_WITH_CUDA
 	CUcontext ctx;
+#endif
 	char name[256];
 };
 
 static struct {
-	CUresult (*Init)(unsigned int);
-	CUresult (*DeviceGet)(CUdevice *, int);
-	CUresult (*DeviceGetName)(char *, int, CUdevice);
+	tl_gpu_rc (*Init)(unsigned int);
+	tl_gpu_rc (*DeviceGet)(tl_gpu_dev *, int);
+	tl_gpu_rc (*DeviceGetName)(char *, int, tl_gpu_dev);
+#if TL_WITH_CUDA
 	CUresult (*PrimaryCtxRetain)(CUcontext *, CUdevice);
 	CUresult (*PrimaryCtxRelease)(CUdevice);
 	CUresult (*CtxSetCurrent)(CUcontext);
-	CUresult (*CtxSynchronize)(void);
-	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
-	CUresult (*MemFree)(CUdeviceptr);
-	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
-	CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
-} cu;
+#else
+	hipError_t (*SetDevice)(int);
+#endif
+	tl_gpu_rc (*Synchronize)(void);
+	tl_gpu_rc (*MemAlloc)(tl_gpu_ptr *, size_t);
+	tl_gpu_rc (*MemFree)(tl_gpu_ptr);
+	tl_gpu_rc (*MemcpyHtoD)(tl_gpu_ptr, const void *, size_t);
+	tl_gpu_rc (*MemcpyDtoH)(void *, tl_gpu_ptr, size_t);
+} gpu;
 
-static int cu_sym(void *lib, const char *name, void *fn)
+/* Makes d's device the calling thread's. */
+static tl_gpu_rc dev_use(struct dev *d)
 {
-	void *p = dlsym(lib, name);
+#if TL_WITH_CUDA
+	CUresult rc = gpu.PrimaryCtxRetain(&d->ctx, d->dev);
 
-	if (!p)
-		return 0;
-	memcpy(fn, &p, sizeof(p));
-	return 1;
+	if (rc == CUDA_SUCCESS)
+		rc = gpu.CtxSetCurrent(d->ctx);
+	return rc;
+#else
+	return gpu.SetDevice(d->dev);
+#endif
 }
 
 static int dev_open(const char *spec, struct dev *d)
 {
+	static const char *const names[] = TL_GPU_LIBS;
+	const struct tl_gpu_sym syms[] = {
+	    {TL_GPU("cuInit", "hipInit"), &gpu.Init, 0},
+	    {TL_GPU("cuDeviceGet", "hipDeviceGet"), &gpu.DeviceGet, 0},
+	    {TL_GPU("cuDeviceGetName", "hipDeviceGetName"), &gpu.DeviceGetName, 0},
+#if TL_WITH_CUDA
+	    {"cuDevicePrimaryCtxRetain", &gpu.PrimaryCtxRetain, 0},
+	    {"cuDevicePrimaryCtxRelease_v2", &gpu.PrimaryCtxRelease, 0},
+	    {"cuCtxSetCurrent", &gpu.CtxSetCurrent, 0},
+#else
+	    {"hipSetDevice", &gpu.SetDevice, 0},
+#endif
+	    {TL_GPU("cuCtxSynchronize", "hipDeviceSynchronize"), &gpu.Synchronize, 0},
+	    {TL_GPU("cuMemAlloc_v2", "hipMalloc"), &gpu.MemAlloc, 0},
+	    {TL_GPU("cuMemFree_v2", "hipFree"), &gpu.MemFree, 0},
+	    {TL_GPU("cuMemcpyHtoD_v2", "hipMemcpyHtoD"), &gpu.MemcpyHtoD, 0},
+	    {TL_GPU("cuMemcpyDtoH_v2", "hipMemcpyDtoH"), &gpu.MemcpyDtoH, 0},
+	};
+	const char *which = NULL, *missing;
 	int ordinal = 0;
-	CUresult rc;
+	tl_gpu_rc rc;
 
 	memset(d, 0, sizeof(*d));
 	if (spec && sscanf(spec, "%d", &ordinal) != 1) {
-		fprintf(stderr, "client: bad --device '%s': expected a CUDA device number\n", spec);
+		fprintf(stderr, "client: bad --device '%s': expected a %s device number\n", spec,
+			TL_GPU_NAME);
 		return 2;
 	}
-	d->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	d->lib = tl_gpu_open(names, &which);
 	if (!d->lib) {
-		fprintf(stderr,
-			"client: no CUDA device: libcuda.so.1 not found (no NVIDIA driver)\n");
+		fprintf(stderr, "client: no %s device: %s not found (%s)\n", TL_GPU_NAME, names[0],
+			TL_GPU("no NVIDIA driver", "no HIP runtime"));
 		return 4;
 	}
-	if (!cu_sym(d->lib, "cuInit", &cu.Init) || !cu_sym(d->lib, "cuDeviceGet", &cu.DeviceGet) ||
-	    !cu_sym(d->lib, "cuDeviceGetName", &cu.DeviceGetName) ||
-	    !cu_sym(d->lib, "cuDevicePrimaryCtxRetain", &cu.PrimaryCtxRetain) ||
-	    !cu_sym(d->lib, "cuDevicePrimaryCtxRelease_v2", &cu.PrimaryCtxRelease) ||
-	    !cu_sym(d->lib, "cuCtxSetCurrent", &cu.CtxSetCurrent) ||
-	    !cu_sym(d->lib, "cuCtxSynchronize", &cu.CtxSynchronize) ||
-	    !cu_sym(d->lib, "cuMemAlloc_v2", &cu.MemAlloc) ||
-	    !cu_sym(d->lib, "cuMemFree_v2", &cu.MemFree) ||
-	    !cu_sym(d->lib, "cuMemcpyHtoD_v2", &cu.MemcpyHtoD) ||
-	    !cu_sym(d->lib, "cuMemcpyDtoH_v2", &cu.MemcpyDtoH)) {
-		fprintf(stderr, "client: libcuda.so.1 lacks the driver API this client uses\n");
+	missing = tl_gpu_bind(d->lib, syms, sizeof(syms) / sizeof(syms[0]));
+	if (missing) {
+		fprintf(stderr, "client: %s lacks %s, which this client uses\n", which, missing);
 		dlclose(d->lib);
 		return 3;
 	}
-	rc = cu.Init(0);
-	if (rc == CUDA_SUCCESS)
-		rc = cu.DeviceGet(&d->dev, ordinal);
-	if (rc != CUDA_SUCCESS) {
-		fprintf(stderr, "client: no CUDA device %d (%d)\n", ordinal, (int)rc);
+	rc = gpu.Init(0);
+	if (rc != TL_GPU_OK) {
+		fprintf(stderr, "client: no %s device: %s failed, no usable %s GPU (error %d)\n",
+			TL_GPU_NAME, TL_GPU("cuInit", "hipInit"), TL_GPU_VENDOR, (int)rc);
 		dlclose(d->lib);
 		return 4;
 	}
-	cu.DeviceGetName(d->name, (int)sizeof(d->name), d->dev);
-	rc = cu.PrimaryCtxRetain(&d->ctx, d->dev);
-	if (rc == CUDA_SUCCESS)
-		rc = cu.CtxSetCurrent(d->ctx);
-	if (rc != CUDA_SUCCESS) {
-		fprintf(stderr, "client: cannot use CUDA device %d (%d)\n", ordinal, (int)rc);
+	rc = gpu.DeviceGet(&d->dev, ordinal);
+	if (rc != TL_GPU_OK) {
+		fprintf(stderr, "client: no %s device %d (error %d)\n", TL_GPU_NAME, ordinal,
+			(int)rc);
+		dlclose(d->lib);
+		return 4;
+	}
+	gpu.DeviceGetName(d->name, (int)sizeof(d->name), d->dev);
+	rc = dev_use(d);
+	if (rc != TL_GPU_OK) {
+		fprintf(stderr, "client: cannot use %s device %d (%d)\n", TL_GPU_NAME, ordinal,
+			(int)rc);
 		dlclose(d->lib);
 		return 3;
 	}
@@ -85,29 +113,31 @@ static int dev_open(const char *spec, struct dev *d)
 
 static void dev_close(struct dev *d)
 {
-	cu.PrimaryCtxRelease(d->dev);
+#if TL_WITH_CUDA
+	gpu.PrimaryCtxRelease(d->dev);
+#endif
 	dlclose(d->lib);
 }
 
 static TL(queue) dev_queue(struct dev *d)
 {
 	(void)d;
-	return NULL; /* the default stream of the current context */
+	return NULL; /* the default stream (of the current context, CUDA) */
 }
 
 static int dev_upload(struct dev *d, const void *host, size_t bytes, TL(mem) * out)
 {
-	CUdeviceptr p = 0;
-	CUresult rc = cu.MemAlloc(&p, bytes);
+	tl_gpu_ptr p = 0;
+	tl_gpu_rc rc = gpu.MemAlloc(&p, bytes);
 
 	(void)d;
-	if (rc == CUDA_SUCCESS)
-		rc = cu.MemcpyHtoD(p, host, bytes);
-	if (rc != CUDA_SUCCESS) {
+	if (rc == TL_GPU_OK)
+		rc = gpu.MemcpyHtoD(p, host, bytes);
+	if (rc != TL_GPU_OK) {
 		fprintf(stderr, "client: cannot allocate or write %zu bytes (%d)\n", bytes,
 			(int)rc);
 		if (p)
-			cu.MemFree(p);
+			gpu.MemFree(p);
 		return 3;
 	}
 	*out = (TL(mem))(uintptr_t)p;
@@ -117,7 +147,7 @@ static int dev_upload(struct dev *d, const void *host, size_t bytes, TL(mem) * o
 static int dev_download(struct dev *d, TL(mem) m, void *host, size_t bytes)
 {
 	(void)d;
-	if (cu.MemcpyDtoH(host, (CUdeviceptr)(uintptr_t)m, bytes) != CUDA_SUCCESS) {
+	if (gpu.MemcpyDtoH(host, (tl_gpu_ptr)(uintptr_t)m, bytes) != TL_GPU_OK) {
 		fprintf(stderr, "client: cannot read the result\n");
 		return 3;
 	}
@@ -127,11 +157,11 @@ static int dev_download(struct dev *d, TL(mem) m, void *host, size_t bytes)
 static int dev_finish(struct dev *d)
 {
 	(void)d;
-	return cu.CtxSynchronize() == CUDA_SUCCESS ? 0 : 3;
+	return gpu.Synchronize() == TL_GPU_OK ? 0 : 3;
 }
 
 static void dev_free(TL(mem) m)
 {
 	if (m)
-		cu.MemFree((CUdeviceptr)(uintptr_t)m);
+		gpu.MemFree((tl_gpu_ptr)(uintptr_t)m);
 }

@@ -10,8 +10,9 @@
  * directory, where the generated src/<prefix>.c includes it after config.h
  * (the TL() naming macros), the public header, runtime.h and the tables.
  * C99 with POSIX threads.  Backends: OpenCL (the default) or, with
- * TL_WITH_CUDA, the CUDA driver API and NVRTC, both loaded with dlopen at
- * first use so that the library also loads where CUDA is not installed.
+ * TL_WITH_CUDA or TL_WITH_HIP, the CUDA driver API and NVRTC or the HIP
+ * runtime and hiprtc (gpu.h, runtime_gpu.c), loaded with dlopen at first
+ * use so that the library also loads where they are not installed.
  */
 #include <math.h>
 #include <pthread.h>
@@ -22,10 +23,8 @@
 
 #include "select.c"
 
-#if TL_WITH_CUDA
-#include <dlfcn.h>
-#include <cuda.h>
-#include <nvrtc.h>
+#if TL_WITH_CUDA || TL_WITH_HIP
+#include "gpu.h"
 #else
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
@@ -507,8 +506,8 @@ static void tl_launch_make(const struct tl_type *T, const struct tl_kernel *K,
 	}
 }
 
-#if TL_WITH_CUDA
-#include "runtime_cuda.c"
+#if TL_WITH_CUDA || TL_WITH_HIP
+#include "runtime_gpu.c"
 #else
 /* ---- OpenCL ------------------------------------------------------------------------ */
 
