@@ -20,6 +20,34 @@ fixture_logic() {
 	ls "$TCX_EXPORT_FIXTURE"/logic/*_Cijk_Ailk_Bjlk_S.yaml 2>/dev/null | head -1
 }
 
+# export_logics NAME: exports the hand-made logics (data/) and the
+# fixture's, when there is one, as the library NAME in lib/
+export_logics() {
+	local data logic
+	local -a logics
+	data=$(cd "$(dirname "${BASH_SOURCE[0]}")/data" && pwd)
+	logics=("$data/special.yaml" "$data/complex.yaml")
+	logic=$(fixture_logic)
+	[ -n "$logic" ] && logics+=("$logic")
+	run export-lib "${logics[@]}" -o lib --name "$1" --selector logic
+	expect_rc 0 "export-lib"
+}
+
+# client_on_gpu BACKEND NAME CLIENT: where tcx sees a BACKEND device the
+# client validates sizes through the library; where not it exits 4 and
+# says "no NAME device".  Sets $expect (0 or 4).
+client_on_gpu() {
+	expect=0
+	"$TCX" devices 2>/dev/null | grep -q "^$1:" || expect=4
+	"$3" --sizes 29,17,3,13 >out.txt 2>&1
+	rc=$?
+	checks=$((checks + 1))
+	[ "$rc" -eq "$expect" ] || fail "client on $2: exit $rc, want $expect: $(cat out.txt)"
+	checks=$((checks + 1))
+	[ "$expect" -eq 0 ] || grep -q "no $2 device" out.txt ||
+		fail "no device said: $(cat out.txt)"
+}
+
 # check WHAT COMMAND...: the command must succeed; its output in $out
 check() {
 	local what=$1
