@@ -120,8 +120,11 @@ enum tcx_status tune_lookup(struct tune_ctx *t, const struct tcx_contraction *c,
 	if (st || !*found)
 		return st;
 	/* a failure (build, launch, timeout, memory) may be transient: measure
-	 * it again; skips (validity rules, device limits) are for good */
-	if (old.status == MEAS_FAILED && !t->o->from_store) {
+	 * it again; skips (validity rules, device limits) are for good.  Shards
+	 * and --from-store take failures as stored: every shard of a round must
+	 * see the same store, or one that measured a failure again would decide
+	 * otherwise than the others, which would wait for it forever */
+	if (old.status == MEAS_FAILED && !t->o->from_store && t->shard_n <= 1) {
 		*found = false;
 		return TCX_OK;
 	}
