@@ -210,15 +210,15 @@ enum tcx_status tasks_run(struct tune_ctx *t, const struct tcx_contraction *c, s
 		missing += !v[i].have;
 	if (missing && t->o->from_store)
 		return tcx_fail(err, TCX_EINCOMPLETE,
-				"the store lacks %lld measurement%s this step needs: measure every "
-				"shard and merge the stores first",
+				"the store lacks %lld measurement%s of this step: run every shard "
+				"on the merged store, merge their stores and run again",
 				(long long)missing, missing == 1 ? "" : "s");
 	if (missing)
 		return tcx_fail(err, TCX_EINCOMPLETE,
-				"shard %d/%d measured its share of this step; %lld measurement%s "
-				"belong to other shards: merge the stores and run every shard "
-				"again on the merged store",
+				"shard %d/%d measured its slice of this step; %lld measurement%s "
+				"belong%s to other shards: merge the stores and run every shard "
+				"again on the merged store (another round)",
 				t->shard_k + 1, t->shard_n, (long long)missing,
-				missing == 1 ? "" : "s");
+				missing == 1 ? "" : "s", missing == 1 ? "s" : "");
 	return TCX_OK;
 }

@@ -140,6 +140,10 @@ enum tcx_status protocol_measure(struct protocol *pc, struct task *v, int64_t n,
 	pc->t->progress_fn = on_measured;
 	st = tasks_run(pc->t, pc->c, v, n, err);
 	pc->t->progress_state = NULL;
+	/* which step lacks measurements: what a user running shards in rounds
+	 * needs to know */
+	if (st == TCX_EINCOMPLETE)
+		tcx_error_prefix(err, "%s group %02d, %s", pc->name, pc->group, pc->step_label);
 	return st;
 }
 

@@ -271,9 +271,38 @@ static int64_t rand_index(struct pcg32 *rng, int64_t n)
 	return (int64_t)(r % (uint64_t)n);
 }
 
+/* Shards: the batches of exhaustive and random search do not depend on each
+ * other's results, so a batch whose other slices are missing does not stop
+ * the shard, which goes on to its slice of the next: one round measures
+ * them all.  Keeps the first such error in *first; *st becomes TCX_OK. */
+static void batch_go_on(const struct search *se, enum tcx_status *st, bool *incomplete,
+			struct tcx_error *first, const struct tcx_error *err)
+{
+	if (*st != TCX_EINCOMPLETE || se->pc->t->shard_n <= 1)
+		return;
+	if (!*incomplete && err)
+		*first = *err;
+	*incomplete = true;
+	*st = TCX_OK;
+}
+
+/* The end of a run of batches: TCX_EINCOMPLETE, with the first batch's
+ * error, when batch_go_on let one pass. */
+static enum tcx_status batches_end(enum tcx_status st, bool incomplete,
+				   const struct tcx_error *first, struct tcx_error *err)
+{
+	if (st || !incomplete)
+		return st;
+	if (err)
+		*err = *first;
+	return TCX_EINCOMPLETE;
+}
+
 static enum tcx_status run_exhaustive(struct search *se, struct tcx_error *err)
 {
 	double f;
+	struct tcx_error first = { 0 };
+	bool incomplete = false;
 
 	if (se->sp->size > EXHAUSTIVE_LIMIT)
 		return tcx_fail(err, TCX_ERANGE,
@@ -291,11 +320,12 @@ static enum tcx_status run_exhaustive(struct search *se, struct tcx_error *err)
 			n++;
 		}
 		st = evaluate_batch(se, idx, n, obj, err);
+		batch_go_on(se, &st, &incomplete, &first, err);
 		if (st)
 			return st;
 	}
 	(void)f;
-	return TCX_OK;
+	return batches_end(TCX_OK, incomplete, &first, err);
 }
 
 static enum tcx_status run_random(struct search *se, int budget, struct pcg32 *rng,
@@ -307,6 +337,8 @@ static enum tcx_status run_random(struct search *se, int budget, struct pcg32 *r
 	int64_t *idx = malloc((size_t)(want ? want : 1) * sizeof(*idx));
 	double *obj = malloc((size_t)(want ? want : 1) * sizeof(*obj));
 	enum tcx_status st = TCX_OK;
+	struct tcx_error first = { 0 };
+	bool incomplete = false;
 
 	if (!idx || !obj) {
 		free(idx);
@@ -322,11 +354,13 @@ static enum tcx_status run_random(struct search *se, int budget, struct pcg32 *r
 		if (!seen)
 			idx[n++] = c;
 	}
-	for (int64_t i = 0; i < n && !st; i += BATCH)
+	for (int64_t i = 0; i < n && !st; i += BATCH) {
 		st = evaluate_batch(se, idx + i, (int)(n - i < BATCH ? n - i : BATCH), obj + i, err);
+		batch_go_on(se, &st, &incomplete, &first, err);
+	}
 	free(idx);
 	free(obj);
-	return st;
+	return batches_end(st, incomplete, &first, err);
 }
 
 /* A random neighbour: one parameter moved to another of its values. */

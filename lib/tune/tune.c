@@ -542,6 +542,8 @@ static enum tcx_status tune_problem(struct tune_ctx *t, const struct config *cfg
 	const struct config_problem *cp = &cfg->problems[pi];
 	struct final_table ft;
 	char name[256];
+	struct tcx_error first = { 0 };
+	bool incomplete = false;
 	enum tcx_status st = TCX_OK;
 
 	memset(&ft, 0, sizeof(ft));
@@ -564,6 +566,10 @@ static enum tcx_status tune_problem(struct tune_ctx *t, const struct config *cfg
 		pc.dry_run = t->o->dry_run;
 		pc.stop = t->o->stop;
 		tcx_log(TCX_LOG_INFO, " group %02d (line %u)", g, cp->groups[g].line);
+		/* a group's tasks are numbered from 0, so that the shards of a
+		 * round, which all read the same store, slice each group alike
+		 * whatever another group left them to do */
+		t->task_seq = 0;
 		if (t->o->strategy == STRAT_PROTOCOL)
 			st = protocol_run(&pc, &cp->groups[g], err);
 		else
@@ -572,6 +578,20 @@ static enum tcx_status tune_problem(struct tune_ctx *t, const struct config *cfg
 		if (!st)
 			st = final_group(&pc, &ft, g, err);
 		protocol_release(&pc);
+		if (st == TCX_EINCOMPLETE && t->shard_n > 1) {
+			/* groups do not depend on each other: a shard goes on to
+			 * its slice of the next group's first incomplete step, so
+			 * that a round serves every group */
+			if (!incomplete && err)
+				first = *err;
+			incomplete = true;
+			st = TCX_OK;
+		}
+	}
+	if (!st && incomplete) {
+		if (err)
+			*err = first;
+		st = TCX_EINCOMPLETE;
 	}
 	/* the analysis, validation and logic: in the process that keeps the
 	 * store (rank 0 under MPI) */
@@ -591,6 +611,8 @@ enum tcx_status tune_config(struct tune_ctx *t, const struct config *cfg, struct
 {
 	enum tcx_status st;
 	struct tune_opts *o = (struct tune_opts *)t->o;
+	struct tcx_error first = { 0 };
+	bool incomplete = false;
 
 	t->t_start = now_seconds();
 	if (!t->sum->report)
@@ -606,6 +628,18 @@ enum tcx_status tune_config(struct tune_ctx *t, const struct config *cfg, struct
 
 		st = tune_problem(t, cfg, p, r, err);
 		json_array_append_new(t->sum->report, r);
+		if (st == TCX_EINCOMPLETE && t->shard_n > 1) {
+			/* as for groups: a shard goes on to the next problem */
+			if (!incomplete && err)
+				first = *err;
+			incomplete = true;
+			st = TCX_OK;
+		}
+	}
+	if (!st && incomplete) {
+		if (err)
+			*err = first;
+		st = TCX_EINCOMPLETE;
 	}
 	t->sum->seconds = now_seconds() - t->t_start;
 	return st;

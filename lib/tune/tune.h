@@ -89,7 +89,8 @@ struct tune_ctx {
 	struct tune_summary *sum;
 	struct tune_mpi *mpi;        /* NULL: no MPI */
 	int shard_k, shard_n;
-	int64_t task_seq;            /* tasks enumerated so far (shards split by it) */
+	int64_t task_seq;            /* tasks of this group enumerated so far
+				      * (shards and MPI ranks split by it) */
 	double t_start;
 	double measure_s;            /* time spent measuring, for ETAs */
 	int64_t nmeasure;
@@ -123,7 +124,11 @@ enum tcx_status tune_record(struct tune_ctx *t, const struct tcx_contraction *c,
 void tune_problem_key(const struct tcx_contraction *c, char *buf, size_t len);
 
 /* Runs every problem and group of a config: the protocol or a strategy,
- * then the final benchmark, validation of winners and library logic. */
+ * then the final benchmark, validation of winners and library logic.
+ * Returns TCX_EINCOMPLETE, err naming the first such step, when the store
+ * lacks measurements that other shards owe (with --shard, after this
+ * shard's slice of the first incomplete step of every group: another
+ * round is needed) or that --from-store needs. */
 enum tcx_status tune_config(struct tune_ctx *t, const struct config *cfg,
 			    struct tcx_error *err);
 
