@@ -19,6 +19,9 @@ enum {
 	TCX_EXIT_USAGE = 2,   /* bad input or usage */
 	TCX_EXIT_RUNTIME = 3, /* device or runtime error */
 	TCX_EXIT_NODEV = 4,   /* no usable device */
+	/* did its part, but measurements other shards owe are missing (tcx
+	 * tune --shard: run another round; --from-store: the store lacks them) */
+	TCX_EXIT_INCOMPLETE = 5,
 	TCX_EXIT_INTR = 130,  /* interrupted by SIGINT/SIGTERM after saving */
 };
 

@@ -28,8 +28,9 @@ static const struct cmd_option tune_options[] = {
 	{ "jobs", 'j', required_argument, "<n>",
 	  "compile kernels on n host threads ahead of the devices (default 1)", OV_NONE, NULL },
 	{ "shard", 0x109, required_argument, "<k>/<n>",
-	  "measure only slice k of n (then 'tcx results merge' and --from-store)", OV_NONE,
-	  NULL },
+	  "measure only slice k of n; exit 5 while more rounds are needed (then 'tcx results "
+	  "merge' and --from-store)",
+	  OV_NONE, NULL },
 	{ "from-store", 0x10a, no_argument, NULL,
 	  "measure nothing: select winners and write logic from the store", OV_NONE, NULL },
 	{ "db", 0x100, required_argument, "<file>",
@@ -444,6 +445,13 @@ int cmd_tune(int argc, char **argv)
 		ret = usage_error(&cmd_tune_def, "--from-store measures nothing: no --shard or --force");
 		goto out;
 	}
+	if (o.shard_n > 1 && o.force) {
+		/* a shard that ignored the store would measure its slice of the
+		 * first step round after round */
+		ret = usage_error(&cmd_tune_def,
+				  "--shard builds on the rounds before it in the store: no --force");
+		goto out;
+	}
 	/* tuning reports each step as it goes, unless --quiet (other MPI ranks:
 	 * only with -v) */
 	tcx_log_set(log_line, NULL,
@@ -557,11 +565,14 @@ int cmd_tune(int argc, char **argv)
 		goto out;
 	}
 	if (st == TCX_EINCOMPLETE && o.shard_n > 1) {
-		/* a shard that has done its share has succeeded */
-		if (rank0)
+		/* a shard that has measured its slice: not a failure, but not
+		 * the end either; its own exit code tells a script to merge the
+		 * stores and run another round */
+		if (rank0) {
 			info("%s", err.msg);
-		if (rank0)
 			print_summary(&sum, argv[optind], t.di, db, json, false);
+		}
+		ret = TCX_EXIT_INCOMPLETE;
 		goto out;
 	}
 	if (st) {
@@ -577,9 +588,10 @@ out:
 		device_close(devs[k]);
 	config_free(cfg);
 #ifdef TCX_WITH_MPI
-	/* a rank failing alone would leave the others waiting: abort the job */
+	/* a rank failing alone would leave the others waiting: abort the job
+	 * (every rank of a shard reaches the same incomplete step) */
 	if (mpi)
-		tune_mpi_stop(ret != 0 && ret != TCX_EXIT_INTR);
+		tune_mpi_stop(ret != 0 && ret != TCX_EXIT_INTR && ret != TCX_EXIT_INCOMPLETE);
 #endif
 	return ret;
 }

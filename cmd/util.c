@@ -110,10 +110,11 @@ int exit_code(enum tcx_status st)
 	case TCX_EREJECT:
 	case TCX_EIO:
 	case TCX_ECORRUPT:
-	case TCX_EINCOMPLETE:
 		return TCX_EXIT_USAGE;
 	case TCX_ENODEV:
 		return TCX_EXIT_NODEV;
+	case TCX_EINCOMPLETE:
+		return TCX_EXIT_INCOMPLETE;
 	case TCX_EINTR:
 		return TCX_EXIT_INTR;
 	case TCX_ENOMEM:
