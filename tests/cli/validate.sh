@@ -63,10 +63,10 @@ expect_err 'does not compile|build' "build failure named"
 # a template that never writes the first element (neither by element nor
 # as part of a vector): caught by the poison
 cp "$TCX_SOURCE_DIR/kernels/common/port.h" broken/common/
-sed -e 's/^\t\t\t\tst1(C, oc, r);/\t\t\t\tif (oc != args.off_c) st1(C, oc, r);/' \
+sed -e 's/^\t\t\t\tput_c(C, W, oc, r,/\t\t\t\tif (oc != args.off_c) put_c(C, W, oc, r,/' \
 	-e 's/^\(\t*\)\*(GLOBAL VEC_T \*)(C + ocv) = r;/\1if (ocv != args.off_c) *(GLOBAL VEC_T *)(C + ocv) = r;/' \
 	"$TCX_SOURCE_DIR/kernels/opencl/contract.cl" >broken/opencl/contract.cl
-grep -q 'if (oc != args.off_c) st1' broken/opencl/contract.cl || fail "sed did not apply"
+grep -q 'if (oc != args.off_c) put_c' broken/opencl/contract.cl || fail "sed did not apply"
 grep -q 'if (ocv != args.off_c) \*(GLOBAL' broken/opencl/contract.cl || fail "sed did not apply (vector)"
 TCX_KERNEL_DIR=$PWD/broken run validate "$gemm" --sizes i=16,j=16,k=16 --device opencl:0:0
 expect_rc 1 "an element the kernel never wrote"
