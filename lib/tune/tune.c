@@ -536,6 +536,21 @@ static void mark_exact(const struct config_problem *cp, struct final_table *ft)
 	}
 }
 
+/* A shard's rounds: groups and problems do not depend on each other, so a
+ * shard that finds one incomplete (TCX_EINCOMPLETE) goes on to its slice of
+ * the next, and a round serves them all.  Keeps the first such error in
+ * *first; returns the status to go on with. */
+static enum tcx_status shard_go_on(const struct tune_ctx *t, enum tcx_status st, bool *incomplete,
+				   struct tcx_error *first, const struct tcx_error *err)
+{
+	if (st != TCX_EINCOMPLETE || t->shard_n <= 1)
+		return st;
+	if (!*incomplete && err)
+		*first = *err;
+	*incomplete = true;
+	return TCX_OK;
+}
+
 static enum tcx_status tune_problem(struct tune_ctx *t, const struct config *cfg, int pi,
 				    json_t *report, struct tcx_error *err)
 {
@@ -578,15 +593,7 @@ static enum tcx_status tune_problem(struct tune_ctx *t, const struct config *cfg
 		if (!st)
 			st = final_group(&pc, &ft, g, err);
 		protocol_release(&pc);
-		if (st == TCX_EINCOMPLETE && t->shard_n > 1) {
-			/* groups do not depend on each other: a shard goes on to
-			 * its slice of the next group's first incomplete step, so
-			 * that a round serves every group */
-			if (!incomplete && err)
-				first = *err;
-			incomplete = true;
-			st = TCX_OK;
-		}
+		st = shard_go_on(t, st, &incomplete, &first, err);
 	}
 	if (!st && incomplete) {
 		if (err)
@@ -628,13 +635,7 @@ enum tcx_status tune_config(struct tune_ctx *t, const struct config *cfg, struct
 
 		st = tune_problem(t, cfg, p, r, err);
 		json_array_append_new(t->sum->report, r);
-		if (st == TCX_EINCOMPLETE && t->shard_n > 1) {
-			/* as for groups: a shard goes on to the next problem */
-			if (!incomplete && err)
-				first = *err;
-			incomplete = true;
-			st = TCX_OK;
-		}
+		st = shard_go_on(t, st, &incomplete, &first, err);
 	}
 	if (!st && incomplete) {
 		if (err)
