@@ -58,18 +58,23 @@ struct paramset {
 };
 
 static const struct paramset paramsets[] = {
-	{ "lds-vw4", "UseLDS=True,WorkGroup=[8,8,1],ThreadTile=[4,4],VectorWidth=4,DepthU=8,"
-		     "EdgeType=Branch", NULL, 0 },
-	{ "lds-lsu2-gsu3-shift", "UseLDS=True,WorkGroup=[4,4,2],ThreadTile=[2,2],VectorWidth=2,"
-				 "DepthU=8,EdgeType=ShiftPtr,GlobalSplitU=3,"
-				 "PrefetchGlobalRead=False,NumLoadsCoalescedA=-1", NULL, 0 },
-	{ "direct-vw8-wgm2", "UseLDS=False,WorkGroup=[2,2,1],ThreadTile=[8,4],VectorWidth=8,"
-			     "DepthU=4,WorkGroupMapping=2", NULL, 0 },
+	/* Four sets between them cover VectorWidth > 1, GlobalSplitU > 1,
+	 * LocalSplitU > 1, every EdgeType, both load paths, LdsPad, both
+	 * prefetches off, NumLoadsCoalesced and WorkGroupMapping.  Each set
+	 * is a PoCL compile per contraction shape, and the kernels that
+	 * stage through local memory are the slow ones (2.5-5 s each on one
+	 * core), so features share sets rather than add them. */
+	{ "lds-vw4-pad-wgm3", "UseLDS=True,WorkGroup=[4,4,1],ThreadTile=[4,4],VectorWidth=4,"
+			      "DepthU=8,EdgeType=Branch,WorkGroupMapping=3,NumLoadsCoalescedB=2,"
+			      "LdsPad=1", NULL, 0 },
+	{ "lds-lsu2-shift", "UseLDS=True,WorkGroup=[4,4,2],ThreadTile=[2,2],VectorWidth=2,"
+			    "DepthU=8,EdgeType=ShiftPtr,PrefetchGlobalRead=False,"
+			    "PrefetchLocalRead=False,NumLoadsCoalescedA=-1", NULL, 0 },
+	{ "direct-vw8-gsu3-shift", "UseLDS=False,WorkGroup=[2,2,1],ThreadTile=[8,4],VectorWidth=8,"
+				   "DepthU=4,EdgeType=ShiftPtr,GlobalSplitU=3,WorkGroupMapping=2",
+	  NULL, 0 },
 	{ "lds-edge-none", "UseLDS=True,WorkGroup=[1,1,1],ThreadTile=[1,1],VectorWidth=1,"
 			   "DepthU=1,EdgeType=None,LoopTail=False", NULL, 0 },
-	{ "lds-pad-shift-wgm3", "UseLDS=True,WorkGroup=[8,4,1],ThreadTile=[2,4],VectorWidth=2,"
-				"DepthU=16,EdgeType=ShiftPtr,WorkGroupMapping=3,"
-				"NumLoadsCoalescedB=2,LdsPad=1,PrefetchLocalRead=False", NULL, 0 },
 	/* tensor cores (MatrixInstruction): fp16/bf16 by ldmatrix, fp32 as
 	 * tf32; two warp layouts, vector and element global reads, ShiftPtr
 	 * with GlobalSplitU, one buffer */
