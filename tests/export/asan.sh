@@ -9,7 +9,8 @@ data=$(cd "$(dirname "$0")/data" && pwd)
 logic=$(fixture_logic)
 [ -n "$logic" ] || { echo "FAIL: no fixture logic (export.tune)"; exit 1; }
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+# intercept_tls_get_addr=0: see scripts/test
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:intercept_tls_get_addr=0
 export LSAN_OPTIONS=suppressions=$TCX_SOURCE_DIR/tests/lsan.supp
 export UBSAN_OPTIONS=print_stacktrace=1
 
