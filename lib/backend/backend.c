@@ -479,6 +479,18 @@ enum tcx_status buffer_read(struct device *dev, struct buffer *buf, size_t off, 
 	return base_of(dev)->ops->read(dev, buf, off, dst, bytes, err);
 }
 
+enum tcx_status device_tensor_map(struct device *dev, struct buffer *buf, size_t off,
+				  int elem_bytes, int rank, const int64_t *dim, const int64_t *stride,
+				  const int *box, void *out, struct tcx_error *err)
+{
+	const struct tcx_backend_ops *ops = base_of(dev)->ops;
+
+	if (!ops->tensor_map)
+		return tcx_fail(err, TCX_EUNSUPPORTED, "device '%s' has no tensor maps",
+				device_info_of(dev)->id);
+	return ops->tensor_map(dev, buf, off, elem_bytes, rank, dim, stride, box, out, err);
+}
+
 enum tcx_status device_launch(struct device *dev, struct program *prog, const struct launch *l,
 			      double *event_ms, struct tcx_error *err)
 {

@@ -123,6 +123,18 @@ struct tcx_backend_ops {
 	enum tcx_status (*fill)(struct device *dev, struct buffer *buf, const void *pattern,
 				size_t pattern_size, size_t bytes, struct tcx_error *err);
 
+	/* Optional: a copy-engine descriptor of a strided tensor in `buf`
+	 * from byte `off` (CUDA's tensor map, TCX_TENSOR_MAP_BYTES bytes into
+	 * `out`): `rank` dimensions of sizes `dim`, the first of unit stride,
+	 * the others `stride` bytes apart (stride[0] is dimension 1's), copied
+	 * in boxes of `box` elements with the 128-byte swizzle and zeros
+	 * outside the tensor.  TCX_EUNSUPPORTED when this device or geometry
+	 * cannot have one. */
+	enum tcx_status (*tensor_map)(struct device *dev, struct buffer *buf, size_t off,
+				      int elem_bytes, int rank, const int64_t *dim,
+				      const int64_t *stride, const int *box, void *out,
+				      struct tcx_error *err);
+
 	/* Enqueues a kernel.  With event_ms non-NULL the call waits for the
 	 * kernel and stores its device-side duration in milliseconds. */
 	enum tcx_status (*launch)(struct device *dev, struct program *prog,
@@ -201,6 +213,13 @@ enum tcx_status buffer_read(struct device *dev, struct buffer *buf, size_t off, 
 enum tcx_status device_launch(struct device *dev, struct program *prog, const struct launch *l,
 			      double *event_ms, struct tcx_error *err);
 enum tcx_status device_finish(struct device *dev, struct tcx_error *err);
+
+/* The size of a tensor map, and the op's wrapper (TCX_EUNSUPPORTED when
+ * the backend has none). */
+#define TCX_TENSOR_MAP_BYTES 128
+enum tcx_status device_tensor_map(struct device *dev, struct buffer *buf, size_t off,
+				  int elem_bytes, int rank, const int64_t *dim, const int64_t *stride,
+				  const int *box, void *out, struct tcx_error *err);
 
 /* Launch helpers. */
 void launch_init(struct launch *l, const char *kernel);

@@ -62,6 +62,7 @@ struct tl_gpu_api {
 	tl_rtc_rc (*DestroyProgram)(tl_rtc_prog *);
 	tl_rtc_rc (*GetNumSupportedArchs)(int *); /* CUDA only */
 	tl_rtc_rc (*GetSupportedArchs)(int *);
+	tl_rtc_rc (*Version)(int *, int *); /* CUDA only */
 };
 
 static struct tl_gpu_api tl_gpu;
@@ -85,6 +86,7 @@ static TL_STATUS tl_rtc_load(void)
 	    {TL_GPU("nvrtcGetPTX", NULL), &tl_gpu.GetPTX, 0},
 	    {TL_GPU("nvrtcGetNumSupportedArchs", NULL), &tl_gpu.GetNumSupportedArchs, 1},
 	    {TL_GPU("nvrtcGetSupportedArchs", NULL), &tl_gpu.GetSupportedArchs, 1},
+	    {TL_GPU("nvrtcVersion", NULL), &tl_gpu.Version, 1},
 	};
 	const char *which = NULL, *missing;
 	void *h;
@@ -200,7 +202,7 @@ static TL_STATUS tl_gpu_load(void)
  * compiles).  HIP: the target id as it is. */
 static void tl_rtc_target(const char *arch, char *target, size_t len, int *ptx)
 {
-	int want, n = 0, best = 0, known = 0, k, list[128];
+	int want, n = 0, best = 0, known = 0, k, list[128], major = 0, minor = 0;
 
 	*ptx = 0;
 	snprintf(target, len, "%s", arch);
@@ -216,6 +218,12 @@ static void tl_rtc_target(const char *arch, char *target, size_t len, int *ptx)
 		snprintf(target, len, "compute_%d", best);
 		*ptx = 1;
 	}
+	/* Hopper: its own instructions (wgmma) need the sm_90a target, which
+	 * NVRTC has from CUDA 12; the code runs on sm_90 devices alone, which
+	 * is all this device is */
+	if (known && want == 90 && tl_gpu.Version && tl_gpu.Version(&major, &minor) == TL_RTC_OK &&
+	    major >= 12)
+		snprintf(target, len, "sm_90a");
 }
 
 /* Compiles kernel K (layout `generic`) for arch with NVRTC or hiprtc, with
@@ -497,7 +505,13 @@ static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const stru
 	struct tl_launch L;
 	tl_gpu_ptr C = (tl_gpu_ptr)(uintptr_t)c, A = (tl_gpu_ptr)(uintptr_t)a;
 	tl_gpu_ptr B = (tl_gpu_ptr)(uintptr_t)b, P, Q, W = 0;
-	void *params[7];
+	void *params[10];
+	/* the warpgroup kernel's tensor maps and their use: none, so that
+	 * its producer copies with cp.async */
+	static const struct {
+		unsigned char map[2][128];
+		int64_t use, xp[3], xq[3];
+	} tma = { { { 0 } }, 0, { -1, -1, -1 }, { -1, -1, -1 } };
 	unsigned dyn;
 	tl_gpu_rc rc;
 	TL_STATUS st = tl_gpu_current(&ctx, &d);
@@ -526,6 +540,9 @@ static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const stru
 	params[4] = &L.args;
 	params[5] = &L.alpha;
 	params[6] = &L.beta;
+	params[7] = (void *)tma.map[0];
+	params[8] = (void *)tma.map[1];
+	params[9] = (void *)&tma.use;
 	rc = tl_gpu.LaunchKernel(
 	    m->contract, (unsigned)(L.global[0] / L.local[0]), (unsigned)(L.global[1] / L.local[1]),
 	    (unsigned)(L.global[2] / L.local[2]), (unsigned)L.local[0], (unsigned)L.local[1],

@@ -61,6 +61,13 @@ struct cu_api {
 	CUresult (*EventRecord)(CUevent e, CUstream s);
 	CUresult (*EventSynchronize)(CUevent e);
 	CUresult (*EventElapsedTime)(float *ms, CUevent start, CUevent end);
+	/* optional (12.0): tensor maps for the copy engine */
+	CUresult (*TensorMapEncodeTiled)(CUtensorMap *m, CUtensorMapDataType t, cuuint32_t rank,
+					 void *addr, const cuuint64_t *dim,
+					 const cuuint64_t *stride, const cuuint32_t *box,
+					 const cuuint32_t *estride, CUtensorMapInterleave il,
+					 CUtensorMapSwizzle sw, CUtensorMapL2promotion l2,
+					 CUtensorMapFloatOOBfill fill);
 };
 
 struct nvrtc_api {
@@ -161,6 +168,7 @@ static void load_cuda(void)
 	    {"cuEventRecord", SLOT(cu, EventRecord), false},
 	    {"cuEventSynchronize", SLOT(cu, EventSynchronize), false},
 	    {"cuEventElapsedTime", SLOT(cu, EventElapsedTime), false},
+	    {"cuTensorMapEncodeTiled", SLOT(cu, TensorMapEncodeTiled), true},
 	};
 	const char *which = NULL, *missing;
 	void *h = open_first(names, &which);
@@ -315,8 +323,16 @@ static enum tcx_status pick_target(const char *arch, char *target, size_t size, 
 		best = list[k] > best ? list[k] : best;
 	}
 	free(list);
-	if (known)
+	if (known) {
+		int major = 0, minor = 0;
+
+		/* Hopper: its own instructions (wgmma) need the sm_90a target,
+		 * which NVRTC has from CUDA 12; such code runs on sm_90 devices
+		 * only, and tcx compiles for the device at hand */
+		if (want == 90 && rtc.Version(&major, &minor) == NVRTC_SUCCESS && major >= 12)
+			snprintf(target, size, "sm_90a");
 		return TCX_OK;
+	}
 	if (want > best) {
 		snprintf(target, size, "compute_%d", best);
 		*ptx = true;
@@ -1238,6 +1254,46 @@ static enum tcx_status cuda_finish(struct device *dev, struct tcx_error *err)
 	return TCX_OK;
 }
 
+static enum tcx_status cuda_tensor_map(struct device *dev, struct buffer *buf, size_t off,
+				       int elem_bytes, int rank, const int64_t *dim,
+				       const int64_t *stride, const int *box, void *out,
+				       struct tcx_error *err)
+{
+	cuuint64_t gdim[5], gstride[4];
+	cuuint32_t gbox[5], one[5] = { 1, 1, 1, 1, 1 };
+	CUresult rc;
+
+	_Static_assert(sizeof(CUtensorMap) == TCX_TENSOR_MAP_BYTES, "tensor map size");
+	if (!cu.TensorMapEncodeTiled)
+		return tcx_fail(err, TCX_EUNSUPPORTED, "the CUDA driver of '%s' has no tensor maps",
+				dev->info.id);
+	if (rank < 1 || rank > 5 || (elem_bytes != 2 && elem_bytes != 4) || off > buf->size ||
+	    (buf->ptr + off) % 16)
+		return tcx_fail(err, TCX_EUNSUPPORTED, "no tensor map for this layout");
+	for (int d = 0; d < rank; d++) {
+		if (dim[d] < 1 || dim[d] > ((int64_t)1 << 32) || box[d] < 1 || box[d] > 256)
+			return tcx_fail(err, TCX_EUNSUPPORTED, "no tensor map for this layout");
+		gdim[d] = (cuuint64_t)dim[d];
+		gbox[d] = (cuuint32_t)box[d];
+		if (d > 0) {
+			if (stride[d - 1] <= 0 || stride[d - 1] % 16 ||
+			    stride[d - 1] >= ((int64_t)1 << 40))
+				return tcx_fail(err, TCX_EUNSUPPORTED, "no tensor map for this layout");
+			gstride[d - 1] = (cuuint64_t)stride[d - 1];
+		}
+	}
+	rc = cu.TensorMapEncodeTiled((CUtensorMap *)out,
+				     elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+						     : CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+				     (cuuint32_t)rank, (void *)(uintptr_t)(buf->ptr + off), gdim,
+				     gstride, gbox, one, CU_TENSOR_MAP_INTERLEAVE_NONE,
+				     CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+				     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+	if (rc != CUDA_SUCCESS)
+		return cu_fail(err, TCX_EUNSUPPORTED, rc, "no tensor map for this layout");
+	return TCX_OK;
+}
+
 void tcx_backend_cuda_ops(struct tcx_backend_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
@@ -1257,6 +1313,7 @@ void tcx_backend_cuda_ops(struct tcx_backend_ops *ops)
 	ops->write = cuda_write;
 	ops->read = cuda_read;
 	ops->fill = cuda_fill;
+	ops->tensor_map = cuda_tensor_map;
 	ops->launch = cuda_launch;
 	ops->finish = cuda_finish;
 }
