@@ -438,4 +438,451 @@ TCX_DEV void tcx_mma(float *c, const uint *a, const uint *b)
 #endif /* __CUDA_ARCH__ */
 #endif /* MI_M */
 
+/* ---- Hopper's warpgroup tensor cores (MatrixInstruction [64, N, K, 1]) --
+ *
+ * What kernels/cuda/wgmma.cuh is built from (sm_90a): cp.async copies of
+ * global memory into shared memory, the proxy fence that makes ordinary
+ * shared-memory writes visible to the tensor cores, and wgmma.mma_async
+ * reading both operands from shared memory through matrix descriptors.
+ * The instruction itself, with its shape, types and transposes, is the
+ * generator's TCX_WGMMA_ASM (one asm statement of N/2 accumulators).
+ *
+ * Shared-memory tiles use the 128-byte swizzle: inside each 1 KiB atom
+ * (8 rows of 128 bytes), the 16-byte chunk c of row r sits at chunk
+ * c ^ (r % 8).  A descriptor names a tile by its start address and two
+ * strides (PTX's canonical layouts, in bytes):
+ *   K-major  (tnsp 0): element (r, k) at start + (r / 8) SBO + (r % 8) 128
+ *                      + k bytes(elem); LBO unused
+ *   MN-major (tnsp 1): element (r, k) at start + (r / E) LBO + (r % E)
+ *                      bytes(elem) + (k / 8) SBO + (k % 8) 128, E = 128 /
+ *                      bytes(elem)
+ * and the swizzle applies to the address so formed.  Accumulator register
+ * d[x] of thread t of the warpgroup holds D(m, n) with
+ *   m = 16 (t / 32) + (t % 32) / 4 + 8 ((x % 4) / 2),
+ *   n = 8 (x / 4) + 2 (t % 4) + x % 2.
+ * On the host (tests/cuda/emulate.c) the same operations run in portable
+ * code: copies are immediate, fences and waits do nothing, and each thread
+ * computes its own accumulators from shared memory by those formulas. */
+#if defined(MI_WGMMA) && MI_WGMMA
+
+typedef unsigned long long tcx_u64;
+
+#if defined(TCX_TYPE_S)
+#define WG_ES 4 /* bytes of an element in shared memory */
+#else
+#define WG_ES 2
+#endif
+
+#if defined(__CUDA_ARCH__)
+TCX_DEV uint tcx_smem_u32(const void *p)
+{
+	return (uint)__cvta_generic_to_shared(p);
+}
+
+/* 16 bytes from global to shared memory; past `bytes` it writes zeros */
+TCX_DEV void tcx_cp16(void *dst, const void *src, int bytes)
+{
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(tcx_smem_u32(dst)),
+		     "l"(src), "r"(bytes)
+		     : "memory");
+}
+
+/* 4 bytes, or a zero when bytes is 0 */
+TCX_DEV void tcx_cp4(void *dst, const void *src, int bytes)
+{
+	asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(tcx_smem_u32(dst)),
+		     "l"(src), "r"(bytes)
+		     : "memory");
+}
+
+TCX_DEV void tcx_cp_commit(void)
+{
+	asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+/* until at most N of this thread's copy groups are in flight */
+template <int N> TCX_DEV void tcx_cp_wait(void)
+{
+	asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+/* ordinary shared-memory writes, before the tensor cores read them */
+TCX_DEV void tcx_fence_async(void)
+{
+	asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+TCX_DEV void tcx_wg_fence(void)
+{
+	asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+
+TCX_DEV void tcx_wg_commit(void)
+{
+	asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+
+/* until at most N of the warpgroup's wgmma groups are in flight */
+template <int N> TCX_DEV void tcx_wg_wait(void)
+{
+	asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+/* keeps the compiler from moving reads or writes of an accumulator across
+ * the asynchronous instructions that own it */
+TCX_DEV void tcx_wg_reg(float &r)
+{
+	asm volatile("" : "+f"(r)::"memory");
+}
+
+TCX_DEV void tcx_wg_ureg(uint &r)
+{
+	asm volatile("" : "+r"(r)::"memory");
+}
+
+/* d += A B for one m64nNk(MI_K) tile, the operands by descriptor */
+TCX_DEV void tcx_wgmma(float *d, tcx_u64 da, tcx_u64 db)
+{
+	TCX_WGMMA_ASM(d, da, db);
+}
+
+#ifdef TCX_WGMMA_RS_ASM
+/* the same with A from registers: a[0..3] hold (m, k) = (g, q), (g + 8, q),
+ * (g, q + 4), (g + 8, q + 4) of the warp's 16 rows, g = lane / 4, q = lane
+ * % 4 (tf32, m64nNk8) */
+TCX_DEV void tcx_wgmma_rs(float *d, const uint *a, tcx_u64 db)
+{
+	TCX_WGMMA_RS_ASM(d, a, db);
+}
+
+/* d = A B: the same, d's old contents ignored */
+TCX_DEV void tcx_wgmma_rs0(float *d, const uint *a, tcx_u64 db)
+{
+	TCX_WGMMA_RS0_ASM(d, a, db);
+}
+#endif
+
+/* fp32 to tf32 (the top 19 bits), rounded to nearest, ties away */
+TCX_DEV float tcx_tf32_round(float f)
+{
+	uint r;
+
+	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(f));
+	return __uint_as_float(r);
+}
+
+/* mbarriers (8 bytes of shared memory each): init with the arrivals a
+ * phase takes; a phase completes when they have all arrived and, after
+ * expect_tx, the bytes announced have landed */
+TCX_DEV void tcx_mbar_init(tcx_u64 *b, int count)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(tcx_smem_u32(b)), "r"(count)
+		     : "memory");
+}
+
+/* after the inits: visible to the copy engine as well */
+TCX_DEV void tcx_mbar_fence_init(void)
+{
+	asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+TCX_DEV void tcx_mbar_arrive(tcx_u64 *b)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(tcx_smem_u32(b)) : "memory");
+}
+
+TCX_DEV void tcx_mbar_expect_tx(tcx_u64 *b, int bytes)
+{
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
+			     tcx_smem_u32(b)),
+		     "r"(bytes)
+		     : "memory");
+}
+
+/* until the phase of parity `parity` has completed */
+TCX_DEV void tcx_mbar_wait(tcx_u64 *b, int parity)
+{
+	asm volatile("{\n"
+		     ".reg .pred p;\n"
+		     "TCX_MBAR_WAIT:\n"
+		     "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+		     "@!p bra TCX_MBAR_WAIT;\n"
+		     "}\n" ::"r"(tcx_smem_u32(b)),
+		     "r"(parity)
+		     : "memory");
+}
+
+/* a barrier of the threads [0, n) of named barrier id (1 ..) */
+TCX_DEV void tcx_bar_sync(int id, int n)
+{
+	asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory");
+}
+
+/* the warpgroup's registers per thread, down or up (sm_90a) */
+template <int N> TCX_DEV void tcx_reg_dealloc(void)
+{
+	asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
+}
+
+template <int N> TCX_DEV void tcx_reg_alloc(void)
+{
+	asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+}
+
+/* A box of a tensor by its map (CUDA's CUtensorMap) at coordinates c[],
+ * into shared memory at dst, its bytes counted on the mbarrier b. */
+struct alignas(64) tcx_tmap {
+	tcx_u64 w[16];
+};
+
+TCX_DEV void tcx_tma_load(void *dst, const tcx_tmap *m, int rank, const int *c, tcx_u64 *b)
+{
+	const uint d = tcx_smem_u32(dst), mb = tcx_smem_u32(b);
+	const tcx_u64 g = (tcx_u64)m;
+
+	switch (rank) {
+	case 2:
+		asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::"
+			     "bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(d),
+			     "l"(g), "r"(c[0]), "r"(c[1]), "r"(mb)
+			     : "memory");
+		break;
+	case 3:
+		asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::"
+			     "bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(d),
+			     "l"(g), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(mb)
+			     : "memory");
+		break;
+	case 4:
+		asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::"
+			     "bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(d),
+			     "l"(g), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(mb)
+			     : "memory");
+		break;
+	default:
+		asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::"
+			     "bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(d),
+			     "l"(g), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(mb)
+			     : "memory");
+		break;
+	}
+}
+#else /* the host */
+TCX_DEV uint tcx_smem_u32(const void *p)
+{
+	return (uint)((const unsigned char *)p - tcx_smem);
+}
+
+TCX_DEV void tcx_cp16(void *dst, const void *src, int bytes)
+{
+	memcpy(dst, src, (size_t)bytes);
+	memset((unsigned char *)dst + bytes, 0, (size_t)(16 - bytes));
+}
+
+TCX_DEV void tcx_cp4(void *dst, const void *src, int bytes)
+{
+	memcpy(dst, src, (size_t)bytes);
+	memset((unsigned char *)dst + bytes, 0, (size_t)(4 - bytes));
+}
+
+TCX_DEV void tcx_cp_commit(void)
+{
+}
+
+template <int N> TCX_DEV void tcx_cp_wait(void)
+{
+}
+
+TCX_DEV void tcx_fence_async(void)
+{
+}
+
+TCX_DEV void tcx_wg_fence(void)
+{
+}
+
+TCX_DEV void tcx_wg_commit(void)
+{
+}
+
+template <int N> TCX_DEV void tcx_wg_wait(void)
+{
+}
+
+TCX_DEV void tcx_wg_reg(float &r)
+{
+	(void)r;
+}
+
+TCX_DEV void tcx_wg_ureg(uint &r)
+{
+	(void)r;
+}
+
+TCX_DEV float tcx_tf32_round(float f)
+{
+	uint x = as_uint(f);
+
+	if ((x & 0x7f800000u) != 0x7f800000u)
+		x += 0x1000u; /* half a tf32 unit: ties away from zero */
+	return as_float(x & 0xffffe000u);
+}
+
+/* mbarriers: arrivals pending (low 32 bits) and the phase (bit 32), in an
+ * atomic 64-bit word; the expected count lives beside it in the next one
+ * (the kernel keeps 16 bytes an mbarrier on the host) */
+TCX_DEV void tcx_mbar_init(tcx_u64 *b, int count)
+{
+	__atomic_store_n(b, (tcx_u64)(uint)count, __ATOMIC_SEQ_CST);
+	__atomic_store_n(b + 1, (tcx_u64)(uint)count, __ATOMIC_SEQ_CST);
+}
+
+TCX_DEV void tcx_mbar_fence_init(void)
+{
+}
+
+TCX_DEV void tcx_mbar_arrive(tcx_u64 *b)
+{
+	for (;;) {
+		tcx_u64 v = __atomic_load_n(b, __ATOMIC_SEQ_CST), n;
+
+		n = (v & 0xffffffffull) == 1 ? ((v ^ (1ull << 32)) & ~0xffffffffull) | b[1] : v - 1;
+		if (__atomic_compare_exchange_n(b, &v, n, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			return;
+	}
+}
+
+TCX_DEV void tcx_mbar_wait(tcx_u64 *b, int parity)
+{
+	while ((int)((__atomic_load_n(b, __ATOMIC_SEQ_CST) >> 32) & 1) == parity)
+		sched_yield();
+}
+
+/* bytes announced for the copy engine, which the host never uses */
+TCX_DEV void tcx_mbar_expect_tx(tcx_u64 *b, int bytes)
+{
+	(void)bytes;
+	tcx_mbar_arrive(b);
+}
+
+/* named barrier 1 of the producer's 128 threads (the only one used) */
+TCX_DEV void tcx_bar_sync(int id, int n)
+{
+	(void)id;
+	(void)n;
+	pthread_barrier_wait(&tcx_emu_bar1);
+}
+
+template <int N> TCX_DEV void tcx_reg_dealloc(void)
+{
+}
+
+template <int N> TCX_DEV void tcx_reg_alloc(void)
+{
+}
+
+/* no copy engine on the host: the kernel never takes the TMA path there */
+struct alignas(64) tcx_tmap {
+	tcx_u64 w[16];
+};
+
+TCX_DEV void tcx_tma_load(void *dst, const tcx_tmap *m, int rank, const int *c, tcx_u64 *b)
+{
+	(void)dst;
+	(void)m;
+	(void)rank;
+	(void)c;
+	(void)b;
+	abort();
+}
+
+/* element (r, k) of an operand by its descriptor, as the tensor core reads
+ * it (tf32 keeps the top 19 bits of each fp32) */
+TCX_DEV float tcx_emu_wg_el(tcx_u64 desc, int mn_major, int r, int k)
+{
+	const uint start = (uint)(desc & 0x3fff) << 4, lbo = (uint)((desc >> 16) & 0x3fff) << 4;
+	const uint sbo = (uint)((desc >> 32) & 0x3fff) << 4, e = 128 / WG_ES;
+	uint a;
+
+	if ((desc >> 62) != 1)
+		return NAN; /* only the 128-byte swizzle is laid out here */
+	if (mn_major)
+		a = start + (uint)r / e * lbo + (uint)r % e * WG_ES + (uint)k / 8 * sbo +
+		    (uint)k % 8 * 128;
+	else
+		a = start + (uint)r / 8 * sbo + (uint)r % 8 * 128 + (uint)k * WG_ES;
+	a ^= ((a >> 7) & 7) << 4;
+#if defined(TCX_TYPE_S)
+	{
+		uint x;
+
+		memcpy(&x, tcx_smem + a, 4);
+		return as_float(x & 0xffffe000u);
+	}
+#else
+	{
+		ushort h;
+
+		memcpy(&h, tcx_smem + a, 2);
+#if defined(TCX_TYPE_B)
+		return as_float((uint)h << 16);
+#else
+		return tcx_h2f(h);
+#endif
+	}
+#endif
+}
+
+/* the thread's accumulators of d += A B (A 64 x MI_K, B MI_K x MI_N);
+ * WG_TNSP_P and WG_TNSP_Q say which operands are MN-major */
+TCX_DEV void tcx_wgmma(float *d, tcx_u64 da, tcx_u64 db)
+{
+	const int t = (int)(threadIdx.x + blockDim.x * threadIdx.y) % 128;
+
+	for (int x = 0; x < MI_N / 2; x++) {
+		const int m = 16 * (t / 32) + (t % 32) / 4 + 8 * ((x % 4) / 2);
+		const int n = 8 * (x / 4) + 2 * (t % 4) + x % 2;
+		float s = 0;
+
+		for (int k = 0; k < MI_K; k++)
+			s += tcx_emu_wg_el(da, WG_TNSP_P, m, k) * tcx_emu_wg_el(db, WG_TNSP_Q, n, k);
+		d[x] += s;
+	}
+}
+
+/* with A from the registers of the warpgroup's threads, which trade them
+ * through tcx_emu_xchg between two barriers of the warpgroup */
+TCX_DEV void tcx_wgmma_rs(float *d, const uint *a, tcx_u64 db)
+{
+	const int id = (int)(threadIdx.x + blockDim.x * threadIdx.y), t = id % 128, w0 = id - t;
+
+	for (int r = 0; r < 4; r++)
+		tcx_emu_xchg[id][r] = a[r];
+	pthread_barrier_wait(&tcx_emu_wgbar[id / 128]);
+	for (int x = 0; x < MI_N / 2; x++) {
+		const int m = 16 * (t / 32) + (t % 32) / 4 + 8 * ((x % 4) / 2);
+		const int n = 8 * (x / 4) + 2 * (t % 4) + x % 2;
+		float s = 0;
+
+		for (int k = 0; k < MI_K; k++) {
+			const int owner = w0 + 32 * (m / 16) + 4 * (m % 8) + k % 4;
+			const uint v = (uint)tcx_emu_xchg[owner][(m % 16) / 8 + 2 * (k / 4)];
+
+			s += as_float(v & 0xffffe000u) * tcx_emu_wg_el(db, WG_TNSP_Q, n, k);
+		}
+		d[x] += s;
+	}
+	pthread_barrier_wait(&tcx_emu_wgbar[id / 128]);
+}
+
+TCX_DEV void tcx_wgmma_rs0(float *d, const uint *a, tcx_u64 db)
+{
+	for (int x = 0; x < MI_N / 2; x++)
+		d[x] = 0;
+	tcx_wgmma_rs(d, a, db);
+}
+#endif /* __CUDA_ARCH__ */
+#endif /* MI_WGMMA */
+
 #endif /* TCX_COMPAT_H */

@@ -83,6 +83,15 @@
 #ifndef MI_M
 #define MI_M 0 /* MatrixInstruction[0]: tensor-core tile rows (CUDA; 0: none) */
 #endif
+#ifndef PACK0_SLOT
+#define PACK0_SLOT -1 /* tcx PackFreeIndices: the folded slot D0 spans too (warpgroups) */
+#endif
+#ifndef PACK1_SLOT
+#define PACK1_SLOT -1 /* and D1 */
+#endif
+#ifndef MI_WGMMA
+#define MI_WGMMA 0 /* tcx: MatrixInstruction on Hopper's warpgroups (kernels/cuda/wgmma.cuh) */
+#endif
 #ifndef NLC_P
 #define NLC_P 1 /* NumLoadsCoalesced of P (resolved by the generator) */
 #endif
@@ -502,6 +511,93 @@ INLINE void put_c(GLOBAL DATA_T *C, GLOBAL VAL_T *W, long oc, VAL_T r, SCALAR_T 
 #endif
 }
 
+/* ---- the work-group's place, shared by the kernels ----------------------
+ * GROUP_PLACE() sets g0, g1 to the work-group's tile coordinates (after
+ * WorkGroupMapping), gsu_part to its GlobalSplitU part, and moves baseP,
+ * baseQ and baseC by the folded dimension-2 indices.  BOUND_START() gives
+ * the work-group's chunks of the bound loop (the NB outer indices times
+ * the chunks of DU, split GSU ways) as [it, it_end), with ch and the outer
+ * position (ob_idx, ob_off_p, ob_off_q) at `it`; BOUND_NEXT() moves them
+ * to the next chunk.  Statement macros over the kernel's own variables. */
+#if WGM > 1
+/* WorkGroupMapping: walk the groups in bands of WGM along dimension 1, so
+ * that groups running together share rows of P and Q in cache. */
+#define GROUP_MAP()                                                                         \
+	do {                                                                                \
+		const long n0_ = NGROUPS(0), n1_ = NGROUPS(1);                              \
+		const long lin_ = g0 + g1 * n0_;                                            \
+		const long first_ = lin_ / (WGM * n0_) * WGM;                               \
+		const long rows_ = min((long)WGM, n1_ - first_);                            \
+		const long in_band_ = lin_ % (WGM * n0_);                                   \
+                                                                                            \
+		g1 = first_ + in_band_ % rows_;                                             \
+		g0 = in_band_ / rows_;                                                      \
+	} while (0)
+#else
+#define GROUP_MAP() ((void)0)
+#endif
+#if GSU > 1
+#define GSU_PART() (gsu_part = (int)(gz % GSU), gz /= GSU)
+#else
+#define GSU_PART() ((void)0)
+#endif
+#define GROUP_PLACE()                                                                       \
+	do {                                                                                \
+		GROUP_MAP();                                                                \
+		GSU_PART();                                                                 \
+		for (int f_ = 0; f_ < NF2; f_++) {                                          \
+			const long s_ = args.size[3 + f_];                                  \
+			long x_;                                                            \
+                                                                                            \
+			if (3 + f_ == PACK0_SLOT || 3 + f_ == PACK1_SLOT)                   \
+				continue; /* part of D0 or D1 */                            \
+			x_ = gz % s_;                                                       \
+			gz /= s_;                                                           \
+			baseP += x_ * args.sp[3 + f_];                                      \
+			baseQ += x_ * args.sq[3 + f_];                                      \
+			baseC += x_ * args.sc[3 + f_];                                      \
+		}                                                                           \
+	} while (0)
+#define BOUND_START()                                                                       \
+	const long nch = (SU + DEPTHU - 1) / DEPTHU;                                        \
+	long nouter = 1;                                                                    \
+	for (int b_ = 0; b_ < NB; b_++)                                                     \
+		nouter *= args.size[3 + NF2 + b_];                                          \
+	const long niter = nouter * nch;                                                    \
+	long it = (niter * gsu_part) / GSU;                                                 \
+	const long it_end = (niter * (gsu_part + 1)) / GSU - (TEST_SKIP_LAST_U ? 1 : 0);   \
+	long ch = it % nch, ob_off_p = 0, ob_off_q = 0;                                     \
+	long ob_idx[MAX_NB];                                                                \
+	{                                                                                   \
+		long o_ = it / nch;                                                         \
+                                                                                            \
+		for (int b_ = 0; b_ < NB; b_++) {                                           \
+			const long s_ = args.size[3 + NF2 + b_];                            \
+                                                                                            \
+			ob_idx[b_] = o_ % s_;                                               \
+			o_ /= s_;                                                           \
+			ob_off_p += ob_idx[b_] * args.sp[3 + NF2 + b_];                     \
+			ob_off_q += ob_idx[b_] * args.sq[3 + NF2 + b_];                     \
+		}                                                                           \
+	}
+#define BOUND_NEXT()                                                                        \
+	do {                                                                                \
+		if (++ch == nch) {                                                          \
+			ch = 0;                                                             \
+			for (int b_ = 0; b_ < NB; b_++) {                                   \
+				const long s_ = args.size[3 + NF2 + b_];                    \
+				ob_off_p += args.sp[3 + NF2 + b_];                          \
+				ob_off_q += args.sq[3 + NF2 + b_];                          \
+				if (++ob_idx[b_] < s_)                                      \
+					break;                                              \
+				ob_off_p -= s_ * args.sp[3 + NF2 + b_];                     \
+				ob_off_q -= s_ * args.sq[3 + NF2 + b_];                     \
+				ob_idx[b_] = 0;                                             \
+			}                                                                   \
+		}                                                                           \
+	} while (0)
+
+#if !MI_WGMMA /* kernels/cuda/wgmma.cuh has the warpgroup kernel */
 KERNEL void tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 			 const GLOBAL DATA_T *RESTRICT Q, GLOBAL VAL_T *RESTRICT W,
 			 const struct tcx_args args, const SCALAR_T alpha, const SCALAR_T beta)
@@ -519,35 +615,7 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 	long baseP = args.off_p, baseQ = args.off_q, baseC = args.off_c;
 	int gsu_part = 0;
 
-#if WGM > 1
-	/* WorkGroupMapping: walk the groups in bands of WGM along dimension
-	 * 1, so that groups running together share rows of P and Q in cache. */
-	{
-		const long n0 = NGROUPS(0), n1 = NGROUPS(1);
-		const long lin = g0 + g1 * n0;
-		const long band = lin / (WGM * n0);
-		const long first = band * WGM;
-		const long rows = min((long)WGM, n1 - first);
-		const long in_band = lin % (WGM * n0);
-
-		g1 = first + in_band % rows;
-		g0 = in_band / rows;
-	}
-#endif
-
-	/* dimension 2: GlobalSplitU part, then the folded indices */
-#if GSU > 1
-	gsu_part = (int)(gz % GSU);
-	gz /= GSU;
-#endif
-	for (int f = 0; f < NF2; f++) {
-		const long s = args.size[3 + f], x = gz % s;
-
-		gz /= s;
-		baseP += x * args.sp[3 + f];
-		baseQ += x * args.sq[3 + f];
-		baseC += x * args.sc[3 + f];
-	}
+	GROUP_PLACE();
 
 	/* tile origins; ShiftPtr moves an edge tile back inside the tensor */
 	const long tile0_own = g0 * MT0, tile1_own = g1 * MT1;
@@ -569,27 +637,7 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 	const int left0 = (int)min(rem0, (long)MT0), left1 = (int)min(rem1, (long)MT1);
 
 	/* the bound loop: NB outer indices x chunks of DU, split GSU ways */
-	const long nch = (SU + DEPTHU - 1) / DEPTHU;
-	long nouter = 1;
-	for (int b = 0; b < NB; b++)
-		nouter *= args.size[3 + NF2 + b];
-	const long niter = nouter * nch;
-	long it = (niter * gsu_part) / GSU;
-	const long it_end = (niter * (gsu_part + 1)) / GSU - (TEST_SKIP_LAST_U ? 1 : 0);
-	long ch = it % nch, ob_off_p = 0, ob_off_q = 0;
-	long ob_idx[MAX_NB];
-	{
-		long o = it / nch;
-
-		for (int b = 0; b < NB; b++) {
-			const long s = args.size[3 + NF2 + b];
-
-			ob_idx[b] = o % s;
-			o /= s;
-			ob_off_p += ob_idx[b] * args.sp[3 + NF2 + b];
-			ob_off_q += ob_idx[b] * args.sq[3 + NF2 + b];
-		}
-	}
+	BOUND_START()
 
 	LOCAL_POOL();
 #if LSU > 1
@@ -731,23 +779,7 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 		TILE_LOADS(STORE_Q, TLU_Q, NLC_Q, NLP_Q, LSC_Q, LSP_Q)                      \
 	} while (0)
 #endif
-	/* moves (ch, outer index) to the next chunk */
-#define ADVANCE()                                                                           \
-	do {                                                                                \
-		if (++ch == nch) {                                                          \
-			ch = 0;                                                             \
-			for (int b = 0; b < NB; b++) {                                      \
-				const long s = args.size[3 + NF2 + b];                      \
-				ob_off_p += args.sp[3 + NF2 + b];                           \
-				ob_off_q += args.sq[3 + NF2 + b];                           \
-				if (++ob_idx[b] < s)                                        \
-					break;                                              \
-				ob_off_p -= s * args.sp[3 + NF2 + b];                       \
-				ob_off_q -= s * args.sq[3 + NF2 + b];                       \
-				ob_idx[b] = 0;                                              \
-			}                                                                   \
-		}                                                                           \
-	} while (0)
+#define ADVANCE() BOUND_NEXT()
 
 #if VW > 1 && !TCX_COMPLEX
 #define READ_A(dst, uu)                                                                     \
@@ -936,20 +968,7 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 #endif
 				}
 		}
-		if (++ch == nch) {
-			ch = 0;
-			for (int b = 0; b < NB; b++) {
-				const long s = args.size[3 + NF2 + b];
-
-				ob_off_p += args.sp[3 + NF2 + b];
-				ob_off_q += args.sq[3 + NF2 + b];
-				if (++ob_idx[b] < s)
-					break;
-				ob_off_p -= s * args.sp[3 + NF2 + b];
-				ob_off_q -= s * args.sq[3 + NF2 + b];
-				ob_idx[b] = 0;
-			}
-		}
+		BOUND_NEXT();
 	}
 #endif /* USE_LDS */
 
@@ -1058,6 +1077,8 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 	}
 #endif /* MI_M */
 }
+
+#endif /* !MI_WGMMA */
 
 /* GlobalSplitU: C = alpha * (sum of the GSU partial results) + beta * C,
  * one work-item per element of C (D0, D1 and the folded slots). */

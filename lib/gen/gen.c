@@ -248,6 +248,117 @@ static enum tcx_status check_mi(struct kernel_plan *k, const struct device_info 
 	return TCX_OK;
 }
 
+/* MatrixInstruction [64, n, k, 1]: Hopper's warpgroup instructions
+ * (wgmma; kernels/cuda/wgmma.cuh).  Splits the macro tile among the
+ * consumer warpgroups (as many along D0 as it allows), picks each
+ * operand's layout in shared memory, and as many stages as fit Occupancy
+ * work-groups per SM.  Needs the resolved DepthU. */
+static enum tcx_status check_wgmma(struct kernel_plan *k, const struct device_info *dev,
+				   struct tcx_error *err)
+{
+	const struct solution *s = &k->sol;
+	const enum tcx_dtype t = k->c->dtype;
+	const bool half = t == TCX_DTYPE_H || t == TCX_DTYPE_B;
+	const int es = half ? 2 : 4, row = 128 / es, occ = s->occupancy > 0 ? s->occupancy : 1;
+	int nwg, wm = -1;
+	int64_t stage, fixed, room;
+
+	if (!(half || t == TCX_DTYPE_S) || s->mi[1] < 64 || s->mi[1] > 256 || s->mi[1] % 64 ||
+	    s->mi[2] != (half ? 16 : 8) || s->mi[3] != 1)
+		REJECT("MatrixInstruction [%d, %d, %d, %d] is not a warpgroup shape tcx has for %s "
+		       "(fp16 and bf16: [64, n, 16, 1]; fp32 through tf32: [64, n, 8, 1]; n = 64, "
+		       "128, 192 or 256)",
+		       s->mi[0], s->mi[1], s->mi[2], s->mi[3], dtype_info(t)->name);
+	if (!dev || strcmp(k->lang, "cuda") != 0 || strcmp(dev->arch, "sm_90") != 0)
+		REJECT("MatrixInstruction [64, n, k, 1] needs the CUDA backend on a Hopper GPU "
+		       "(sm_90)");
+	if (!s->use_lds || s->wg[2] != 1)
+		REJECT("MatrixInstruction needs UseLDS and LocalSplitU 1");
+	if (k->nt % 128)
+		REJECT("MatrixInstruction [64, n, k, 1] needs whole warpgroups: %d work-items is not "
+		       "a multiple of 128",
+		       k->nt);
+	nwg = k->nt / 128;
+	for (int w = nwg; w >= 1 && wm < 0; w--)
+		if (nwg % w == 0 && k->mt0 % (64 * w) == 0 && k->mt1 % (s->mi[1] * (nwg / w)) == 0)
+			wm = w;
+	if (wm < 0)
+		REJECT("macro tile %dx%d does not split into %d warpgroups of whole 64x%d tiles",
+		       k->mt0, k->mt1, nwg, s->mi[1]);
+	k->wg_wm = wm;
+	/* the tensor cores read fp16 and bf16 either way, tf32 K-major only */
+	k->wg_mn_p = half && k->tlu_p;
+	k->wg_mn_q = half && k->tlu_q;
+	if (s->depth_u % s->mi[2])
+		REJECT("DepthU %d is not a multiple of MatrixInstruction's k = %d", s->depth_u,
+		       s->mi[2]);
+	if (s->depth_u % row)
+		REJECT("DepthU %d: tiles in shared memory have rows of 128 bytes, so DepthU must be "
+		       "a multiple of %d here",
+		       s->depth_u, row);
+	if (s->depth_u > 256)
+		REJECT("DepthU %d: the copy engine takes at most 256 rows a tile", s->depth_u);
+	if (k->mt0 > 256 || k->mt1 > 256)
+		REJECT("macro tile %dx%d: the copy engine takes at most 256 rows a tile", k->mt0,
+		       k->mt1);
+	if ((int64_t)k->mt0 * k->mt1 / k->nt > 192)
+		LIMIT("warpgroup tile %dx%d holds too many accumulators for the registers",
+		      k->mt0 / wm, k->mt1 / (nwg / wm));
+	if (k->nt + 128 > dev->max_wg_size)
+		LIMIT("%d consumer threads and 128 of the producer exceed the work-group limit %d",
+		      k->nt, dev->max_wg_size);
+	/* Stages of the ring the copies land in (each with two mbarriers of 16
+	 * bytes), and for tf32 two stages of the ring Q's tile is split into
+	 * (rounded, K-major; TF32x3 with the remainders), after 1 KiB that
+	 * aligns the swizzled tiles. */
+	stage = (int64_t)(k->mt0 + k->mt1) * s->depth_u * es;
+	room = dev->local_mem > 0 ? dev->local_mem : 48 * 1024;
+	/* CUDA keeps 1 KiB of each SM's shared memory per resident block */
+	if (dev->local_mem_per_cu > 0 && dev->local_mem_per_cu / occ - 1024 < room)
+		room = dev->local_mem_per_cu / occ - 1024;
+	/* tf32: three stages of the math ring when four of the other still
+	 * fit (the producer then works two chunks ahead), else two */
+	k->wg_mstages = t == TCX_DTYPE_S ? 3 : 0;
+	for (;;) {
+		fixed = 1024 + k->wg_mstages * ((int64_t)k->mt1 * s->depth_u * es *
+							(s->tf32x3 ? 2 : 1) +
+						32);
+		k->wg_stages = (int)((room - fixed) / (stage + 32));
+		if (k->wg_mstages != 3 || k->wg_stages >= 4)
+			break;
+		k->wg_mstages = 2;
+	}
+	if (k->wg_stages > 6)
+		k->wg_stages = 6; /* a cap: deeper rings only take memory */
+	if (k->wg_stages < 2)
+		LIMIT("needs %lld bytes of shared memory for two stages of %dx%dx%d tiles; %lld "
+		      "are free for each of %d work-groups per SM",
+		      (long long)(fixed + 2 * (stage + 32)), k->mt0, k->mt1, s->depth_u,
+		      (long long)room, occ);
+	k->lds_bytes = fixed + (int64_t)k->wg_stages * (stage + 32);
+	k->nlc_p = k->nlp_p = k->nlc_q = k->nlp_q = 1; /* the SIMT loads' pattern: unused */
+	/* PackFreeIndices: D0 takes P's next free index (the folded one of P's
+	 * free indices that moves fastest in P) as its outer part, D1 Q's */
+	for (int x = 0; x < 2 && s->pack_free; x++) {
+		const enum tensor_role op = (x == 0) == k->p_is_a ? T_A : T_B;
+		const enum index_class want = op == T_A ? IDX_FREE_A : IDX_FREE_B;
+		double best = -1;
+
+		for (int sl = 3; sl < 3 + k->nf2; sl++) {
+			const int id = k->slot[sl];
+			const double key = order_key(k->c, NULL, op, id);
+
+			if (k->c->idx[id].cls == want && (best < 0 || key < best)) {
+				best = key;
+				k->pack_slot[x] = sl;
+			}
+		}
+	}
+	k->mi = true;
+	k->wgmma = true;
+	return TCX_OK;
+}
+
 enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem *p,
 			  const struct solution *sol, const struct device_info *dev,
 			  struct kernel_plan *k, struct tcx_error *err)
@@ -259,6 +370,7 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 	enum tcx_status st;
 
 	memset(k, 0, sizeof(*k));
+	k->pack_slot[0] = k->pack_slot[1] = -1;
 	k->c = c;
 	k->sol = *sol;
 	s = &k->sol;
@@ -369,6 +481,19 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 	while (s->tt[1] % k->vw1)
 		k->vw1 /= 2;
 
+	if (s->tf32x3 && !(s->mi[0] == 64 && c->dtype == TCX_DTYPE_S))
+		REJECT("TF32x3 is for fp32 data on MatrixInstruction [64, n, 8, 1]");
+	if (s->pack_free && s->mi[0] != 64)
+		REJECT("PackFreeIndices needs MatrixInstruction [64, n, k, 1]");
+	/* the warpgroup kernel: DepthU automatic = one 128-byte row */
+	if (s->mi[0] == 64) {
+		if (s->depth_u <= 0)
+			s->depth_u = c->dtype == TCX_DTYPE_S ? 32 : 64;
+		st = check_wgmma(k, dev, err);
+		if (st)
+			return st;
+		goto sizes;
+	}
 	/* DepthU: automatic = the first of 2, 4, ... that fits */
 	if (s->depth_u <= 0) {
 		struct tcx_error e2;
@@ -391,6 +516,7 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 		st = check_mi(k, dev, err);
 	if (st)
 		return st;
+sizes:
 	if (s->const_sizes) {
 		if (!p)
 			return tcx_fail(err, TCX_EINVAL,
@@ -423,6 +549,10 @@ enum tcx_status plan_accepts(const struct kernel_plan *k, const struct problem *
 		    memcmp(packed.stride, p->stride, sizeof(packed.stride)) != 0)
 			REJECT("the kernel assumes packed strides");
 	}
+	if (k->pack_slot[0] >= 0)
+		s0 *= slot_size(k, p, k->pack_slot[0]);
+	if (k->pack_slot[1] >= 0)
+		s1 *= slot_size(k, p, k->pack_slot[1]);
 	if (s->edge == EDGE_NONE && (s0 % k->mt0 || s1 % k->mt1))
 		REJECT("EdgeType None needs sizes that are multiples of the macro tile %dx%d "
 		       "(got %lld x %lld)",
@@ -478,11 +608,59 @@ static void dump_source(const char *src, size_t len)
 	strbuf_release(&path);
 }
 
+/* The warpgroup kernel's macros, and its instruction as one asm statement
+ * (PTX names every accumulator register, so the generator writes it out):
+ * TCX_WGMMA_ASM(d, da, db) is d += A B on the descriptors da, db. */
+static void wgmma_prelude(const struct kernel_plan *k, struct strbuf *src)
+{
+	const struct solution *s = &k->sol;
+	const int n = s->mi[1], nreg = n / 2;
+	const char *ty = k->c->dtype == TCX_DTYPE_H ? "f16" : k->c->dtype == TCX_DTYPE_B ? "bf16"
+											  : "tf32";
+
+	strbuf_addf(src,
+		    "#define MI_M 64\n#define MI_N %d\n#define MI_K %d\n#define MI_WGMMA 1\n"
+		    "#define WG_WM %d\n#define WG_STAGES %d\n#define WG_TNSP_P %d\n"
+		    "#define WG_TNSP_Q %d\n#define TF32X3 %d\n#define WG_MSTAGES %d\n",
+		    n, s->mi[2], k->wg_wm, k->wg_stages, k->wg_mn_p, k->wg_mn_q, s->tf32x3,
+		    k->wg_mstages);
+	strbuf_addf(src, "#define PACK0_SLOT %d\n#define PACK1_SLOT %d\n", k->pack_slot[0],
+		    k->pack_slot[1]);
+	strbuf_addf(src, "#define TCX_WGMMA_ASM(d, da, db) asm volatile(\"wgmma.mma_async.sync."
+			 "aligned.m64n%dk%d.f32.%s.%s {", n, s->mi[2], ty, ty);
+	for (int r = 0; r < nreg; r++)
+		strbuf_addf(src, "%s%%%d", r ? ", " : "", r);
+	strbuf_addf(src, "}, %%%d, %%%d, 1, 1, 1", nreg, nreg + 1);
+	if (k->c->dtype != TCX_DTYPE_S)
+		strbuf_addf(src, ", %d, %d", k->wg_mn_p, k->wg_mn_q);
+	strbuf_adds(src, ";\" :");
+	for (int r = 0; r < nreg; r++)
+		strbuf_addf(src, "%s \"+f\"((d)[%d])", r ? "," : "", r);
+	strbuf_adds(src, " : \"l\"(da), \"l\"(db) : \"memory\")\n");
+	if (k->c->dtype != TCX_DTYPE_S)
+		return;
+	/* tf32 takes A from registers: TCX_WGMMA_RS_ASM(d, a, db) is d += A B,
+	 * TCX_WGMMA_RS0_ASM d = A B (scale-d 0) */
+	for (int zero = 0; zero < 2; zero++) {
+		strbuf_addf(src, "#define TCX_WGMMA_RS%s_ASM(d, a, db) asm volatile(\"wgmma."
+				 "mma_async.sync.aligned.m64n%dk8.f32.tf32.tf32 {",
+			    zero ? "0" : "", n);
+		for (int r = 0; r < nreg; r++)
+			strbuf_addf(src, "%s%%%d", r ? ", " : "", r);
+		strbuf_addf(src, "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, %d, 1, 1;\" :", nreg,
+			    nreg + 1, nreg + 2, nreg + 3, nreg + 4, !zero);
+		for (int r = 0; r < nreg; r++)
+			strbuf_addf(src, "%s \"+f\"((d)[%d])", r ? "," : "", r);
+		strbuf_adds(src, " : \"r\"((a)[0]), \"r\"((a)[1]), \"r\"((a)[2]), "
+				 "\"r\"((a)[3]), \"l\"(db) : \"memory\")\n");
+	}
+}
+
 enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, struct strbuf *opts,
 			    struct tcx_error *err)
 {
 	const struct solution *s = &k->sol;
-	char *port = NULL, *compat = NULL, *body = NULL, key[1024];
+	char *port = NULL, *compat = NULL, *body = NULL, *wgmma = NULL, key[1024];
 	enum tcx_status st;
 	bool cuda = strcmp(k->lang, "cuda") == 0;
 
@@ -507,7 +685,9 @@ enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, str
 		strbuf_addf(src, "#define WG_OCC %d\n", s->occupancy);
 	if (k->split_loop)
 		strbuf_addf(src, "#define SPLIT_LOOP 1\n");
-	if (k->mi)
+	if (k->wgmma)
+		wgmma_prelude(k, src);
+	else if (k->mi)
 		strbuf_addf(src, "#define MI_M %d\n#define MI_N %d\n#define MI_K %d\n"
 			    "#define MI_WARPS0 %d\n",
 			    s->mi[0], s->mi[1], s->mi[2], k->mi_warps0);
@@ -533,16 +713,22 @@ enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, str
 		st = kernel_source("cuda/compat.h", &compat, NULL, err);
 	if (!st)
 		st = kernel_source("opencl/contract.cl", &body, NULL, err);
+	/* CUDA: the warpgroup kernel, all of it under #if MI_WGMMA */
+	if (!st && cuda)
+		st = kernel_source("cuda/wgmma.cuh", &wgmma, NULL, err);
 	if (!st) {
 		strbuf_adds(src, port);
 		if (compat)
 			strbuf_adds(src, compat);
 		strbuf_adds(src, body);
+		if (wgmma)
+			strbuf_adds(src, wgmma);
 		st = strbuf_status(src, err);
 	}
 	free(port);
 	free(compat);
 	free(body);
+	free(wgmma);
 	if (st)
 		return st;
 	if (opts && !cuda && strcmp(k->lang, "opencl") == 0)
@@ -600,6 +786,79 @@ static size_t scalar_of(enum tcx_dtype t, const double v[2], union scalar *out)
 	}
 }
 
+/* The warpgroup kernel's tensor maps (kernels/cuda/wgmma.cuh): struct
+ * tcx_tma and the two maps, whose extra dimensions stand for slots. */
+struct wg_maps {
+	unsigned char map[2][TCX_TENSOR_MAP_BYTES];
+	struct {
+		int64_t use;
+		int64_t xp[3], xq[3];
+	} k;
+};
+
+/* A map of operand X (0: P, 1: Q) for its tile of R rows: the unit-stride
+ * index first (the free one for an MN-major tile, else DU), then the other,
+ * then up to three of the operand's other slots (folded or outer bound;
+ * those it does not have are left out).  False when the layout cannot have
+ * one. */
+static bool wgmma_map(const struct kernel_plan *k, struct device *dev, struct buffer *buf,
+		      const struct kargs *args, int x, unsigned char *out, int64_t *slots)
+{
+	const int64_t *st = x ? args->sq : args->sp;
+	const int es = dtype_info(k->c->dtype)->bytes, e = 128 / es;
+	const bool mn = x ? k->tlu_q : k->tlu_p;
+	const int free_slot = x ? 1 : 0, rows = x ? k->mt1 : k->mt0;
+	int64_t dim[5], stride[4];
+	int box[5], n = 2, order[2];
+
+	order[0] = mn ? free_slot : 2;
+	order[1] = mn ? 2 : free_slot;
+	if (args->size[order[0]] > 1 && st[order[0]] != 1)
+		return false;
+	/* PackFreeIndices: a box must not cross the packed index (the outer part
+	 * is one of the extra dimensions, its coordinate per box) */
+	if (k->pack_slot[x] >= 0 && args->size[free_slot] % (mn ? e : rows))
+		return false;
+	box[0] = e;
+	box[1] = mn ? k->sol.depth_u : rows;
+	for (int d = 0; d < 2; d++)
+		dim[d] = args->size[order[d]];
+	/* a size-1 dimension's stride is never used; keep it valid (a multiple
+	 * of 16 bytes past the first dimension's) */
+	stride[0] = args->size[order[1]] > 1 ? st[order[1]] * es : (dim[0] * es + 15) / 16 * 16;
+	for (int d = 0; d < 3; d++)
+		slots[d] = -1;
+	for (int sl = 3; sl < k->nslots; sl++) {
+		if (st[sl] == 0 || args->size[sl] == 1)
+			continue;
+		if (n == 5)
+			return false;
+		slots[n - 2] = sl;
+		dim[n] = args->size[sl];
+		stride[n - 1] = st[sl] * es;
+		box[n++] = 1;
+	}
+	return device_tensor_map(dev, buf, (size_t)((x ? args->off_q : args->off_p) * es), es, n,
+				 dim, stride, box, out, NULL) == TCX_OK;
+}
+
+static void wgmma_maps(const struct kernel_plan *k, struct device *dev, const struct problem *p,
+		       struct buffer *bp, struct buffer *bq, const struct kargs *args,
+		       struct wg_maps *m)
+{
+	const char *no_tma = getenv("TCX_NO_TMA");
+
+	memset(m, 0, sizeof(*m));
+	(void)p;
+	m->k.use = !(no_tma && *no_tma && strcmp(no_tma, "0") != 0) && wgmma_map(k, dev, bp, args, 0, m->map[0], m->k.xp) &&
+		   wgmma_map(k, dev, bq, args, 1, m->map[1], m->k.xq);
+	if (!m->k.use) {
+		memset(m->map, 0, sizeof(m->map));
+		for (int d = 0; d < 3; d++)
+			m->k.xp[d] = m->k.xq[d] = -1;
+	}
+}
+
 static size_t ceil_div(int64_t a, int64_t b)
 {
 	return (size_t)((a + b - 1) / b);
@@ -611,6 +870,7 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 			    const double beta[2], double *event_ms, struct tcx_error *err)
 {
 	struct kargs args;
+	struct wg_maps tma;
 	struct launch l;
 	union scalar al, be;
 	size_t sz;
@@ -632,7 +892,7 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 		args.sp[sl] = p->stride[P][id];
 		args.sq[sl] = p->stride[Q][id];
 		args.sc[sl] = p->stride[T_C][id];
-		if (sl >= 3 && sl < 3 + k->nf2)
+		if (sl >= 3 && sl < 3 + k->nf2 && sl != k->pack_slot[0] && sl != k->pack_slot[1])
 			f2 *= p->size[id];
 	}
 	args.ws_stride = p->extent[T_C];
@@ -647,9 +907,19 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 	l.local[0] = (size_t)s->wg[0];
 	l.local[1] = (size_t)s->wg[1];
 	l.local[2] = (size_t)s->wg[2];
-	l.global[0] = ceil_div(args.size[0], k->mt0) * (size_t)s->wg[0];
-	l.global[1] = ceil_div(args.size[1], k->mt1) * (size_t)s->wg[1];
-	l.global[2] = (size_t)f2 * (size_t)s->gsu * (size_t)s->wg[2];
+	if (k->wgmma) {
+		/* the consumer warpgroups and the producer, in one dimension */
+		l.local[0] = (size_t)k->nt + 128;
+		l.local[1] = 1;
+	}
+	/* PackFreeIndices: D0 and D1 span their packed slots too */
+	l.global[0] = ceil_div(args.size[0] * (k->pack_slot[0] >= 0 ? args.size[k->pack_slot[0]] : 1),
+			       k->mt0) *
+		      l.local[0];
+	l.global[1] = ceil_div(args.size[1] * (k->pack_slot[1] >= 0 ? args.size[k->pack_slot[1]] : 1),
+			       k->mt1) *
+		      l.local[1];
+	l.global[2] = (size_t)f2 * (size_t)s->gsu * l.local[2];
 	launch_arg_buffer(&l, c);
 	launch_arg_buffer(&l, k->p_is_a ? a : b);
 	launch_arg_buffer(&l, k->p_is_a ? b : a);
@@ -659,6 +929,12 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 	launch_arg_bytes(&l, &al, sz);
 	scalar_of(k->c->dtype, beta, &be);
 	launch_arg_bytes(&l, &be, sz);
+	if (k->wgmma) {
+		wgmma_maps(k, dev, p, k->p_is_a ? a : b, k->p_is_a ? b : a, &args, &tma);
+		launch_arg_bytes(&l, tma.map[0], sizeof(tma.map[0]));
+		launch_arg_bytes(&l, tma.map[1], sizeof(tma.map[1]));
+		launch_arg_bytes(&l, &tma.k, sizeof(tma.k));
+	}
 	/* CUDA and HIP carve the tiles out of dynamic shared memory (port.h's
 	 * LOCAL_ARRAY): its size travels with the launch, not as an argument */
 	if (strcmp(k->lang, "cuda") == 0 && k->lds_bytes > 0)

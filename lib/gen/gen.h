@@ -33,6 +33,12 @@ struct kernel_plan {
 	bool mi;                   /* MatrixInstruction: tensor cores (CUDA) */
 	bool mi_raw;               /* ... on 16-bit operands, staged as stored */
 	int mi_warps0;             /* warps along D0 (the rest along D1) */
+	bool wgmma;                /* ... on Hopper's warpgroups (kernels/cuda/wgmma.cuh) */
+	int wg_wm;                 /* warpgroups along D0 (the rest along D1) */
+	int wg_stages;             /* shared-memory stages the copies land in */
+	int wg_mstages;            /* tf32: stages the tensor cores read (rounded, K-major) */
+	bool wg_mn_p, wg_mn_q;     /* P's, Q's tile is MN-major in shared memory */
+	int pack_slot[2];          /* PackFreeIndices: the folded slot D0 (D1) spans too; -1 none */
 };
 
 /* Resolves and checks a solution.  `p` gives explicit strides or the sizes

@@ -43,6 +43,8 @@ static const struct param_def params[] = {
 	{ "ConstantSizes", "CS", PT_BOOL, OFF(const_sizes), 1, true, 0, 1 },
 	{ "MatrixInstruction", "MI", PT_INTS, OFF(mi), 4, true, 0, 1024 },
 	{ "Occupancy", "OCC", PT_INT, OFF(occupancy), 1, true, 0, 32 },
+	{ "TF32x3", NULL, PT_BOOL, OFF(tf32x3), 1, true, 0, 1 },
+	{ "PackFreeIndices", NULL, PT_BOOL, OFF(pack_free), 1, true, 0, 1 },
 	{ "TestSkipLastU", NULL, PT_INT, OFF(test_skip_last_u), 1, true, 0, 1 },
 	/* join-only: checked against the WorkGroup and ThreadTile it joins */
 	{ "MacroTile", "MT", PT_INTS, OFF(mt_join), 2, false, 1, 4096 },
@@ -75,6 +77,7 @@ static const char *const ignored[] = {
 	"WaveSeparateGlobalReadA", "WaveSeparateGlobalReadB", "InnerUnroll", "ScheduleIterAlg",
 	"1LDSBuffer", "StoreVectorWidth", "SourceSwap", "TransposeLDS", "ExpandPointerSwap",
 	"PersistentKernel", "FractionalLoad", "OptNoLoadLoop", "BufferLoad", "BufferStore",
+	"PackFreeDims", /* Tensile's; tcx's own is PackFreeIndices */
 };
 
 /* What Tensile writes into a solution besides its parameters: values it
@@ -122,6 +125,8 @@ const struct param_doc param_docs[] = {
 	{ "ConstantSizes", "True|False", "tcx: compile the problem's sizes into the kernel" },
 	{ "MatrixInstruction", "[m,n,k,b]", "tensor-core instruction shape (CUDA; 0 = none)" },
 	{ "Occupancy", "n", "tcx: work-groups per compute unit to fit registers for (CUDA; 0: any)" },
+	{ "TF32x3", "True|False", "tcx: fp32 on tensor cores as three tf32 products (fp32 accuracy)" },
+	{ "PackFreeIndices", "True|False", "tcx: tile two free indices of each operand as one (warpgroups)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -460,7 +465,11 @@ json_t *solution_to_json(const struct solution *s)
 
 		if (!p->keyed)
 			continue;
-		if (strcmp(p->name, "TestSkipLastU") == 0 && !s->test_skip_last_u)
+		/* tcx's later switches appear only when on, so that the keys
+		 * of solutions written before them stay as they were */
+		if ((strcmp(p->name, "TestSkipLastU") == 0 && !s->test_skip_last_u) ||
+		    (strcmp(p->name, "TF32x3") == 0 && !s->tf32x3) ||
+		    (strcmp(p->name, "PackFreeIndices") == 0 && !s->pack_free))
 			continue;
 		switch (p->type) {
 		case PT_INT:
@@ -521,12 +530,13 @@ void solution_name(const struct solution *s, char *buf, size_t len)
 {
 	static const char edge_letter[] = { 'B', 'S', 'N' };
 
-	char occ[16] = "", mi[48] = "";
+	char occ[16] = "", mi[56] = "";
 
 	if (s->occupancy)
 		snprintf(occ, sizeof(occ), "_OCC%d", s->occupancy);
 	if (s->mi[0])
-		snprintf(mi, sizeof(mi), "_MI%dx%dx%dx%d", s->mi[0], s->mi[1], s->mi[2], s->mi[3]);
+		snprintf(mi, sizeof(mi), "_MI%dx%dx%dx%d%s%s", s->mi[0], s->mi[1], s->mi[2],
+			 s->mi[3], s->tf32x3 ? "_TF32X3" : "", s->pack_free ? "_PK" : "");
 	snprintf(buf, len,
 		 "MT%dx%dx%d_WG%dx%dx%d_TT%dx%d_VW%d_GSU%d_PGR%d_PLR%d_E%c_WGM%d_NLC%dx%d_LT%d%s%s%s%s%s",
 		 s->wg[0] * s->tt[0], s->wg[1] * s->tt[1], s->depth_u, s->wg[0], s->wg[1], s->wg[2],

@@ -33,6 +33,8 @@ struct solution {
 	bool const_sizes;   /* ConstantSizes: bake the problem sizes into the kernel */
 	int mi[4];          /* MatrixInstruction (tensor cores; 0 = none) */
 	int occupancy;      /* Occupancy: work-groups per compute unit (0: the compiler's choice) */
+	bool tf32x3;        /* TF32x3: fp32 on tensor cores as hi*lo + lo*hi + hi*hi in tf32 */
+	bool pack_free;     /* PackFreeIndices: D0, D1 also span the next free index of P, Q */
 	int test_skip_last_u; /* TestSkipLastU: deliberately wrong, for tests */
 	/* Tensile v2 parameters, turned into WorkGroup/ThreadTile/DepthU by
 	 * solution_finalize; 0 when not given */

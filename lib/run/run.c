@@ -297,10 +297,19 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 	r->u_acc = unit_roundoff_acc(t);
 	r->u_out = dtype_info(t)->unit_roundoff;
 	/* tensor cores take fp32 operands as tf32 (10 fraction bits, rounded
-	 * to nearest): each product then carries up to 2 u_in + u_in^2 more */
-	r->u_in = !pr->host && pr->plan.mi && t == TCX_DTYPE_S ? ldexp(1.0, -11) : 0;
+	 * to nearest): each product then carries up to 2 u_in + u_in^2 more.
+	 * TF32x3 takes a = hi + lo, hi rounded to tf32 and lo the rest, which
+	 * the tensor cores truncate to tf32, so |a - hi - lo| <= 2^-21 |a|; it
+	 * drops lo * lo (<= 2^-22 |a b| more) and accumulates three products
+	 * for each: u_in = 1.25 * 2^-21 covers the first two, three times the
+	 * products the third. */
+	r->u_in = 0;
+	if (!pr->host && pr->plan.mi && t == TCX_DTYPE_S)
+		r->u_in = pr->plan.sol.tf32x3 ? 1.25 * ldexp(1.0, -21) : ldexp(1.0, -11);
 	{
-		double neff = (dtype_info(t)->complex ? 2.0 : 1.0) * (double)nprod + 2;
+		double neff = (dtype_info(t)->complex ? 2.0 : 1.0) * (double)nprod *
+				      (!pr->host && pr->plan.sol.tf32x3 ? 3 : 1) +
+			      2;
 		double g = neff * r->u_acc + 2 * r->u_in + r->u_in * r->u_in;
 
 		r->gamma = g < 0.5 ? g / (1 - g) : 1;
