@@ -281,10 +281,11 @@ static void xlib_release(struct xlib *x)
 	free(x->tmpl[1]);
 }
 
-/* The kernel templates: port.h, (CUDA: cuda/compat.h,) contract.cl. */
+/* The kernel templates: port.h, (CUDA: cuda/compat.h,) contract.cl, (CUDA:
+ * cuda/wgmma.cuh), as plan_source puts them together. */
 static enum tcx_status load_templates(struct xlib *x, struct tcx_error *err)
 {
-	char *port = NULL, *compat = NULL, *body = NULL;
+	char *port = NULL, *compat = NULL, *body = NULL, *wgmma = NULL;
 	enum tcx_status st = kernel_source("common/port.h", &port, NULL, err);
 
 	if (!st)
@@ -295,17 +296,19 @@ static enum tcx_status load_templates(struct xlib *x, struct tcx_error *err)
 
 		strbuf_adds(&a, port);
 		strbuf_adds(&a, body);
-		if (kernel_source("cuda/compat.h", &compat, NULL, &e2) == TCX_OK) {
+		if (kernel_source("cuda/compat.h", &compat, NULL, &e2) == TCX_OK &&
+		    kernel_source("cuda/wgmma.cuh", &wgmma, NULL, &e2) == TCX_OK) {
 			strbuf_adds(&b, port);
 			strbuf_adds(&b, compat);
 			strbuf_adds(&b, body);
+			strbuf_adds(&b, wgmma);
 		}
 		st = strbuf_status(&a, err);
 		if (!st)
 			st = strbuf_status(&b, err);
 		x->tmpl_len[0] = a.len;
 		x->tmpl[0] = strbuf_detach(&a);
-		if (compat) {
+		if (compat && wgmma) {
 			x->tmpl_len[1] = b.len;
 			x->tmpl[1] = strbuf_detach(&b);
 		}
@@ -315,6 +318,7 @@ static enum tcx_status load_templates(struct xlib *x, struct tcx_error *err)
 	free(port);
 	free(compat);
 	free(body);
+	free(wgmma);
 	return st;
 }
 
@@ -742,7 +746,9 @@ static void emit_type(struct strbuf *o, const struct xlib *x, int t)
 									   : 0);
 			strbuf_adds(o, " }");
 		}
-		strbuf_adds(o, " } },\n");
+		/* the warpgroup kernel: its producer and consumers in one dimension */
+		strbuf_addf(o, " }, %d, { %d, %d } },\n", K->plan.wgmma ? K->plan.nt + 128 : 0,
+			    K->plan.pack_slot[0], K->plan.pack_slot[1]);
 	}
 	strbuf_adds(o, "};\n");
 	for (int i = 0; i < T->ninputs; i++)

@@ -477,7 +477,9 @@ static void tl_launch_make(const struct tl_type *T, const struct tl_kernel *K,
 		L->args.sp[sl] = p->stride[P][id];
 		L->args.sq[sl] = p->stride[Q][id];
 		L->args.sc[sl] = p->stride[0][id];
-		if (sl >= 3 && sl < 3 + T->nf2)
+		/* the folded slots D0 or D1 span with PackFreeIndices are not in
+		 * the third dimension of the grid */
+		if (sl >= 3 && sl < 3 + T->nf2 && sl != K->pack[0] && sl != K->pack[1])
 			f2 *= p->size[id];
 	}
 	L->args.ws_stride = p->extent_c;
@@ -485,12 +487,16 @@ static void tl_launch_make(const struct tl_type *T, const struct tl_kernel *K,
 	L->args.nb = T->nb;
 	L->args.conj_p = T->conj_p;
 	L->args.conj_q = T->conj_q;
-	L->local[0] = (size_t)K->wg[0];
-	L->local[1] = (size_t)K->wg[1];
+	L->local[0] = (size_t)(K->threads ? K->threads : K->wg[0]);
+	L->local[1] = (size_t)(K->threads ? 1 : K->wg[1]);
 	L->local[2] = (size_t)K->wg[2];
-	L->global[0] = tl_ceil_div(L->args.size[0], K->mt0) * (size_t)K->wg[0];
-	L->global[1] = tl_ceil_div(L->args.size[1], K->mt1) * (size_t)K->wg[1];
-	L->global[2] = (size_t)f2 * (size_t)K->gsu * (size_t)K->wg[2];
+	L->global[0] = tl_ceil_div(L->args.size[0] * (K->pack[0] >= 0 ? L->args.size[K->pack[0]] : 1),
+				   K->mt0) *
+		       L->local[0];
+	L->global[1] = tl_ceil_div(L->args.size[1] * (K->pack[1] >= 0 ? L->args.size[K->pack[1]] : 1),
+				   K->mt1) *
+		       L->local[1];
+	L->global[2] = (size_t)f2 * (size_t)K->gsu * L->local[2];
 	L->scalar_bytes = tl_scalar_of(T->info.type, alpha ? alpha : zero, &L->alpha);
 	tl_scalar_of(T->info.type, beta ? beta : zero, &L->beta);
 	if (K->gsu > 1) {

@@ -32,6 +32,12 @@ struct tl_kernel {
 	 * any strides.  NULL where tcx had no such kernel. */
 	const unsigned char *prelude[2][2];
 	size_t prelude_len[2][2];
+	/* the warpgroup kernel (CUDA, Hopper): a block of this many threads in
+	 * one dimension, and three more arguments (0: none of that) */
+	int threads;
+	/* PackFreeIndices: the folded slot D0 (D1) also spans, as the outer part
+	 * of its work-groups' rows (-1: none) */
+	int pack[2];
 };
 
 /* One logic file of a problem type: a device's selection data. */
