@@ -36,19 +36,26 @@
 static const char prelude[] = "#include <cmath>\n"
 			      "#include <cstring>\n"
 			      "#include <pthread.h>\n"
+			      "#include <sched.h>\n"
+			      "#include <cstdlib>\n"
 			      "#define __global__\n"
 			      "#define __device__\n"
 			      "#define __forceinline__ inline\n"
 			      "#define __shared__\n"
 			      "#define __restrict__ __restrict\n"
-			      "#define __launch_bounds__(n)\n"
+			      "#define __launch_bounds__(...)\n"
+			      "#define __grid_constant__\n"
 			      "struct tcx_emu_dim3 { unsigned x, y, z; };\n"
 			      "static thread_local tcx_emu_dim3 threadIdx;\n"
 			      "static tcx_emu_dim3 blockIdx, blockDim, gridDim;\n"
 			      "static pthread_barrier_t tcx_emu_barrier;\n"
+			      "/* named barrier 1: the warpgroup kernel's producer, 128 threads */\n"
+			      "static pthread_barrier_t tcx_emu_bar1;\n"
+			      "/* each warpgroup's own (the warpgroup kernel's A from registers) */\n"
+			      "static pthread_barrier_t tcx_emu_wgbar[8];\n"
 			      "static bool tcx_emu_barrier_made;\n"
 			      "#define __syncthreads() pthread_barrier_wait(&tcx_emu_barrier)\n"
-			      "alignas(16) unsigned char tcx_smem["
+			      "alignas(1024) unsigned char tcx_smem["
 			      "(256 + 4) * 1024"
 			      "];\n"
 			      "static inline float __uint_as_float(unsigned u)\n"
@@ -66,7 +73,16 @@ static const char epilogue[] =
     "{\n"
     "\ttcx_contract(*(DATA_T **)a[0], *(const DATA_T **)a[1], *(const DATA_T **)a[2],\n"
     "\t\t     *(VAL_T **)a[3], *(const struct tcx_args *)a[4], *(const SCALAR_T *)a[5],\n"
-    "\t\t     *(const SCALAR_T *)a[6]);\n"
+    "\t\t     *(const SCALAR_T *)a[6]\n"
+    "#if MI_WGMMA\n"
+    "\t\t     , *(const tcx_tmap *)a[7], *(const tcx_tmap *)a[8],\n"
+    "\t\t     *(const struct tcx_tma *)a[9]\n"
+    "#endif\n"
+    "\t\t     );\n"
+    "}\n"
+    "extern \"C\" int tcx_emu_contract_args(void)\n"
+    "{\n"
+    "\treturn MI_WGMMA ? 10 : 7;\n"
     "}\n"
     "extern \"C\" void tcx_emu_tcx_gsu_reduce(void **a)\n"
     "{\n"
@@ -88,7 +104,15 @@ static const char epilogue[] =
     "{\n"
     "\tif (tcx_emu_barrier_made)\n"
     "\t\tpthread_barrier_destroy(&tcx_emu_barrier);\n"
+    "\tif (tcx_emu_barrier_made) {\n"
+    "\t\tpthread_barrier_destroy(&tcx_emu_bar1);\n"
+    "\t\tfor (int w = 0; w < 8; w++)\n"
+    "\t\t\tpthread_barrier_destroy(&tcx_emu_wgbar[w]);\n"
+    "\t}\n"
     "\tpthread_barrier_init(&tcx_emu_barrier, NULL, n);\n"
+    "\tpthread_barrier_init(&tcx_emu_bar1, NULL, n < 128 ? n : 128);\n"
+    "\tfor (int w = 0; w < 8; w++)\n"
+    "\t\tpthread_barrier_init(&tcx_emu_wgbar[w], NULL, n < 128 ? n : 128);\n"
     "\ttcx_emu_barrier_made = true;\n"
     "}\n"
     "extern \"C\" unsigned char *tcx_emu_smem(void)\n"
@@ -114,6 +138,7 @@ struct program {
 	void (*thread)(unsigned x, unsigned y, unsigned z);
 	void (*barrier_init)(unsigned n);
 	unsigned char *(*smem)(void);
+	int (*contract_args)(void);
 };
 
 struct buffer {
@@ -164,7 +189,7 @@ static enum tcx_status emu_build(struct device *dev, const char *src, size_t len
 	fwrite(src, 1, len, fp);
 	fputs(epilogue, fp);
 	fclose(fp);
-	snprintf(cmd, sizeof(cmd), "%s -std=c++17 -O1 -fPIC -shared -o %s %s -lpthread > %s 2>&1",
+	snprintf(cmd, sizeof(cmd), "%s -std=c++17 -O1 -fPIC -shared -Wno-psabi -o %s %s -lpthread > %s 2>&1",
 		 dev->cxx, so, path, logp);
 	rc = system(cmd);
 	if (read_file(logp, &p->log, NULL, NULL) != TCX_OK)
@@ -182,7 +207,9 @@ static enum tcx_status emu_build(struct device *dev, const char *src, size_t len
 	*(void **)&p->thread = dlsym(p->so, "tcx_emu_thread");
 	*(void **)&p->barrier_init = dlsym(p->so, "tcx_emu_barrier_init");
 	*(void **)&p->smem = dlsym(p->so, "tcx_emu_smem");
-	if (!p->contract || !p->reduce || !p->block || !p->thread || !p->barrier_init || !p->smem)
+	*(void **)&p->contract_args = dlsym(p->so, "tcx_emu_contract_args");
+	if (!p->contract || !p->reduce || !p->block || !p->thread || !p->barrier_init || !p->smem ||
+	    !p->contract_args)
 		return tcx_fail(err, TCX_EBUILD, "%s lacks the emulation entry points", so);
 	unlink(path);
 	unlink(so);
@@ -282,7 +309,7 @@ static enum tcx_status emu_launch(struct device *dev, struct program *p, const s
 		*event_ms = 0;
 	if (strcmp(l->kernel, "tcx_contract") == 0) {
 		fn = p->contract;
-		want = 7;
+		want = p->contract_args();
 	} else if (strcmp(l->kernel, "tcx_gsu_reduce") == 0) {
 		fn = p->reduce;
 		want = 6;
@@ -435,6 +462,7 @@ int main(int argc, char **argv)
 	dev.info.type = DEV_GPU;
 	dev.info.global_mem = dev.info.max_alloc = 1LL << 32;
 	dev.info.local_mem = 227 * 1024;
+	dev.info.local_mem_per_cu = 228 * 1024;
 	dev.info.max_wg_size = 1024;
 	dev.info.max_wg_dim[0] = dev.info.max_wg_dim[1] = 1024;
 	dev.info.max_wg_dim[2] = 64;
@@ -455,8 +483,8 @@ int main(int argc, char **argv)
 			int64_t sz[TCX_MAX_INDICES];
 			struct problem p;
 
-			/* --quick: the awkward sizes only (7s and the prime) */
-			if (quick && set != 1 && set != 3)
+			/* --quick: the awkward sizes only (7s, the prime, aligned) */
+			if (quick && set != 1 && set != 3 && set != 4)
 				continue;
 			make_sizes(set, c->nidx, sz);
 			if (problem_init(&p, c, sz, &err)) {
@@ -473,14 +501,15 @@ int main(int argc, char **argv)
 				enum tcx_status st;
 
 				if (!paramset_applies(&paramsets[ps], dtype_info(t)->letter,
-						      dev.info.lang) ||
+						      dev.info.lang, dev.info.arch) ||
+				    !size_set_applies(&paramsets[ps], set) ||
 				    (only && strcmp(only, paramsets[ps].name) != 0))
 					continue;
 				/* the CUDA-only (tensor-core) sets emulate each warp's
 				 * collectives lane by lane under barriers, ten times the
 				 * cost of the others: the awkward sizes only, unless
 				 * --only names one; the GPU matrix runs every size */
-				if (paramsets[ps].cuda && !only && set != 1 && set != 3)
+				if (paramsets[ps].cuda && !only && set != 1 && set != 3 && set != 4)
 					continue;
 				solution_default(&s);
 				if (solution_parse(&s, paramsets[ps].params, &err)) {

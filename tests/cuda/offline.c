@@ -100,7 +100,8 @@ int offline_main(int argc, char **argv, const struct device_info *dev, offline_c
 				size_t bin_len = 0;
 
 				if (!paramset_applies(&paramsets[ps], dtype_info(t)->letter,
-						      dev->lang))
+						      dev->lang, dev->arch) ||
+				    !size_set_applies(&paramsets[ps], set))
 					continue;
 				cases++;
 				solution_default(&s);

@@ -27,9 +27,23 @@
 struct prebuild {
 	struct device *dev;
 	enum tcx_dtype t;
+	const char *only;
 	pthread_mutex_t lock;
 	int next, total;
 };
+
+/* Whether `name` is one of the comma-separated names of `list`. */
+static bool name_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p; p = strchr(p, ',')) {
+		p += *p == ',';
+		if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0'))
+			return true;
+	}
+	return false;
+}
 
 static void *prebuild_worker(void *arg)
 {
@@ -52,7 +66,8 @@ static void *prebuild_worker(void *arg)
 		e = k / (int)ARRAY_SIZE(paramsets);
 		ps = k % (int)ARRAY_SIZE(paramsets);
 		if (!paramset_applies(&paramsets[ps], dtype_info(pb->t)->letter,
-				      device_info_of(pb->dev)->lang))
+				      device_info_of(pb->dev)->lang, device_info_of(pb->dev)->arch) ||
+		    (pb->only && !name_listed(pb->only, paramsets[ps].name)))
 			continue;
 		if (notation_parse(exprs[e], pb->t, LAYOUT_BY_STYLE, &c, &err))
 			continue;
@@ -67,9 +82,9 @@ static void *prebuild_worker(void *arg)
 	return NULL;
 }
 
-static void prebuild(struct device *dev, enum tcx_dtype t, int jobs)
+static void prebuild(struct device *dev, enum tcx_dtype t, const char *only, int jobs)
 {
-	struct prebuild pb = { dev, t, PTHREAD_MUTEX_INITIALIZER, 0,
+	struct prebuild pb = { dev, t, only, PTHREAD_MUTEX_INITIALIZER, 0,
 			       (int)(ARRAY_SIZE(exprs) * ARRAY_SIZE(paramsets)) };
 	pthread_t tid[64];
 	int n = 0;
@@ -91,9 +106,11 @@ int main(int argc, char **argv)
 	struct tcx_error err = { 0 };
 	int failures = 0, runs = 0, k, jobs = 0;
 	bool list = false;
+	const char *only = NULL; /* parameter sets by name, "a,b,..." */
 
 	if (argc < 2 || !dtype_parse(argv[1], &t)) {
-		fprintf(stderr, "usage: matrix TYPE [--device ID] [--seed N] [--list]\n");
+		fprintf(stderr, "usage: matrix TYPE [--device ID] [--seed N] [--jobs N] "
+				"[--only PARAMSET,...] [--list]\n");
 		return 2;
 	}
 	for (k = 2; k < argc; k++) {
@@ -103,6 +120,8 @@ int main(int argc, char **argv)
 			seed = strtoull(argv[++k], NULL, 10);
 		else if (!strcmp(argv[k], "--jobs") && k + 1 < argc)
 			jobs = atoi(argv[++k]);
+		else if (!strcmp(argv[k], "--only") && k + 1 < argc)
+			only = argv[++k];
 		else if (!strcmp(argv[k], "--list"))
 			list = true;
 	}
@@ -127,7 +146,7 @@ int main(int argc, char **argv)
 		printf("device %s (%s), type %s, seed %llu\n", device_info_of(dev)->id,
 		       device_info_of(dev)->name, dtype_info(t)->name, (unsigned long long)seed);
 		if (jobs > 1)
-			prebuild(dev, t, jobs - 1);
+			prebuild(dev, t, only, jobs - 1);
 	}
 	for (size_t e = 0; e < ARRAY_SIZE(exprs); e++) {
 		struct tcx_contraction *c;
@@ -159,12 +178,16 @@ int main(int argc, char **argv)
 				enum tcx_status st;
 				bool cplx = dtype_info(t)->complex;
 
+				if (!size_set_applies(&paramsets[ps], set) ||
+				    (only && !name_listed(only, paramsets[ps].name)))
+					continue;
 				if (list) {
 					printf("%s | %s | %s\n", exprs[e], sizes, paramsets[ps].name);
 					continue;
 				}
 				if (!paramset_applies(&paramsets[ps], dtype_info(t)->letter,
-						      device_info_of(dev)->lang))
+						      device_info_of(dev)->lang,
+						      device_info_of(dev)->arch))
 					continue;
 				solution_default(&s);
 				if (solution_parse(&s, paramsets[ps].params, &err)) {

@@ -54,7 +54,7 @@ struct paramset {
 	const char *name;
 	const char *params;
 	const char *types; /* the element types it is for (NULL: all) */
-	int cuda;          /* 1: tensor cores, for CUDA devices only */
+	int cuda;          /* tensor cores, for CUDA devices only: 1 any, 2 Hopper (sm_90) */
 };
 
 static const struct paramset paramsets[] = {
@@ -87,19 +87,41 @@ static const struct paramset paramsets[] = {
 		      "MatrixInstruction=[16,8,8,1]", "S", 1 },
 	{ "mi8-tf32-gsu", "WorkGroup=[16,8,1],ThreadTile=[4,6],VectorWidth=2,DepthU=16,"
 			  "EdgeType=ShiftPtr,GlobalSplitU=2,MatrixInstruction=[16,8,8,1]", "S", 1 },
+	/* Hopper's warpgroups (wgmma): one warpgroup with two 64-row tiles,
+	 * two warpgroups side by side along D1 with GlobalSplitU and packed
+	 * free indices; fp32 as tf32, and TF32x3 with two warpgroups along D0
+	 * and two tiles each, packed */
+	{ "wg-1grp", "WorkGroup=[16,8,1],ThreadTile=[8,16],DepthU=64,"
+		     "MatrixInstruction=[64,128,16,1]", "HB", 2 },
+	{ "wg-2grp-gsu", "WorkGroup=[32,8,1],ThreadTile=[2,16],DepthU=64,EdgeType=ShiftPtr,"
+			 "GlobalSplitU=2,PackFreeIndices=True,MatrixInstruction=[64,64,16,1]", "HB", 2 },
+	{ "wg-tf32", "WorkGroup=[16,8,1],ThreadTile=[4,8],DepthU=32,"
+		     "MatrixInstruction=[64,64,8,1]", "S", 2 },
+	{ "wg-tf32x3-gsu", "WorkGroup=[32,8,1],ThreadTile=[4,16],DepthU=32,GlobalSplitU=2,"
+			   "TF32x3=True,PackFreeIndices=True,MatrixInstruction=[64,64,8,1]", "S", 2 },
 };
 
 /* Whether a parameter set is a case for element type t on a device whose
- * kernel language is `lang` ("opencl", "cuda"). */
-static int paramset_applies(const struct paramset *ps, char type, const char *lang)
+ * kernel language is `lang` ("opencl", "cuda") and architecture `arch`. */
+static int paramset_applies(const struct paramset *ps, char type, const char *lang,
+			    const char *arch)
 {
 	if (ps->types && !strchr(ps->types, type))
+		return 0;
+	if (ps->cuda == 2 && strcmp(arch, "sm_90") != 0)
 		return 0;
 	return !ps->cuda || strcmp(lang, "cuda") == 0;
 }
 
-/* Size sets: by the index's position in the id order. */
-#define MATRIX_SIZE_SETS 4
+/* Size sets: by the index's position in the id order.  The last is for
+ * the tensor-core sets only: sizes that keep 16-byte vectors aligned,
+ * which the others do not, so that their vector loads are checked too. */
+#define MATRIX_SIZE_SETS 5
+
+static int size_set_applies(const struct paramset *ps, int set)
+{
+	return set < MATRIX_SIZE_SETS - 1 || ps->cuda;
+}
 
 static void make_sizes(int set, int n, int64_t *sz)
 {
@@ -116,6 +138,10 @@ static void make_sizes(int set, int n, int64_t *sz)
 			break;
 		case 2:
 			sz[k] = k < 8 ? pos31[k] : 1;
+			break;
+		case 4:
+			/* multiples of 8, not of the tiles; a longer bound index */
+			sz[k] = k == n - 1 ? 136 : 40;
 			break;
 		default:
 			/* a prime above 100 on the last index (usually bound) */
