@@ -7,6 +7,9 @@
 #   bench/gpu.sh [PHASE...]        phases: info smoke matrix probe torch tune bench
 #                                  (default: all of them, in that order)
 #
+# GPU_LOGIC_FROM=share/logic benches the committed logic of this device
+# instead of what the tune phase wrote.
+#
 # Writes everything under $OUT (default ./gpu-out): logs, JSON, the tuned
 # logic, and gpu-report.md, a dated report with the device, the driver,
 # the validation results and a table of TFLOP/s with ratios against
@@ -71,6 +74,7 @@ if want matrix; then
 	for dev in ${GPU_MATRIX_DEVICES:-${backends[@]}}; do
 		for t in ${GPU_MATRIX_TYPES:-s d c z h b}; do
 			timeout 600 validate_matrix "$t" --device "$dev" --jobs "$jobs" \
+				${GPU_MATRIX_ONLY:+--only "$GPU_MATRIX_ONLY"} \
 				>"$out/matrix-${dev//:/_}-$t.log" 2>&1
 			rc=$?
 			log "| $dev | $t | exit $rc: $(tail -1 "$out/matrix-${dev//:/_}-$t.log") |"
@@ -82,18 +86,27 @@ if want probe; then
 	# where hand-picked solutions stand before tuning (bench/gpu_probe.txt;
 	# GPU_PROBE to use another list, GPU_PROBE_DEVICES for other backends)
 	log "" "## Probe ($(stamp))" ""
-	log "| name | type | device | sizes | TFLOP/s |"
-	log "|---|---|---|---|---|"
+	# GPU_PROBE_VALIDATE=1: also validate each at its size (a sample)
+	log "| name | type | device | sizes | TFLOP/s | validated |"
+	log "|---|---|---|---|---|---|"
 	while IFS='|' read -r name expr sizes params type; do
 		name=$(trim "$name") expr=$(trim "$expr") sizes=$(trim "$sizes") params=$(trim "$params")
 		type=$(trim "${type:-s}")
 		case $name in '' | '#'*) continue ;; esac
+		# GPU_PROBE_ONLY: an extended regular expression the names must match
+		[ -n "${GPU_PROBE_ONLY:-}" ] && ! [[ $name =~ $GPU_PROBE_ONLY ]] && continue
 		for dev in ${GPU_PROBE_DEVICES:-$cuda}; do
 			for size in ${sizes//;/ }; do
 				r=$(tcx bench "$expr" --exact "$size" --type "$type" --device "$dev" \
 					--params "$params" --min-time 0.2 --format json 2>>"$out/probe.err" |
 					python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.1f" % (r["gflops"]/1e3) if r.get("gflops") else r.get("reason","-"))' 2>&1 | tail -1)
-				log "| $name | $type | $dev | $size | $r |"
+				v=-
+				if [ "${GPU_PROBE_VALIDATE:-0}" = 1 ]; then
+					v=$(tcx validate "$expr" --sizes "$size" --type "$type" --device "$dev" \
+						--params "$params" --sample 20000 2>&1 |
+						awk '/^max error/ { e = $3 } { l = $0 } END { print l (e ? " (max error " e ")" : "") }')
+				fi
+				log "| $name | $type | $dev | $size | $r | $v |"
 			done
 		done
 	done <"${GPU_PROBE:-bench/gpu_probe.txt}"
@@ -119,6 +132,16 @@ if want tune; then
 fi
 
 if want bench; then
+	# GPU_LOGIC_FROM=share/logic: no tuning in this run; the committed logic
+	# of this device (its name, as nvidia-smi gives it, starts the files')
+	if [ -n "${GPU_LOGIC_FROM:-}" ]; then
+		gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' _)
+		for dev in "${tuned[@]}"; do
+			mkdir -p "$out/logic/${dev//:/_}"
+			# what the tune phase of this run wrote stays
+			cp -n "$GPU_LOGIC_FROM/${gpu}_"*.yaml "$out/logic/${dev//:/_}/" 2>/dev/null
+		done
+	fi
 	log "" "## tcx against PyTorch ($(stamp))" ""
 	python3 bench/gpu_report.py --cases "${GPU_CASES:-bench/gpu_cases.txt}" --torch "$out/torch.json" \
 		--logic "$out/logic" --out "$out" --devices "${tuned[@]}" | tee -a "$report"

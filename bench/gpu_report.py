@@ -50,13 +50,20 @@ def main():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        name, expr, dtype, sizes, tref, _cfg = [x.strip() for x in line.split("|")]
+        name, expr, dtype, sizes, tref, cfg = [x.strip() for x in line.split("|")]
         pname = tensile_name(a.tcx, expr, dtype)
         row = {"case": name, "expression": expr, "sizes": sizes,
-               "torch_tflops": ref.get(tref, {}).get("tflops"), "tcx": {}}
+               "torch_tflops": ref.get(tref, {}).get("tflops"),
+               "torch_err": ref.get(tref, {}).get("max_err"), "tcx": {}}
         for dev in a.devices:
-            logic = find_logic(a.logic, dev, pname) if pname else None
-            how = ["--logic", logic] if logic else []
+            # the last field: a tuning config (the logic it made decides),
+            # or "params: ..." for a solution given outright
+            if cfg.startswith("params:"):
+                logic = None
+                how = ["--params", cfg[len("params:"):].strip()]
+            else:
+                logic = find_logic(a.logic, dev, pname) if pname else None
+                how = ["--logic", logic] if logic else []
             rc, out, err = run([a.tcx, "bench", expr, "--exact", sizes, "--type", dtype,
                                 "--device", dev, "--min-time", "0.5", "--format", "json"] + how)
             tfl = None
@@ -67,8 +74,10 @@ def main():
                 sol = r.get("solution")
             vrc, vout, verr = run([a.tcx, "validate", expr, "--sizes", sizes, "--type", dtype,
                                    "--device", dev, "--sample", "200000"] + how)
+            maxerr = next((ln.split()[2] for ln in vout.splitlines()
+                           if ln.startswith("max error")), None)
             row["tcx"][dev] = {"tflops": tfl, "valid": vrc == 0, "logic": logic,
-                               "solution": sol,
+                               "solution": sol, "max_err": maxerr,
                                "error": (err.strip().splitlines() or [""])[-1] if rc else None,
                                "validate": (vout.strip().splitlines() or [""])[-1]}
         rows.append(row)
@@ -87,6 +96,18 @@ def main():
             r["case"], r["sizes"], "%.1f" % t if t else "-",
             " | ".join("%.1f" % v if v else "-" for v in vals), ratio,
             "yes" if ok else "NO"))
+    # which solution each timed, and the largest error against the fp64
+    # reference next to PyTorch's own where torch_ref.py measured it
+    print()
+    print("| case | device | solution | tcx max error | PyTorch max error |")
+    print("|---|---|---|---:|---:|")
+    for r in rows:
+        for d in devs:
+            x = r["tcx"][d]
+            if x["tflops"]:
+                print("| %s | %s | %s | %s | %s |" % (
+                    r["case"], d, x["solution"] or "-", x["max_err"] or "-",
+                    "%.3g" % r["torch_err"] if r["torch_err"] is not None else "-"))
     return 0
 
 

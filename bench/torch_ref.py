@@ -43,10 +43,14 @@ def main():
     def rnd(shape, dt):
         return (torch.rand(shape, generator=gen, device=dev, dtype=torch.float32) * 2 - 1).to(dt)
 
-    def add(name, what, shape, flops, fn):
+    def add(name, what, shape, flops, fn, exact=None):
         ms = timed(fn, reps)
-        cases.append({"name": name, "what": what, "shape": shape, "ms": ms,
-                      "tflops": flops / (ms * 1e9)})
+        c = {"name": name, "what": what, "shape": shape, "ms": ms,
+             "tflops": flops / (ms * 1e9)}
+        # exact: the same in fp64, for the largest error of the fp32 result
+        if exact is not None:
+            c["max_err"] = (fn().double() - exact()).abs().max().item()
+        cases.append(c)
 
     for n in (1024, 4096, 8192):
         for mode, dt, tf32 in (("fp32", torch.float32, False), ("tf32", torch.float32, True),
@@ -54,7 +58,9 @@ def main():
             torch.backends.cuda.matmul.allow_tf32 = tf32
             a, b = rnd((n, n), dt), rnd((n, n), dt)
             add("gemm-%s-nn-%d" % (mode, n), "torch.matmul(a, b) (%s)" % mode, [n, n, n],
-                2.0 * n ** 3, lambda a=a, b=b: torch.matmul(a, b))
+                2.0 * n ** 3, lambda a=a, b=b: torch.matmul(a, b),
+                (lambda a=a, b=b: torch.matmul(a.double(), b.double()))
+                if mode in ("fp32", "tf32") and n == 8192 else None)
             if mode == "fp32":
                 add("gemm-fp32-nt-%d" % n, "torch.matmul(a, b.T) (fp32)", [n, n, n],
                     2.0 * n ** 3, lambda a=a, b=b: torch.matmul(a, b.t()))
@@ -64,13 +70,15 @@ def main():
         a, b = rnd((i, l, k), torch.float32), rnd((j, l, k), torch.float32)
         add("einsum-ilk-jlk-%dx%dx%dx%d" % (i, j, l, k), "torch.einsum('ilk,jlk->ijk')",
             [i, j, l, k], 2.0 * i * j * l * k,
-            lambda a=a, b=b: torch.einsum("ilk,jlk->ijk", a, b))
+            lambda a=a, b=b: torch.einsum("ilk,jlk->ijk", a, b),
+            lambda a=a, b=b: torch.einsum("ilk,jlk->ijk", a.double(), b.double()))
     s = 32
     m = 16
     a = rnd((s, s, m, s, s), torch.float32)   # i k m o n
     b = rnd((s, m, s, s, s), torch.float32)   # j m l n o
     add("einsum-5idx", "torch.einsum('ikmon,jmlno->ijklm')", [s, s, s, s, m, s, s],
-        2.0 * s ** 6 * m, lambda: torch.einsum("ikmon,jmlno->ijklm", a, b))
+        2.0 * s ** 6 * m, lambda: torch.einsum("ikmon,jmlno->ijklm", a, b),
+        lambda: torch.einsum("ikmon,jmlno->ijklm", a.double(), b.double()))
     x = torch.empty(1 << 28, device=dev, dtype=torch.float32)
     y = torch.empty_like(x)
     ms = timed(lambda: y.copy_(x), reps)
