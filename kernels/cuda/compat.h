@@ -852,13 +852,19 @@ TCX_DEV void tcx_wgmma(float *d, tcx_u64 da, tcx_u64 db)
 }
 
 /* with A from the registers of the warpgroup's threads, which trade them
- * through tcx_emu_xchg between two barriers of the warpgroup */
+ * through tcx_emu_rsx behind one barrier of the warpgroup: two buffers
+ * used in turn (tcx_emu_rsp, each thread's, zeroed when it starts), as a
+ * thread can write the other one only after the next call's barrier,
+ * which every thread passes only once done reading this one */
+static unsigned tcx_emu_rsx[2][1024][4];
+
 TCX_DEV void tcx_wgmma_rs(float *d, const uint *a, tcx_u64 db)
 {
 	const int id = (int)(threadIdx.x + blockDim.x * threadIdx.y), t = id % 128, w0 = id - t;
+	const int p = tcx_emu_rsp;
 
 	for (int r = 0; r < 4; r++)
-		tcx_emu_xchg[id][r] = a[r];
+		tcx_emu_rsx[p][id][r] = a[r];
 	pthread_barrier_wait(&tcx_emu_wgbar[id / 128]);
 	for (int x = 0; x < MI_N / 2; x++) {
 		const int m = 16 * (t / 32) + (t % 32) / 4 + 8 * ((x % 4) / 2);
@@ -867,13 +873,13 @@ TCX_DEV void tcx_wgmma_rs(float *d, const uint *a, tcx_u64 db)
 
 		for (int k = 0; k < MI_K; k++) {
 			const int owner = w0 + 32 * (m / 16) + 4 * (m % 8) + k % 4;
-			const uint v = (uint)tcx_emu_xchg[owner][(m % 16) / 8 + 2 * (k / 4)];
+			const uint v = tcx_emu_rsx[p][owner][(m % 16) / 8 + 2 * (k / 4)];
 
 			s += as_float(v & 0xffffe000u) * tcx_emu_wg_el(db, WG_TNSP_Q, n, k);
 		}
 		d[x] += s;
 	}
-	pthread_barrier_wait(&tcx_emu_wgbar[id / 128]);
+	tcx_emu_rsp = 1 - p;
 }
 
 TCX_DEV void tcx_wgmma_rs0(float *d, const uint *a, tcx_u64 db)
