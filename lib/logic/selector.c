@@ -46,17 +46,40 @@ bool selector_kind_parse(const char *name, enum sel_kind *out)
 	return false;
 }
 
+/* The GPU a tensor-core solution is planned for when no device is at hand
+ * (its tile, DepthU and edges do not depend on the rest): an H100-like
+ * sm_90 for the warpgroup shapes, an sm_80 for mma's. */
+static void nominal_gpu(const struct solution *s, struct device_info *d)
+{
+	memset(d, 0, sizeof(*d));
+	snprintf(d->lang, sizeof(d->lang), "cuda");
+	snprintf(d->arch, sizeof(d->arch), "%s", s->mi[0] == 64 ? "sm_90" : "sm_80");
+	d->type = DEV_GPU;
+	d->global_mem = d->max_alloc = (int64_t)1 << 34;
+	d->local_mem = 227 * 1024;
+	d->local_mem_per_cu = 228 * 1024;
+	d->compute_units = 132;
+	d->max_wg_size = 1024;
+	d->max_wg_dim[0] = d->max_wg_dim[1] = 1024;
+	d->max_wg_dim[2] = 64;
+	d->simd_width = d->wg_multiple = 32;
+	d->fp64 = d->fp16 = true;
+}
+
 enum tcx_status selector_solution_info(const struct tcx_contraction *c, const struct solution *s,
 				       struct sel_solution *out, struct tcx_error *err)
 {
 	struct kernel_plan k;
+	struct device_info gpu;
 	enum tcx_status st;
 
 	memset(out, 0, sizeof(*out));
 	if (s->const_sizes)
 		return tcx_fail(err, TCX_EUNSUPPORTED,
 				"solution with ConstantSizes: its kernel runs one size only");
-	st = plan_make(c, NULL, s, NULL, &k, err);
+	if (s->mi[0])
+		nominal_gpu(s, &gpu);
+	st = plan_make(c, NULL, s, s->mi[0] ? &gpu : NULL, &k, err);
 	if (st)
 		return st;
 	out->mt0 = k.mt0;
