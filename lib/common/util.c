@@ -176,6 +176,18 @@ static int open_unnamed(const char *path)
 #endif
 }
 
+/* Gives an unnamed file af->path itself where no file has that name yet:
+ * then no temporary name ever exists, which a SIGKILL between the link and
+ * the rename would leave behind.  False where the name is taken (the
+ * temporary name and a rename replace it) or the link fails. */
+static bool link_direct(struct atomic_file *af)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fileno(af->fp));
+	return linkat(AT_FDCWD, proc, AT_FDCWD, af->path, AT_SYMLINK_FOLLOW) == 0;
+}
+
 /* Gives an unnamed file its temporary name beside af->path. */
 static int link_unnamed(struct atomic_file *af, size_t n)
 {
@@ -310,6 +322,21 @@ enum tcx_status atomic_file_commit(struct atomic_file *af, struct tcx_error *err
 	if (bad) {
 		st = tcx_fail(err, TCX_EIO, "cannot write '%s': %s", af->path, strerror(errno));
 		atomic_file_abort(af);
+		return st;
+	}
+	if (af->unnamed && link_direct(af)) {
+		/* no file of that name yet: the unnamed file took it, whole */
+		bad = fclose(af->fp) != 0;
+		af->fp = NULL;
+		if (bad) {
+			st = tcx_fail(err, TCX_EIO, "cannot write '%s': %s", af->path,
+				      strerror(errno));
+			unlink(af->path);
+		}
+		free(af->tmp);
+		free(af->path);
+		af->tmp = af->path = NULL;
+		af->unnamed = false;
 		return st;
 	}
 	if (af->unnamed && link_unnamed(af, strlen(af->path)) != 0) {
