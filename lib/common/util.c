@@ -287,6 +287,15 @@ enum tcx_status atomic_file_open(struct atomic_file *af, const char *path, struc
 	return TCX_OK;
 }
 
+/* The file has its name: forget the names it was written under. */
+static void committed(struct atomic_file *af)
+{
+	free(af->tmp);
+	free(af->path);
+	af->tmp = af->path = NULL;
+	af->unnamed = false;
+}
+
 enum tcx_status atomic_file_commit(struct atomic_file *af, struct tcx_error *err)
 {
 	enum tcx_status st = TCX_OK;
@@ -333,10 +342,7 @@ enum tcx_status atomic_file_commit(struct atomic_file *af, struct tcx_error *err
 				      strerror(errno));
 			unlink(af->path);
 		}
-		free(af->tmp);
-		free(af->path);
-		af->tmp = af->path = NULL;
-		af->unnamed = false;
+		committed(af);
 		return st;
 	}
 	if (af->unnamed && link_unnamed(af, strlen(af->path)) != 0) {
@@ -358,10 +364,7 @@ enum tcx_status atomic_file_commit(struct atomic_file *af, struct tcx_error *err
 		return st;
 	}
 	live_del(af->tmp);
-	free(af->tmp);
-	free(af->path);
-	af->tmp = af->path = NULL;
-	af->unnamed = false;
+	committed(af);
 	return TCX_OK;
 }
 
