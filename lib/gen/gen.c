@@ -842,14 +842,12 @@ static bool wgmma_map(const struct kernel_plan *k, struct device *dev, struct bu
 				 dim, stride, box, out, NULL) == TCX_OK;
 }
 
-static void wgmma_maps(const struct kernel_plan *k, struct device *dev, const struct problem *p,
-		       struct buffer *bp, struct buffer *bq, const struct kargs *args,
-		       struct wg_maps *m)
+static void wgmma_maps(const struct kernel_plan *k, struct device *dev, struct buffer *bp,
+		       struct buffer *bq, const struct kargs *args, struct wg_maps *m)
 {
 	const char *no_tma = getenv("TCX_NO_TMA");
 
 	memset(m, 0, sizeof(*m));
-	(void)p;
 	m->k.use = !(no_tma && *no_tma && strcmp(no_tma, "0") != 0) && wgmma_map(k, dev, bp, args, 0, m->map[0], m->k.xp) &&
 		   wgmma_map(k, dev, bq, args, 1, m->map[1], m->k.xq);
 	if (!m->k.use) {
@@ -930,7 +928,7 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 	scalar_of(k->c->dtype, beta, &be);
 	launch_arg_bytes(&l, &be, sz);
 	if (k->wgmma) {
-		wgmma_maps(k, dev, p, k->p_is_a ? a : b, k->p_is_a ? b : a, &args, &tma);
+		wgmma_maps(k, dev, k->p_is_a ? a : b, k->p_is_a ? b : a, &args, &tma);
 		launch_arg_bytes(&l, tma.map[0], sizeof(tma.map[0]));
 		launch_arg_bytes(&l, tma.map[1], sizeof(tma.map[1]));
 		launch_arg_bytes(&l, &tma.k, sizeof(tma.k));
