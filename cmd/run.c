@@ -63,6 +63,31 @@ static void shape_text(const struct npy_array *a, char *buf, size_t len)
 	strbuf_release(&sb);
 }
 
+/* Every file must hold one type.  Called once all are read, so that the
+ * order they are read in does not matter; names the file that differs: the
+ * first of B and C whose type is not A's, or A when B and C agree without
+ * it. */
+static int check_types(const struct npy_array *arr, const bool *have, const char *const *file)
+{
+	static const int others[2] = { T_B, T_C };
+	int odd = -1, ref = T_A;
+
+	if (have[T_B] && have[T_C] && arr[T_B].dtype == arr[T_C].dtype &&
+	    arr[T_B].dtype != arr[T_A].dtype) {
+		odd = T_A;
+		ref = T_B;
+	}
+	for (int k = 0; k < 2 && odd < 0; k++)
+		if (have[others[k]] && arr[others[k]].dtype != arr[T_A].dtype)
+			odd = others[k];
+	if (odd < 0)
+		return 0;
+	error("%s ('%s') holds %s but %s ('%s') holds %s: inputs must share one type",
+	      tname[odd], file[odd], dtype_info(arr[odd].dtype)->name, tname[ref], file[ref],
+	      dtype_info(arr[ref].dtype)->name);
+	return TCX_EXIT_USAGE;
+}
+
 /* The sizes of the contraction's indices from the arrays' shapes. */
 static int sizes_from_shapes(const struct tcx_contraction *c, const struct npy_array *arr,
 			     const bool *have, const char *const *file, int64_t *sizes)
@@ -193,14 +218,10 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		}
 		have[t] = true;
-		if (t != T_A && arr[t].dtype != arr[T_A].dtype) {
-			ret = error("%s ('%s') holds %s but A holds %s: inputs must share one type",
-				    tname[t], file[t], dtype_info(arr[t].dtype)->name,
-				    dtype_info(arr[T_A].dtype)->name);
-			ret = TCX_EXIT_USAGE;
-			goto out;
-		}
 	}
+	ret = check_types(arr, have, file);
+	if (ret)
+		goto out;
 	/* The layout follows the files: C order is last-fastest, Fortran order
 	 * first-fastest; mixed orders become explicit strides. */
 	for (int t = 0; t < 3; t++)
