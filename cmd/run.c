@@ -202,6 +202,14 @@ int cmd_run(int argc, char **argv)
 	if (optind + 1 != argc)
 		return usage_error(&cmd_run_def,
 				   optind >= argc ? "missing the expression" : "too many arguments");
+	/* The expression first, so that what is wrong with it (one input
+	 * tensor, say) is what users see, not the -i it seems to lack.  It is
+	 * parsed again once the files give the type and the layout. */
+	st = notation_parse(argv[optind], TCX_DTYPE_S, LAYOUT_BY_STYLE, &c, &err);
+	if (st)
+		return report_at(st, &err, "expression", argv[optind]);
+	contraction_free(c);
+	c = NULL;
 	if (!file[T_A] || !file[T_B] || !outpath)
 		return usage_error(&cmd_run_def, "give -i A=FILE, -i B=FILE and -o FILE");
 	if ((beta[0] != 0 || beta[1] != 0) && !file[T_C])
