@@ -110,11 +110,6 @@ static int sizes_from_shapes(const struct tcx_contraction *c, const struct npy_a
 			int id = c->written[t][k];
 			int64_t v = arr[t].shape[k];
 
-			if (v < 1)
-				return error("%s ('%s') has shape %s: index '%s' of size 0 is not "
-					     "supported",
-					     tname[t], file[t], shape, c->idx[id].name),
-				       TCX_EXIT_USAGE;
 			if (known[id] && sizes[id] != v)
 				return error("%s ('%s') has shape %s: index '%s' has size %lld there "
 					     "but %lld in %s",
@@ -267,7 +262,7 @@ int cmd_run(int argc, char **argv)
 				int pos = f ? k : n - 1 - k;
 
 				str[pos] = acc;
-				acc *= sizes[c->written[t][pos]];
+				acc *= sizes[c->written[t][pos]] ? sizes[c->written[t][pos]] : 1;
 			}
 			st = problem_set_strides(&p, (enum tensor_role)t, str, n, &err);
 		}
