@@ -145,7 +145,8 @@ int parse_scalar(const char *text, const char *what, double out[2]);
 /* Parses a whole number >= lo; returns an exit code. */
 int parse_count(const char *text, const char *what, int64_t lo, int64_t *out);
 
-/* Sizes ("i=64,j=32" or "64,32") and optional strides into p; exit code. */
+/* Sizes ("i=64,j=32" or "64,32"; a size may be 0, an empty problem) and
+ * optional strides into p; exit code. */
 struct problem;
 int load_problem(const struct tcx_contraction *c, const char *sizes, const char *strides,
 		 struct problem *p);

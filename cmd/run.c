@@ -63,6 +63,31 @@ static void shape_text(const struct npy_array *a, char *buf, size_t len)
 	strbuf_release(&sb);
 }
 
+/* Every file must hold one type.  Called once all are read, so that the
+ * order they are read in does not matter; names the file that differs: the
+ * first of B and C whose type is not A's, or A when B and C agree without
+ * it. */
+static int check_types(const struct npy_array *arr, const bool *have, const char *const *file)
+{
+	static const int others[2] = { T_B, T_C };
+	int odd = -1, ref = T_A;
+
+	if (have[T_B] && have[T_C] && arr[T_B].dtype == arr[T_C].dtype &&
+	    arr[T_B].dtype != arr[T_A].dtype) {
+		odd = T_A;
+		ref = T_B;
+	}
+	for (int k = 0; k < 2 && odd < 0; k++)
+		if (have[others[k]] && arr[others[k]].dtype != arr[T_A].dtype)
+			odd = others[k];
+	if (odd < 0)
+		return 0;
+	error("%s ('%s') holds %s but %s ('%s') holds %s: inputs must share one type",
+	      tname[odd], file[odd], dtype_info(arr[odd].dtype)->name, tname[ref], file[ref],
+	      dtype_info(arr[ref].dtype)->name);
+	return TCX_EXIT_USAGE;
+}
+
 /* The sizes of the contraction's indices from the arrays' shapes. */
 static int sizes_from_shapes(const struct tcx_contraction *c, const struct npy_array *arr,
 			     const bool *have, const char *const *file, int64_t *sizes)
@@ -85,11 +110,6 @@ static int sizes_from_shapes(const struct tcx_contraction *c, const struct npy_a
 			int id = c->written[t][k];
 			int64_t v = arr[t].shape[k];
 
-			if (v < 1)
-				return error("%s ('%s') has shape %s: index '%s' of size 0 is not "
-					     "supported",
-					     tname[t], file[t], shape, c->idx[id].name),
-				       TCX_EXIT_USAGE;
 			if (known[id] && sizes[id] != v)
 				return error("%s ('%s') has shape %s: index '%s' has size %lld there "
 					     "but %lld in %s",
@@ -177,6 +197,14 @@ int cmd_run(int argc, char **argv)
 	if (optind + 1 != argc)
 		return usage_error(&cmd_run_def,
 				   optind >= argc ? "missing the expression" : "too many arguments");
+	/* The expression first, so that what is wrong with it (one input
+	 * tensor, say) is what users see, not the -i it seems to lack.  It is
+	 * parsed again once the files give the type and the layout. */
+	st = notation_parse(argv[optind], TCX_DTYPE_S, LAYOUT_BY_STYLE, &c, &err);
+	if (st)
+		return report_at(st, &err, "expression", argv[optind]);
+	contraction_free(c);
+	c = NULL;
 	if (!file[T_A] || !file[T_B] || !outpath)
 		return usage_error(&cmd_run_def, "give -i A=FILE, -i B=FILE and -o FILE");
 	if ((beta[0] != 0 || beta[1] != 0) && !file[T_C])
@@ -193,14 +221,10 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		}
 		have[t] = true;
-		if (t != T_A && arr[t].dtype != arr[T_A].dtype) {
-			ret = error("%s ('%s') holds %s but A holds %s: inputs must share one type",
-				    tname[t], file[t], dtype_info(arr[t].dtype)->name,
-				    dtype_info(arr[T_A].dtype)->name);
-			ret = TCX_EXIT_USAGE;
-			goto out;
-		}
 	}
+	ret = check_types(arr, have, file);
+	if (ret)
+		goto out;
 	/* The layout follows the files: C order is last-fastest, Fortran order
 	 * first-fastest; mixed orders become explicit strides. */
 	for (int t = 0; t < 3; t++)
@@ -238,7 +262,7 @@ int cmd_run(int argc, char **argv)
 				int pos = f ? k : n - 1 - k;
 
 				str[pos] = acc;
-				acc *= sizes[c->written[t][pos]];
+				acc *= sizes[c->written[t][pos]] ? sizes[c->written[t][pos]] : 1;
 			}
 			st = problem_set_strides(&p, (enum tensor_role)t, str, n, &err);
 		}

@@ -492,7 +492,7 @@ int load_problem(const struct tcx_contraction *c, const char *sizes, const char 
 {
 	struct tcx_error err = { 0 };
 	int64_t sz[TCX_MAX_INDICES];
-	enum tcx_status st = sizes_parse_assign(c, sizes, sz, &err);
+	enum tcx_status st = sizes_parse_assign_zero(c, sizes, sz, &err);
 
 	if (!st)
 		st = problem_init(p, c, sz, &err);

@@ -90,6 +90,18 @@ static void index_text(const struct tcx_contraction *c, const int64_t *idx, char
 	strbuf_release(&sb);
 }
 
+/* Why an empty problem runs no kernel, or "" for any other. */
+static void empty_text(const struct problem *p, char *buf, size_t len)
+{
+	int id = problem_empty_index(p);
+
+	if (id < 0)
+		snprintf(buf, len, "%s", "");
+	else
+		snprintf(buf, len, "index '%s' has size 0, so %s", p->c->idx[id].name,
+			 p->c->idx[id].cls == IDX_BOUND ? "C = beta * C" : "C has no elements");
+}
+
 static json_t *report_json(const struct tcx_contraction *c, const struct problem *p,
 			   const struct device_info *dev, const struct solution *s,
 			   const struct validate_report *r, enum tcx_status st)
@@ -107,6 +119,12 @@ static json_t *report_json(const struct tcx_contraction *c, const struct problem
 	json_object_set_new(o, "device", json_string(dev->id));
 	json_object_set_new(o, "device_name", json_string(dev->name));
 	json_object_set_new(o, "solution", solution_to_json(s));
+	if (problem_empty_index(p) >= 0) {
+		char why[128];
+
+		empty_text(p, why, sizeof(why));
+		json_object_set_new(o, "no_kernel", json_string(why));
+	}
 	json_object_set_new(o, "seed", json_integer((json_int_t)r->seed));
 	json_object_set_new(o, "elements", json_integer(r->total));
 	json_object_set_new(o, "checked", json_integer(r->checked));
@@ -160,16 +178,20 @@ static void print_report(const struct tcx_contraction *c, const struct problem *
 			 const struct device_info *dev, const struct solution *s,
 			 const struct validate_report *r, enum tcx_status st)
 {
-	char name[128], sol[256], where[256];
+	char name[128], sol[256], where[256], empty[128];
 	bool cplx = dtype_info(c->dtype)->complex;
 
 	contraction_tensile_name(c, name, sizeof(name));
 	solution_name(s, sol, sizeof(sol));
+	empty_text(p, empty, sizeof(empty));
 	printf("device      %s (%s)\n", dev->id, dev->name);
 	printf("problem     %s  %s  sizes", c->expr, name);
 	for (int id = 0; id < c->nidx; id++)
 		printf("%s%s=%lld", id ? "," : " ", c->idx[id].name, (long long)p->size[id]);
-	printf("\nsolution    %s\n", sol);
+	if (empty[0])
+		printf("\nsolution    none: %s (no kernel runs)\n", empty);
+	else
+		printf("\nsolution    %s\n", sol);
 	printf("seed        %llu\n", (unsigned long long)r->seed);
 	if (r->custom_tol)
 		printf("bound       |err| <= %g + %g * |ref|\n", r->atol, r->rtol);
@@ -184,7 +206,8 @@ static void print_report(const struct tcx_contraction *c, const struct problem *
 	printf("checked     %lld of %lld elements%s\n", (long long)r->checked, (long long)r->total,
 	       r->checked < r->total ? " (spread sample)" : "");
 	index_text(c, r->max_idx, where, sizeof(where));
-	printf("max error   %.3g at %s (relative %.3g)\n", r->max_abs, where, r->max_rel);
+	if (r->checked)
+		printf("max error   %.3g at %s (relative %.3g)\n", r->max_abs, where, r->max_rel);
 	printf("mismatches  %lld", (long long)r->mismatches);
 	if (r->unwritten)
 		printf(" (%lld never written)", (long long)r->unwritten);
@@ -207,8 +230,11 @@ static void print_report(const struct tcx_contraction *c, const struct problem *
 			printf("  C%s: got %.9g, want %.9g, error %.3g > %.3g\n", where, m->got[0],
 			       m->want[0], m->err, m->bound);
 	}
-	printf("timing      compile %.3f s, kernel %.3f ms, reference %.3f s\n", r->compile_s,
-	       r->kernel_ms, r->reference_s);
+	if (empty[0])
+		printf("timing      no kernel, reference %.3f s\n", r->reference_s);
+	else
+		printf("timing      compile %.3f s, kernel %.3f ms, reference %.3f s\n",
+		       r->compile_s, r->kernel_ms, r->reference_s);
 	printf("result      %s\n", st == TCX_OK ? "PASS" : "FAIL");
 }
 

@@ -254,6 +254,10 @@ static enum tcx_status measure(struct device *dev, const struct prepared *const 
 	enum tcx_status st;
 
 	memset(tm, 0, sizeof(tm));
+	if (prs[0]->empty)
+		return tcx_fail(err, TCX_EINVAL,
+				"index '%s' has size 0: an empty problem has nothing to time",
+				p->c->idx[problem_empty_index(p)].name);
 	plan_rotation(di, p, o->flush, &nsets, &do_flush);
 	st = make_sets(dev, prs[0], p, o, sets, nsets, err);
 	if (st)

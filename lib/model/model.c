@@ -160,6 +160,11 @@ static enum tcx_status compute_extent(struct problem *p, enum tensor_role t,
 	const struct tcx_contraction *c = p->c;
 	int64_t ext = 1, bytes;
 
+	for (int k = 0; k < c->rank[t]; k++)
+		if (p->size[c->written[t][k]] == 0) {
+			p->extent[t] = 0; /* no elements */
+			return TCX_OK;
+		}
 	for (int k = 0; k < c->rank[t]; k++) {
 		int id = c->written[t][k];
 		int64_t span;
@@ -187,9 +192,9 @@ enum tcx_status problem_init(struct problem *p, const struct tcx_contraction *c,
 	memset(p, 0, sizeof(*p));
 	p->c = c;
 	for (int id = 0; id < c->nidx; id++) {
-		if (sizes[id] < 1)
+		if (sizes[id] < 0)
 			return tcx_fail(err, TCX_ERANGE,
-					"size of index '%s' must be at least 1 (got %lld)",
+					"size of index '%s' must be at least 0 (got %lld)",
 					c->idx[id].name, (long long)sizes[id]);
 		p->size[id] = sizes[id];
 	}
@@ -199,7 +204,7 @@ enum tcx_status problem_init(struct problem *p, const struct tcx_contraction *c,
 
 		for (int k = 0; k < n; k++) {
 			p->stride[t][ids[k]] = s;
-			if (mul_overflows_i64(s, p->size[ids[k]], &s))
+			if (mul_overflows_i64(s, p->size[ids[k]] ? p->size[ids[k]] : 1, &s))
 				return tcx_fail(err, TCX_ERANGE,
 						"tensor %s is too large: its element count "
 						"overflows 64 bits",
@@ -210,6 +215,20 @@ enum tcx_status problem_init(struct problem *p, const struct tcx_contraction *c,
 			return st;
 	}
 	return TCX_OK;
+}
+
+int problem_empty_index(const struct problem *p)
+{
+	int bound = -1;
+
+	for (int id = 0; id < p->c->nidx; id++)
+		if (p->size[id] == 0) {
+			if (p->c->idx[id].cls != IDX_BOUND)
+				return id;
+			if (bound < 0)
+				bound = id;
+		}
+	return bound;
 }
 
 enum tcx_status problem_set_strides(struct problem *p, enum tensor_role t, const int64_t *written,
@@ -343,6 +362,8 @@ enum tcx_status problem_check_alias(const struct problem *p, struct tcx_error *e
 	for (int k = 0; k < c->rank[T_C]; k++) {
 		int id = c->written[T_C][k];
 
+		if (p->size[id] == 0)
+			return TCX_OK; /* no elements to share an address */
 		if (p->size[id] == 1)
 			continue;
 		d[n].stride = p->stride[T_C][id];
@@ -434,8 +455,8 @@ int64_t problem_bound_volume(const struct problem *p)
 	return v;
 }
 
-enum tcx_status sizes_parse_assign(const struct tcx_contraction *c, const char *spec,
-				   int64_t *sizes, struct tcx_error *err)
+static enum tcx_status parse_assign(const struct tcx_contraction *c, const char *spec,
+				    int64_t min, int64_t *sizes, struct tcx_error *err)
 {
 	char buf[1024], *tok, *save = NULL;
 	bool given[TCX_MAX_INDICES] = { false };
@@ -480,10 +501,10 @@ enum tcx_status sizes_parse_assign(const struct tcx_contraction *c, const char *
 						? "size '%s' of index '%s' is too large"
 						: "size '%s' of index '%s' is not a whole number",
 					tok, c->idx[id].name);
-		if (v < 1)
+		if (v < min)
 			return tcx_fail(err, TCX_ERANGE,
-					"size of index '%s' must be at least 1 (got %lld)",
-					c->idx[id].name, (long long)v);
+					"size of index '%s' must be at least %lld (got %lld)",
+					c->idx[id].name, (long long)min, (long long)v);
 		sizes[id] = v;
 		given[id] = true;
 	}
@@ -492,6 +513,18 @@ enum tcx_status sizes_parse_assign(const struct tcx_contraction *c, const char *
 			return tcx_fail(err, TCX_EINVAL, "no size given for index '%s'",
 					c->idx[id].name);
 	return TCX_OK;
+}
+
+enum tcx_status sizes_parse_assign(const struct tcx_contraction *c, const char *spec,
+				   int64_t *sizes, struct tcx_error *err)
+{
+	return parse_assign(c, spec, 1, sizes, err);
+}
+
+enum tcx_status sizes_parse_assign_zero(const struct tcx_contraction *c, const char *spec,
+					int64_t *sizes, struct tcx_error *err)
+{
+	return parse_assign(c, spec, 0, sizes, err);
 }
 
 int memory_order(const struct tcx_contraction *c, const struct problem *p, enum tensor_role t,

@@ -93,11 +93,18 @@ struct problem {
 	bool explicit_strides;
 };
 
-/* Fills p with packed strides for the contraction's layout.  Fails with
- * TCX_ERANGE when a size is < 1 or a tensor's element count (or byte
- * count) overflows. */
+/* Fills p with packed strides for the contraction's layout.  A size may
+ * be 0, as in NumPy: the problem is empty (problem_empty_index), a tensor
+ * with that index has no elements (extent 0), and the packed strides step
+ * over it as over a size of 1.  Fails with TCX_ERANGE when a size is
+ * negative or a tensor's element count (or byte count) overflows. */
 enum tcx_status problem_init(struct problem *p, const struct tcx_contraction *c,
 			     const int64_t *sizes, struct tcx_error *err);
+/* The id of an index of size 0, a free or batch one first (then C has no
+ * elements; a bound one alone leaves C = beta * C), or -1 when there is
+ * none.  An empty problem has nothing for a kernel to do: tcx never
+ * launches one for it (run/run.h). */
+int problem_empty_index(const struct problem *p);
 /* Replaces the strides of tensor t (given in written order); checks them
  * (positive, C without aliasing) and recomputes the extent. */
 enum tcx_status problem_set_strides(struct problem *p, enum tensor_role t, const int64_t *written,
@@ -116,9 +123,14 @@ int64_t problem_bound_volume(const struct problem *p);
 int64_t problem_count(const struct problem *p, enum tensor_role t);
 
 /* Parses a size assignment: "i=64,j=32" by name, or "64,32,16" in id order.
- * Every index must be given. */
+ * Every index must be given, each at least 1. */
 enum tcx_status sizes_parse_assign(const struct tcx_contraction *c, const char *spec,
 				   int64_t *sizes, struct tcx_error *err);
+/* The same where a size may be 0: an empty problem, which tcx run and tcx
+ * validate compute as NumPy does.  Timing and tuning (bench, tune, logic)
+ * keep sizes_parse_assign: an empty problem has nothing to time. */
+enum tcx_status sizes_parse_assign_zero(const struct tcx_contraction *c, const char *spec,
+					int64_t *sizes, struct tcx_error *err);
 
 /* The special index number for a size-1 stand-in: a contraction with no free
  * index in A (or B) or no bound index maps that role to a virtual size-1
@@ -181,7 +193,9 @@ void size_list_sort_unique(struct size_list *l);
 enum tcx_status size_range_parse(const char *spec, int nidx, struct size_range *r,
 				 struct tcx_error *err);
 /* Parses an Exact spec: "1024,1024,1024" or "[1024,1024,1024]"; exactly
- * nidx integers. */
+ * nidx integers, each at least 1: Exact and Range describe what to time and
+ * tune (bench, tune, logic eval), and an empty problem has nothing to time
+ * (in a Range, 0 is not a size but a copy of index 0's). */
 enum tcx_status size_exact_parse(const char *spec, int nidx, int64_t *sizes,
 				 struct tcx_error *err);
 /* Expands a range into l (appending), the way Tensile v3's code does.  A

@@ -337,8 +337,9 @@ enum tcx_status size_exact_parse(const char *spec, int nidx, int64_t *sizes,
 		if (v < 1)
 			return tcx_fail(err, TCX_ERANGE,
 					"exact size %lld in '%s' is not allowed: sizes must be at "
-					"least 1",
-					(long long)v, spec);
+					"least 1%s",
+					(long long)v, spec,
+					v == 0 ? " (an empty problem has nothing to time or tune)" : "");
 		lx_ws(&lx);
 		if (spec[lx.i] == ',') {
 			lx.i++;

@@ -15,8 +15,9 @@ enum tcx_status contract_prepare(struct device *dev, const struct tcx_contractio
 	enum tcx_status st;
 
 	memset(out, 0, sizeof(*out));
-	if (device_is_host(dev)) {
-		out->host = true;
+	out->host = device_is_host(dev);
+	out->empty = p && problem_empty_index(p) >= 0;
+	if (out->host || out->empty) {
 		out->plan.c = c;
 		out->plan.sol = *s;
 		return TCX_OK;
@@ -86,10 +87,10 @@ enum tcx_status contract_host_arrays(struct device *dev, const struct prepared *
 
 	if (event_ms)
 		*event_ms = 0;
-	if (pr->host) {
+	if (pr->host || pr->empty) {
 		double t0 = now_seconds();
 
-		if (c_out != c_in)
+		if (c_out != c_in && nc)
 			memcpy(c_out, c_in, nc);
 		st = host_contract(p, a, b, c_out, alpha, beta, 0, err);
 		if (event_ms)
@@ -193,7 +194,7 @@ void *make_tensor(const struct problem *p, enum tensor_role t, enum init_kind k,
 	size_t n = (size_t)p->extent[t], esz = (size_t)dtype_info(p->c->dtype)->bytes;
 	void *data;
 
-	if (p->extent[t] <= 0 || n > SIZE_MAX / esz) {
+	if (p->extent[t] < 0 || n > SIZE_MAX / esz) {
 		tcx_fail(err, TCX_ERANGE, "tensor too large for this host");
 		return NULL;
 	}
@@ -223,7 +224,7 @@ void validate_opts_default(struct validate_opts *o)
  * included). */
 static int64_t *pick_sample(int64_t total, int64_t n)
 {
-	int64_t *lin = malloc((size_t)n * sizeof(*lin));
+	int64_t *lin = malloc(((size_t)n + 1) * sizeof(*lin));
 
 	if (!lin)
 		return NULL;
@@ -324,7 +325,7 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 		n = o->sample;
 	if (o->max_work > 0 && nprod > 0 && n > o->max_work / nprod)
 		n = o->max_work / nprod;
-	if (n < 1)
+	if (n < 1 && r->total > 0)
 		n = 1;
 	if (n < r->total && n < 1024)
 		n = r->total < 1024 ? r->total : 1024;
@@ -333,7 +334,7 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 	a = make_tensor(p, T_A, o->init, o->seed, err);
 	b = a ? make_tensor(p, T_B, o->init, o->seed, err) : NULL;
 	c0 = b ? make_tensor(p, T_C, beta0 ? INIT_ZEROS : o->init, o->seed, err) : NULL;
-	c1 = c0 ? malloc((size_t)p->extent[T_C] * (size_t)dtype_info(t)->bytes) : NULL;
+	c1 = c0 ? malloc((size_t)p->extent[T_C] * (size_t)dtype_info(t)->bytes + 1) : NULL;
 	if (!c1) {
 		st = err && err->code ? err->code : tcx_fail(err, TCX_ENOMEM, "out of memory");
 		goto out;
@@ -346,7 +347,7 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 		goto out;
 
 	lin = pick_sample(r->total, n);
-	ref = malloc((size_t)n * 3 * sizeof(*ref));
+	ref = malloc(((size_t)n + 1) * 3 * sizeof(*ref));
 	if (!lin || !ref) {
 		st = tcx_fail(err, TCX_ENOMEM, "out of memory for the reference");
 		goto out;

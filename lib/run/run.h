@@ -13,11 +13,14 @@ struct prepared {
 	struct program *prog;   /* owned by the device's program cache */
 	double compile_s;       /* 0 when the program came from a cache */
 	bool host;              /* the host reference device: no kernel */
+	bool empty;             /* an index of size 0: no kernel either */
 };
 
 /* Plans, generates and builds.  TCX_EREJECT when the solution cannot run
  * this problem (the reason in err); TCX_EBUILD with the compiler's log
- * appended to `log` (may be NULL). */
+ * appended to `log` (may be NULL).  An empty problem (problem_empty_index)
+ * gets no kernel: there is nothing to sum, and contract_host_arrays does
+ * what remains, C = beta * C, on the host. */
 enum tcx_status contract_prepare(struct device *dev, const struct tcx_contraction *c,
 				 const struct problem *p, const struct solution *s,
 				 struct prepared *out, struct strbuf *log, struct tcx_error *err);

@@ -149,8 +149,9 @@ static size_t tl_value_bytes(char t)
 struct tl_problem {
 	int64_t size[TL_MAX_INDICES];
 	int64_t stride[3][TL_MAX_INDICES]; /* C, A, B */
-	int64_t extent_c;		   /* elements C spans */
+	int64_t extent_c;		   /* elements C spans (0: C has none) */
 	int packed;			   /* every stride that matters is the packed one */
+	int empty;			   /* an index has size 0: no kernel (tl_empty) */
 };
 
 /* *r = a * b for a, b >= 0; 0 if that overflows int64_t (never wraps). */
@@ -179,7 +180,7 @@ static TL_STATUS tl_strides(const struct tl_type *T, struct tl_problem *p, int t
 		int id = in->packed_order[t][k];
 
 		p->stride[t][id] = s;
-		if (!tl_mul(s, p->size[id], &s)) {
+		if (!tl_mul(s, p->size[id] ? p->size[id] : 1, &s)) {
 			if (!given)
 				goto out_too_big;
 			p->packed = 0; /* the given strides cannot be the packed ones */
@@ -199,6 +200,9 @@ static TL_STATUS tl_strides(const struct tl_type *T, struct tl_problem *p, int t
 			p->packed = 0;
 		p->stride[t][id] = (int64_t)given[k];
 	}
+	for (k = 0; k < in->rank[t]; k++)
+		if (p->size[in->indices[t][k]] == 0)
+			return TL_UP(OK); /* no elements: nothing to span or share */
 	/* the elements the tensor spans, and their bytes, must fit */
 	for (k = 0; k < in->rank[t]; k++) {
 		int id = in->indices[t][k];
@@ -270,12 +274,13 @@ static TL_STATUS tl_problem_make(const struct tl_type *T, const size_t *sizes, c
 		return TL_UP(EINVAL);
 	}
 	for (id = 0; id < T->info.num_indices; id++) {
-		if (sizes[id] < 1 || sizes[id] > (size_t)INT64_MAX / 2) {
+		if (sizes[id] > (size_t)INT64_MAX / 2) {
 			tl_set_error("size %lu of index '%s' is out of range",
 				     (unsigned long)sizes[id], T->info.index_names[id]);
 			return TL_UP(EINVAL);
 		}
 		p->size[id] = (int64_t)sizes[id];
+		p->empty |= sizes[id] == 0;
 	}
 	for (t = 0; t < 3; t++) {
 		st = tl_strides(T, p, t, given[t]);
@@ -283,9 +288,9 @@ static TL_STATUS tl_problem_make(const struct tl_type *T, const size_t *sizes, c
 			return st;
 	}
 	p->extent_c = 1;
-	for (k = 0; k < T->info.rank[0]; k++) {
+	for (k = 0; k < T->info.rank[0] && p->extent_c; k++) {
 		id = T->info.indices[0][k];
-		p->extent_c += (p->size[id] - 1) * p->stride[0][id];
+		p->extent_c = p->size[id] ? p->extent_c + (p->size[id] - 1) * p->stride[0][id] : 0;
 	}
 	/* the GlobalSplitU workspace: one C per split, in SCALAR_T */
 	for (k = 0; k < T->nkernels; k++) {
@@ -300,6 +305,146 @@ static TL_STATUS tl_problem_make(const struct tl_type *T, const size_t *sizes, c
 		}
 	}
 	return TL_UP(OK);
+}
+
+/* ---- empty problems ---------------------------------------------------------- */
+
+/* fp16 and bf16 values, as the kernels store them */
+static float tl_half_float(uint16_t h)
+{
+	int e = (h >> 10) & 31, m = h & 1023;
+	float v = e == 0 ? ldexpf((float)m, -24)
+		  : e == 31 ? (m ? NAN : INFINITY)
+			    : ldexpf((float)(m | 1024), e - 25);
+
+	return h & 0x8000 ? -v : v;
+}
+
+static uint16_t tl_float_half(float f)
+{
+	uint32_t x, a;
+	uint16_t sign;
+	float fa = fabsf(f);
+
+	memcpy(&x, &f, sizeof(x));
+	sign = (uint16_t)((x >> 16) & 0x8000);
+	a = x & 0x7fffffffu;
+	if (a > 0x7f800000u)
+		return (uint16_t)(sign | 0x7e00); /* a quiet NaN */
+	if (a >= 0x477ff000u)
+		return (uint16_t)(sign | 0x7c00); /* 65520 and up round to infinity */
+	if (a < 0x38800000u)	  /* below 2^-14: a multiple of 2^-24, to nearest even */
+		return (uint16_t)(sign | (uint16_t)lrintf(fa * 16777216.0f));
+	a += 0xfffu + ((a >> 13) & 1); /* round the mantissa to 10 bits, to nearest even */
+	return (uint16_t)(sign | ((a - 0x38000000u) >> 13));
+}
+
+static float tl_bf16_float(uint16_t b)
+{
+	uint32_t x = (uint32_t)b << 16;
+	float f;
+
+	memcpy(&f, &x, sizeof(f));
+	return f;
+}
+
+static uint16_t tl_float_bf16(float f)
+{
+	uint32_t x;
+
+	memcpy(&x, &f, sizeof(x));
+	if ((x & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)((x >> 16) | 0x40); /* a quiet NaN */
+	return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1)) >> 16);
+}
+
+/* Element off of an array of type t, as (re, im), and back (rounded). */
+static void tl_elem_get(char t, const void *buf, int64_t off, double *re, double *im)
+{
+	*im = 0;
+	switch (t) {
+	case 's':
+		*re = ((const float *)buf)[off];
+		break;
+	case 'd':
+		*re = ((const double *)buf)[off];
+		break;
+	case 'c':
+		*re = ((const float *)buf)[2 * off];
+		*im = ((const float *)buf)[2 * off + 1];
+		break;
+	case 'z':
+		*re = ((const double *)buf)[2 * off];
+		*im = ((const double *)buf)[2 * off + 1];
+		break;
+	case 'h':
+		*re = tl_half_float(((const uint16_t *)buf)[off]);
+		break;
+	default:
+		*re = tl_bf16_float(((const uint16_t *)buf)[off]);
+		break;
+	}
+}
+
+static void tl_elem_set(char t, void *buf, int64_t off, double re, double im)
+{
+	switch (t) {
+	case 's':
+		((float *)buf)[off] = (float)re;
+		break;
+	case 'd':
+		((double *)buf)[off] = re;
+		break;
+	case 'c':
+		((float *)buf)[2 * off] = (float)re;
+		((float *)buf)[2 * off + 1] = (float)im;
+		break;
+	case 'z':
+		((double *)buf)[2 * off] = re;
+		((double *)buf)[2 * off + 1] = im;
+		break;
+	case 'h':
+		((uint16_t *)buf)[off] = tl_float_half((float)re);
+		break;
+	default:
+		((uint16_t *)buf)[off] = tl_float_bf16((float)re);
+		break;
+	}
+}
+
+/* C = beta * C over C's elements in buf (p->extent_c elements laid out by
+ * C's strides; the offsets between them are left as they are).  beta NULL
+ * or 0: C is not read, its elements become 0. */
+static void tl_scale_host(const struct tl_type *T, const struct tl_problem *p, const double *beta,
+			  void *buf)
+{
+	const struct TL(problem_info) *in = &T->info;
+	int cplx = in->type == 'c' || in->type == 'z', k;
+	double br = beta ? beta[0] : 0, bi = beta && cplx ? beta[1] : 0;
+	int64_t idx[TL_MAX_INDICES] = {0}, off = 0;
+
+	for (;;) {
+		double re = 0, im = 0;
+
+		if (br != 0 || bi != 0) {
+			tl_elem_get(in->type, buf, off, &re, &im);
+			tl_elem_set(in->type, buf, off, br * re - bi * im, br * im + bi * re);
+		} else {
+			tl_elem_set(in->type, buf, off, 0, 0);
+		}
+		/* the next element: C's indices as an odometer */
+		for (k = 0; k < in->rank[0]; k++) {
+			int id = in->indices[0][k];
+
+			off += p->stride[0][id];
+			if (++idx[k] < p->size[id])
+				break;
+			off -= idx[k] * p->stride[0][id];
+			idx[k] = 0;
+		}
+		if (k == in->rank[0])
+			return;
+	}
 }
 
 /* ---- devices and their logic ------------------------------------------------- */
@@ -804,6 +949,23 @@ static TL_STATUS tl_device(TL(queue) queue, struct tl_ident *ident)
 	return tl_cl_queue(queue, &ctx, &dev, ident);
 }
 
+/* Copies C to the host (to_device 0) or back, blocking: after the work
+ * queued before it, and done when it returns. */
+static TL_STATUS tl_copy(TL(queue) queue, TL(mem) c, void *buf, size_t bytes, int to_device)
+{
+	cl_command_queue q = (cl_command_queue)queue;
+	cl_int rc = to_device ? clEnqueueWriteBuffer(q, (cl_mem)c, CL_TRUE, 0, bytes, buf, 0,
+						     NULL, NULL)
+			      : clEnqueueReadBuffer(q, (cl_mem)c, CL_TRUE, 0, bytes, buf, 0, NULL,
+						    NULL);
+
+	if (rc == CL_SUCCESS)
+		return TL_UP(OK);
+	tl_set_error("cannot %s C for an empty sum: %s (%d)", to_device ? "write" : "read",
+		     tl_cl_error(rc), (int)rc);
+	return rc == CL_OUT_OF_HOST_MEMORY ? TL_UP(ENOMEM) : TL_UP(EDEVICE);
+}
+
 static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const struct tl_kernel *K,
 			    const struct tl_problem *p, const double *alpha, const double *beta,
 			    TL(mem) c, TL(mem) a, TL(mem) b)
@@ -888,8 +1050,39 @@ static TL_STATUS tl_prepare(int problem, TL(queue) queue, const size_t *sizes,
 	st = tl_problem_make(T, sizes, strides_c, strides_a, strides_b, p);
 	if (!st)
 		st = tl_device(queue, &ident);
-	if (!st)
+	if (!st && !p->empty) /* an empty problem runs no solution */
 		st = tl_choose(T, &ident, p, pick);
+	return st;
+}
+
+/* An empty problem (an index of size 0): no kernel, since there is nothing
+ * to sum.  C has no elements (nothing to do), or a bound index of size 0
+ * leaves C = beta * C, done through the host. */
+static TL_STATUS tl_empty(TL(queue) queue, const struct tl_type *T, const struct tl_problem *p,
+			  const double *beta, TL(mem) c)
+{
+	int cplx = T->info.type == 'c' || T->info.type == 'z';
+	size_t bytes = (size_t)p->extent_c * tl_elem_bytes(T->info.type);
+	void *buf;
+	TL_STATUS st;
+
+	if (!p->extent_c || (beta && beta[0] == 1 && (!cplx || beta[1] == 0)))
+		return TL_UP(OK);
+	if (!c) {
+		tl_set_error("buffer C is missing");
+		return TL_UP(EINVAL);
+	}
+	buf = malloc(bytes);
+	if (!buf) {
+		tl_set_error("out of host memory for C (%zu bytes)", bytes);
+		return TL_UP(ENOMEM);
+	}
+	st = tl_copy(queue, c, buf, bytes, 0);
+	if (!st) {
+		tl_scale_host(T, p, beta, buf);
+		st = tl_copy(queue, c, buf, bytes, 1);
+	}
+	free(buf);
 	return st;
 }
 
@@ -914,6 +1107,12 @@ TL_STATUS TL(query)(int problem, TL(queue) queue, const size_t *sizes, const siz
 	}
 	if (st)
 		return st;
+	if (p.empty) {
+		snprintf(choice->why, sizeof(choice->why),
+			 "an index has size 0: no kernel runs (C = beta * C, or C has no "
+			 "elements)");
+		return TL_UP(OK);
+	}
 	choice->solution = pick.sol;
 	choice->generic_strides = !p.packed;
 	snprintf(choice->name, sizeof(choice->name), "%s",
@@ -930,10 +1129,6 @@ TL_STATUS TL(run)(int problem, TL(queue) queue, const size_t *sizes, const size_
 	struct tl_pick pick;
 	TL_STATUS st;
 
-	if (!c || !a || !b) {
-		tl_set_error("a buffer is missing (C, A and B are needed)");
-		return TL_UP(EINVAL);
-	}
 	if (!alpha) {
 		tl_set_error("alpha is missing");
 		return TL_UP(EINVAL);
@@ -941,6 +1136,12 @@ TL_STATUS TL(run)(int problem, TL(queue) queue, const size_t *sizes, const size_
 	st = tl_prepare(problem, queue, sizes, strides_c, strides_a, strides_b, &p, &pick);
 	if (st)
 		return st;
+	if (p.empty)
+		return tl_empty(queue, &tl_types[problem], &p, beta, c);
+	if (!c || !a || !b) {
+		tl_set_error("a buffer is missing (C, A and B are needed)");
+		return TL_UP(EINVAL);
+	}
 	return tl_execute(queue, &tl_types[problem], &tl_types[problem].kernels[pick.kernel], &p,
 			  alpha, beta, c, a, b);
 }

@@ -41,6 +41,10 @@ struct tl_gpu_api {
 				  unsigned, unsigned, unsigned, tl_gpu_stream, void **, void **);
 	tl_gpu_rc (*MemAllocAsync)(tl_gpu_ptr *, size_t, tl_gpu_stream);
 	tl_gpu_rc (*MemFreeAsync)(tl_gpu_ptr, tl_gpu_stream);
+	/* C through the host, for an empty sum (runtime.c, tl_empty) */
+	tl_gpu_rc (*MemcpyDtoHAsync)(void *, tl_gpu_ptr, size_t, tl_gpu_stream);
+	tl_gpu_rc (*MemcpyHtoDAsync)(tl_gpu_ptr, const void *, size_t, tl_gpu_stream);
+	tl_gpu_rc (*StreamSynchronize)(tl_gpu_stream);
 #if TL_WITH_CUDA
 	CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
 	CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
@@ -141,6 +145,9 @@ static TL_STATUS tl_gpu_load(void)
 	    {TL_GPU("cuLaunchKernel", "hipModuleLaunchKernel"), &tl_gpu.LaunchKernel, 0},
 	    {TL_GPU("cuMemAllocAsync", "hipMallocAsync"), &tl_gpu.MemAllocAsync, 0},
 	    {TL_GPU("cuMemFreeAsync", "hipFreeAsync"), &tl_gpu.MemFreeAsync, 0},
+	    {TL_GPU("cuMemcpyDtoHAsync_v2", "hipMemcpyDtoHAsync"), &tl_gpu.MemcpyDtoHAsync, 0},
+	    {TL_GPU("cuMemcpyHtoDAsync_v2", "hipMemcpyHtoDAsync"), &tl_gpu.MemcpyHtoDAsync, 0},
+	    {TL_GPU("cuStreamSynchronize", "hipStreamSynchronize"), &tl_gpu.StreamSynchronize, 0},
 #if TL_WITH_CUDA
 	    {"cuDeviceGetAttribute", &tl_gpu.DeviceGetAttribute, 0},
 	    {"cuFuncSetAttribute", &tl_gpu.FuncSetAttribute, 0},
@@ -472,6 +479,30 @@ static TL_STATUS tl_device(TL(queue) queue, struct tl_ident *ident)
 	if (!st)
 		*ident = d->ident;
 	return st;
+}
+
+/* Copies C to the host (to_device 0) or back, and waits for the stream:
+ * after the work queued before it, and done when it returns. */
+static TL_STATUS tl_copy(TL(queue) queue, TL(mem) c, void *buf, size_t bytes, int to_device)
+{
+	tl_gpu_stream stream = (tl_gpu_stream)queue;
+	tl_gpu_ptr C = (tl_gpu_ptr)(uintptr_t)c;
+	tl_gpu_ctx ctx;
+	struct tl_gpu_device *d;
+	tl_gpu_rc rc;
+	TL_STATUS st = tl_gpu_current(&ctx, &d);
+
+	if (st)
+		return st;
+	rc = to_device ? tl_gpu.MemcpyHtoDAsync(C, buf, bytes, stream)
+		       : tl_gpu.MemcpyDtoHAsync(buf, C, bytes, stream);
+	if (rc == TL_GPU_OK)
+		rc = tl_gpu.StreamSynchronize(stream);
+	if (rc == TL_GPU_OK)
+		return TL_UP(OK);
+	tl_set_error("cannot %s C for an empty sum: %s", to_device ? "write" : "read",
+		     tl_gpu_error(rc));
+	return TL_UP(EDEVICE);
 }
 
 /* Opts kernel m in to dyn bytes of dynamic shared memory where the device

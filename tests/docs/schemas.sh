@@ -69,6 +69,9 @@ check validate "real mismatches (fp16 stored, against the double reference)" val
 	--format json
 check validate "complex mismatches, rtol/atol bound" validate 'ik,kj->ij' --sizes 9,8,7 \
 	--device host --type c --rtol 0 --atol 0 --format json
+check validate "empty problems: no_kernel" validate 'ik,kj->ij' --sizes i=3,k=0,j=4 --beta 0.5 \
+	--device host --format json
+check validate "an empty C" validate 'ik,kj->ij' --sizes i=0,k=5,j=4 --device host --format json
 # a store holding what a tune on the host reference leaves (every candidate
 # skipped, with its reason, and no times): results' optional parts
 "$TCX" -q tune "$TCX_SOURCE_DIR/tests/data/tune/tiny.yaml" --device host --db "$scratch/host.db" \

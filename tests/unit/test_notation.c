@@ -185,6 +185,54 @@ static void test_complex_conj(void)
 	contraction_free(c);
 }
 
+/* Sizes of 0: empty problems in the model, the size parsers and the host
+ * reference, which computes them as NumPy does. */
+static void test_empty(void)
+{
+	struct tcx_contraction *c = parse("C[ij]=A[ik]*B[kj]");
+	struct problem p;
+	struct tcx_error err;
+	int64_t bound0[3] = { 2, 3, 0 }, free0[3] = { 0, 3, 4 }, neg[3] = { 2, -1, 4 }, sz[3];
+	/* A and B have no elements; a guard element each, which must not be read */
+	float a[1] = { NAN }, b[1] = { NAN }, cc[6] = { 1, 2, 3, 4, 5, 6 }, keep[1] = { 7 };
+	double alpha[2] = { 2, 0 }, beta[2] = { 0.5, 0 }, zero[2] = { 0, 0 };
+
+	if (!c)
+		return;
+	CHECK(problem_init(&p, c, bound0, &err) == TCX_OK);
+	CHECK(p.extent[T_A] == 0 && p.extent[T_B] == 0 && p.extent[T_C] == 6);
+	CHECK(problem_count(&p, T_C) == 6 && problem_count(&p, T_A) == 0);
+	CHECK(problem_bound_volume(&p) == 0 && problem_flops(&p) == 0);
+	CHECK(problem_empty_index(&p) == id_of(c, "k"));
+	CHECK(p.stride[T_A][id_of(c, "k")] == 2); /* packed strides step over the 0 as a 1 */
+	CHECK(problem_check_alias(&p, &err) == TCX_OK);
+	/* an empty sum: C = beta * C, then with beta 0 zeros, C not read */
+	CHECK(host_contract(&p, a, b, cc, alpha, beta, 1, &err) == TCX_OK);
+	for (int e = 0; e < 6; e++)
+		CHECK_MSG(cc[e] == 0.5f * (float)(e + 1), "C[%d] = %g", e, cc[e]);
+	cc[0] = NAN;
+	CHECK(host_contract(&p, a, b, cc, alpha, zero, 1, &err) == TCX_OK);
+	CHECK(cc[0] == 0 && cc[5] == 0);
+
+	CHECK(problem_init(&p, c, free0, &err) == TCX_OK);
+	CHECK(p.extent[T_C] == 0 && p.extent[T_A] == 0 && p.extent[T_B] == 12);
+	CHECK(problem_empty_index(&p) == id_of(c, "i"));
+	CHECK(problem_check_alias(&p, &err) == TCX_OK);
+	CHECK(host_contract(&p, a, b, keep, alpha, beta, 0, &err) == TCX_OK && keep[0] == 7);
+
+	CHECK(problem_init(&p, c, neg, &err) == TCX_ERANGE);
+	CHECK(strstr(err.msg, "at least 0") != NULL);
+	CHECK(sizes_parse_assign(c, "i=2,j=0,k=4", sz, &err) == TCX_ERANGE);
+	CHECK(strstr(err.msg, "at least 1 (got 0)") != NULL);
+	CHECK(sizes_parse_assign_zero(c, "i=2,j=0,k=4", sz, &err) == TCX_OK);
+	CHECK(sz[id_of(c, "j")] == 0 && sz[id_of(c, "k")] == 4);
+	CHECK(sizes_parse_assign_zero(c, "i=2,j=-1,k=4", sz, &err) == TCX_ERANGE);
+	CHECK(problem_init(&p, c, bound0, &err) == TCX_OK);
+	CHECK(problem_parse_strides(&p, "A=[1,5],B=[1,7],C=[1,2]", &err) == TCX_OK);
+	CHECK(p.extent[T_A] == 0 && p.extent[T_C] == 6);
+	contraction_free(c);
+}
+
 int main(void)
 {
 	test_classes();
@@ -192,5 +240,6 @@ int main(void)
 	test_errors();
 	test_reference();
 	test_complex_conj();
+	test_empty();
 	return check_done();
 }

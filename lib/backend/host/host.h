@@ -12,6 +12,8 @@ void elem_set(enum tcx_dtype t, void *base, int64_t off, double re, double im);
 
 /* C = alpha * sum(op(A) * op(B)) + beta * C over problem p, data laid out by
  * p's strides.  alpha and beta are (re, im).  beta == 0 never reads C.
+ * Sizes of 0 are computed as NumPy does: a bound one makes every sum empty
+ * (C = beta * C), a free or batch one leaves C without elements.
  * `threads` <= 0 uses every online CPU. */
 enum tcx_status host_contract(const struct problem *p, const void *a, const void *b, void *c,
 			      const double alpha[2], const double beta[2], int threads,

@@ -98,6 +98,7 @@ struct ref_job {
 	int64_t begin, end;
 	double alpha[2], beta[2];
 	int bound[TCX_MAX_INDICES], nbound;
+	bool no_products;       /* a bound index of size 0: every sum is empty */
 };
 
 /* The sum over the bound indices for one output element, and the sum of
@@ -112,6 +113,9 @@ static void element_sum(const struct ref_job *j, const int64_t *idx, double *sre
 	int64_t oa = 0, ob = 0, bi[TCX_MAX_INDICES] = { 0 };
 	double re = 0, im = 0, mag = 0;
 
+	*sre = *sim = *smag = 0;
+	if (j->no_products)
+		return;
 	for (int id = 0; id < c->nidx; id++) {
 		if (c->idx[id].cls == IDX_BOUND)
 			continue;
@@ -213,8 +217,10 @@ static enum tcx_status run_jobs(struct ref_job *tmpl, int64_t total, int threads
 	if (total < 64 * threads)
 		threads = total >= 64 ? (int)(total / 64) : 1;
 	for (int k = 0; k < tmpl->p->c->nidx; k++)
-		if (tmpl->p->c->idx[k].cls == IDX_BOUND)
+		if (tmpl->p->c->idx[k].cls == IDX_BOUND) {
 			tmpl->bound[tmpl->nbound++] = k;
+			tmpl->no_products |= tmpl->p->size[k] == 0;
+		}
 	for (int k = 0; k < threads; k++) {
 		jobs[k] = *tmpl;
 		jobs[k].begin = total * k / threads;
