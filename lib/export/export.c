@@ -177,42 +177,6 @@ static void emit_bytes(struct strbuf *o, const char *name, const char *data, siz
 	strbuf_adds(o, "\n};\n");
 }
 
-/* Text for a C comment: "*" "/" would end it, a newline would leave it. */
-static const char *comment_text(const char *s, char *buf, size_t len)
-{
-	size_t n = 0;
-
-	for (; s && *s && n + 2 < len; s++) {
-		if (s[0] == '*' && s[1] == '/') {
-			buf[n++] = '*';
-			buf[n++] = ' ';
-		} else {
-			buf[n++] = isprint((unsigned char)*s) ? *s : ' ';
-		}
-	}
-	buf[n] = '\0';
-	return buf;
-}
-
-/* A C string literal (short texts: names, expressions). */
-static void emit_str(struct strbuf *o, const char *s)
-{
-	if (!s) {
-		strbuf_adds(o, "NULL");
-		return;
-	}
-	strbuf_addc(o, '"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			strbuf_addf(o, "\\%c", *s);
-		else if (isprint((unsigned char)*s))
-			strbuf_addc(o, *s);
-		else
-			strbuf_addf(o, "\\%03o", (unsigned char)*s);
-	}
-	strbuf_addc(o, '"');
-}
-
 static void emit_ints(struct strbuf *o, const char *name, const int *v, int n)
 {
 	strbuf_addf(o, "static const int %s[%d] = {", name, n ? n : 1);
@@ -529,13 +493,12 @@ static void header_types(const struct xlib *x, const char *prefix, const char *u
 		bool cplx = dtype_info(c->dtype)->complex;
 		const char *sc = scalar_type(c->dtype);
 		int ids[TCX_MAX_INDICES];
-		char ctext[1024];
 
 		for (int id = 0; id < c->nidx; id++)
 			ids[id] = id;
-		strbuf_addf(o, "\n/* %s: %s (%s)\n *   sizes: ", T->name,
-			    comment_text(c->expr, ctext, sizeof(ctext)),
-			    dtype_info(c->dtype)->name);
+		strbuf_addf(o, "\n/* %s: ", T->name);
+		strbuf_add_ctext(o, c->expr);
+		strbuf_addf(o, " (%s)\n *   sizes: ", dtype_info(c->dtype)->name);
 		index_list(o, c, ids, c->nidx);
 		strbuf_adds(o, "\n *   strides_c: ");
 		index_list(o, c, c->written[T_C], c->rank[T_C]);
@@ -548,16 +511,17 @@ static void header_types(const struct xlib *x, const char *prefix, const char *u
 		for (int i = 0; i < T->ninputs; i++) {
 			const struct export_input *in = &x->in[T->inputs[i]];
 
-			char dtext[256], atext[256];
-
-			strbuf_addf(o, "\n *     %s (tuned on %s; selector %s)",
-				    in->logic->device_name
-					? comment_text(in->logic->device_name, dtext, sizeof(dtext))
-					: "an unknown device",
-				    in->logic->architecture ? comment_text(in->logic->architecture,
-									   atext, sizeof(atext))
-							    : "-",
-				    selector_kind_name(in->kind));
+			strbuf_adds(o, "\n *     ");
+			if (in->logic->device_name)
+				strbuf_add_ctext(o, in->logic->device_name);
+			else
+				strbuf_adds(o, "an unknown device");
+			strbuf_adds(o, " (tuned on ");
+			if (in->logic->architecture)
+				strbuf_add_ctext(o, in->logic->architecture);
+			else
+				strbuf_adds(o, "-");
+			strbuf_addf(o, "; selector %s)", selector_kind_name(in->kind));
 		}
 		if (cplx)
 			strbuf_adds(o, "\n *   alpha and beta: real and imaginary parts.");
@@ -594,9 +558,9 @@ static void emit_variant_tables(struct strbuf *o, const struct xlib *x, int t, i
 	int npg;
 
 	snprintf(nm, sizeof(nm), "tl_t%d_v%d", t, i);
-	char ptext[1024];
-
-	strbuf_addf(o, "\n/* %s */\n", comment_text(in->path, ptext, sizeof(ptext)));
+	strbuf_adds(o, "\n/* ");
+	strbuf_add_ctext(o, in->path);
+	strbuf_adds(o, " */\n");
 	strbuf_addf(o, "static const struct sel_solution %s_sols[%d] = {\n", nm, s->nsol);
 	for (int k = 0; k < s->nsol; k++)
 		strbuf_addf(o, "\t{ %d, %d, %d, %d, %d, %d },\n", s->sols[k].mt0, s->sols[k].mt1,
@@ -642,7 +606,7 @@ static void emit_variant_tables(struct strbuf *o, const struct xlib *x, int t, i
 		    in->logic->ndevice_names ? in->logic->ndevice_names : 1);
 	for (int k = 0; k < in->logic->ndevice_names; k++) {
 		strbuf_adds(o, k ? ", " : " ");
-		emit_str(o, in->logic->device_names[k]);
+		strbuf_add_cstring(o, in->logic->device_names[k]);
 	}
 	strbuf_adds(o, in->logic->ndevice_names ? " };\n" : " NULL };\n");
 }
@@ -657,13 +621,13 @@ static void emit_variant(struct strbuf *o, const struct xlib *x, int t, int i)
 	bool dflt = l->ndevice_names == 1 && strcmp(l->device_names[0], "default") == 0;
 
 	strbuf_adds(o, "\t{ ");
-	emit_str(o, base ? base + 1 : in->path);
+	strbuf_add_cstring(o, base ? base + 1 : in->path);
 	strbuf_adds(o, ", ");
-	emit_str(o, l->device_name);
+	strbuf_add_cstring(o, l->device_name);
 	strbuf_adds(o, ", ");
-	emit_str(o, l->architecture);
+	strbuf_add_cstring(o, l->architecture);
 	strbuf_adds(o, ", ");
-	emit_str(o, l->vendor);
+	strbuf_add_cstring(o, l->vendor);
 	strbuf_addf(o, ",\n\t  tl_t%d_v%d_device_names, %d, %d, %d,\n", t, i, l->ndevice_names,
 		    dflt, (int)in->kind);
 	strbuf_addf(o,
@@ -685,14 +649,13 @@ static void emit_type(struct strbuf *o, const struct xlib *x, int t)
 	int bound[TCX_MAX_INDICES], order[TCX_MAX_INDICES], n;
 	static const char *const tn[3] = {"c", "a", "b"};
 
-	char ctext[1024];
-
-	strbuf_addf(o, "\n/* ---- %s: %s */\n", T->name,
-		    comment_text(c->expr, ctext, sizeof(ctext)));
+	strbuf_addf(o, "\n/* ---- %s: ", T->name);
+	strbuf_add_ctext(o, c->expr);
+	strbuf_adds(o, " */\n");
 	strbuf_addf(o, "static const char *const tl_t%d_names[%d] = {", t, c->nidx);
 	for (int id = 0; id < c->nidx; id++) {
 		strbuf_adds(o, id ? ", " : " ");
-		emit_str(o, c->idx[id].name);
+		strbuf_add_cstring(o, c->idx[id].name);
 		bound[id] = c->idx[id].cls == IDX_BOUND;
 	}
 	strbuf_adds(o, " };\n");
@@ -722,7 +685,7 @@ static void emit_type(struct strbuf *o, const struct xlib *x, int t)
 		const char *lang[2] = {"opencl", "cuda"};
 
 		strbuf_adds(o, "\t{ ");
-		emit_str(o, K->name);
+		strbuf_add_cstring(o, K->name);
 		strbuf_addf(o, ", { %d, %d, %d }, %d, %d, %d, %lldL,\n\t  {", K->plan.sol.wg[0],
 			    K->plan.sol.wg[1], K->plan.sol.wg[2], K->plan.mt0, K->plan.mt1,
 			    K->plan.sol.gsu, (long long)K->plan.lds_bytes);
@@ -767,9 +730,9 @@ static void emit_type_entry(struct strbuf *o, const struct xlib *x, int t)
 	enum tensor_role P = k0->p_is_a ? T_A : T_B, Q = k0->p_is_a ? T_B : T_A;
 
 	strbuf_adds(o, "\t{ { ");
-	emit_str(o, T->name);
+	strbuf_add_cstring(o, T->name);
 	strbuf_adds(o, ", ");
-	emit_str(o, c->expr);
+	strbuf_add_cstring(o, c->expr);
 	strbuf_addf(o, ", '%c', %d, tl_t%d_names, { %d, %d, %d },\n",
 		    dtype_info(c->dtype)->letter | 0x20, c->nidx, t, c->rank[T_C], c->rank[T_A],
 		    c->rank[T_B]);
@@ -925,16 +888,25 @@ static enum tcx_status write_readme(const struct xlib *x, const char *dir, const
 	for (int t = 0; t < x->ntypes; t++) {
 		const struct xtype *T = &x->types[t];
 
-		strbuf_addf(&o, "| `%s_%s` | `%s` | %d |", prefix, T->name, T->c->expr,
-			    T->nkernels);
+		strbuf_addf(&o, "| `%s_%s` | `", prefix, T->name);
+		strbuf_add_ctext(&o, T->c->expr);
+		strbuf_addf(&o, "` | %d |", T->nkernels);
 		for (int i = 0; i < T->ninputs; i++) {
 			const struct export_input *in = &x->in[T->inputs[i]];
 			const char *base = strrchr(in->path, '/');
 
-			strbuf_addf(&o, "%s`%s` (%s; %s)", i ? "<br>" : " ",
-				    base ? base + 1 : in->path,
-				    in->logic->device_name ? in->logic->device_name : "?",
-				    selector_kind_name(in->kind));
+			/* input text only inside backticks, where Markdown is inert */
+			strbuf_adds(&o, i ? "<br>`" : " `");
+			strbuf_add_ctext(&o, base ? base + 1 : in->path);
+			strbuf_adds(&o, "` (");
+			if (in->logic->device_name) {
+				strbuf_addc(&o, '`');
+				strbuf_add_ctext(&o, in->logic->device_name);
+				strbuf_addc(&o, '`');
+			} else {
+				strbuf_addc(&o, '?');
+			}
+			strbuf_addf(&o, "; %s)", selector_kind_name(in->kind));
 		}
 		strbuf_adds(&o, " |\n");
 	}
