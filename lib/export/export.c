@@ -47,16 +47,97 @@ static enum tcx_status template_text(const char *name, char **text, size_t *len,
 	return tcx_fail(err, TCX_EINVAL, "no export template '%s' in this build", name);
 }
 
-bool export_name_ok(const char *name)
+/* Names a library cannot have: the names it makes (<prefix>_run,
+ * <PREFIX>_OK, include/<prefix>.h, src/<prefix>.c, the CMake targets
+ * <prefix> and <prefix>-client) would collide with the headers it includes
+ * or with its own.  `space`: every name that starts with name + "_" too. */
+static const struct {
+	const char *name;
+	bool space;
+	const char *why;
+} reserved_names[] = {
+    /* the runtimes' headers (CL/cl.h, cuda.h, nvrtc.h, the HIP headers) */
+    {"cl", true, "OpenCL's names start with cl_ and CL_ (cl_mem, cl_run and the rest collide)"},
+    {"cu", true, "CUDA's names start with cu and CU_"},
+    {"cuda", true, "CUDA's names start with cuda and CUDA_"},
+    {"nvrtc", true, "NVRTC's names start with nvrtc and NVRTC_"},
+    {"hip", true, "HIP's names start with hip and HIP_"},
+    {"hiprtc", true, "hiprtc's names start with hiprtc and HIPRTC_"},
+    {"pthread", true, "POSIX threads' names start with pthread_ and PTHREAD_"},
+    /* the library's own */
+    {"tl", true, "the library's internal names start with tl_ and TL_"},
+    {"sel", true, "the library's selectors' names start with sel_ and SEL_"},
+    {"config", false, "the library has a src/config.h of its own"},
+    {"runtime", false, "the library has a src/runtime.c of its own"},
+    {"runtime_gpu", false, "the library has a src/runtime_gpu.c of its own"},
+    {"select", false, "the library has a src/select.c of its own"},
+    {"gpu", false, "the library has a src/gpu.h of its own"},
+    /* CMake's reserved target names */
+    {"all", false, "CMake reserves the target name"},
+    {"clean", false, "CMake reserves the target name"},
+    {"help", false, "CMake reserves the target name"},
+    {"install", false, "CMake reserves the target name"},
+    {"preinstall", false, "CMake reserves the target name"},
+    {"edit_cache", false, "CMake reserves the target name"},
+    {"rebuild_cache", false, "CMake reserves the target name"},
+    {"test", false, "CMake reserves the target name"},
+    {"package", false, "CMake reserves the target name"},
+    {"package_source", false, "CMake reserves the target name"},
+};
+
+/* Headers that include/<prefix>.h would hide from the library or its users
+ * (the include directory comes before the system's): C's, and those the
+ * library's sources include, directly or through glibc, CUDA and HIP. */
+static const char *const system_headers[] = {
+    "assert",	 "complex", "ctype",  "errno",	"fenv",	     "float",	    "inttypes", "iso646",
+    "limits",	 "locale",  "math",   "setjmp", "signal",    "stdalign",    "stdarg",	"stdatomic",
+    "stdbool",	 "stddef",  "stdint", "stdio",	"stdlib",    "stdnoreturn", "string",	"tgmath",
+    "threads",	 "time",    "uchar",  "wchar",	"wctype",    "alloca",	    "dlfcn",	"endian",
+    "features",	 "pthread", "sched",  "unistd", "syslimits", "mm_malloc",   "mmintrin", "xmmintrin",
+    "emmintrin", "cuda",    "nvrtc",
+};
+
+bool export_name_check(const char *name, char *why, size_t len)
 {
 	size_t n = name ? strlen(name) : 0;
 
-	if (n == 0 || n > 40 || isdigit((unsigned char)name[0]))
+	if (n == 0 || n > 40 || isdigit((unsigned char)name[0])) {
+		snprintf(
+		    why, len,
+		    "lowercase letters, digits and '_', not starting with a digit, at most 40");
 		return false;
+	}
 	for (size_t k = 0; k < n; k++)
 		if (!islower((unsigned char)name[k]) && !isdigit((unsigned char)name[k]) &&
-		    name[k] != '_')
+		    name[k] != '_') {
+			snprintf(why, len,
+				 "lowercase letters, digits and '_', not starting with "
+				 "a digit, at most 40");
 			return false;
+		}
+	if (name[0] == '_') {
+		snprintf(why, len, "names starting with '_' are reserved to C's implementation");
+		return false;
+	}
+	if (strstr(name, "__") || name[n - 1] == '_') {
+		snprintf(why, len, "its names would hold '__' (%s_run), which C++ reserves", name);
+		return false;
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(reserved_names); k++) {
+		size_t m = strlen(reserved_names[k].name);
+
+		if (strncmp(name, reserved_names[k].name, m) == 0 &&
+		    (name[m] == '\0' || (reserved_names[k].space && name[m] == '_'))) {
+			snprintf(why, len, "%s", reserved_names[k].why);
+			return false;
+		}
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(system_headers); k++)
+		if (strcmp(name, system_headers[k]) == 0) {
+			snprintf(why, len, "its header %s.h would hide the system's <%s.h>", name,
+				 name);
+			return false;
+		}
 	return true;
 }
 
@@ -978,16 +1059,14 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 			   struct tcx_error *err)
 {
 	struct xlib x;
-	char up[64];
+	char up[64], why[128];
 	enum tcx_status st;
 	struct strbuf hdr = STRBUF_INIT, types = STRBUF_INIT, rel = STRBUF_INIT;
 	bool reports = false;
 
-	if (!export_name_ok(o->name))
-		return tcx_fail(err, TCX_EINVAL,
-				"bad library name '%s': lowercase letters, digits and '_', not "
-				"starting with a digit, at most 40",
-				o->name ? o->name : "");
+	if (!export_name_check(o->name, why, sizeof(why)))
+		return tcx_fail(err, TCX_EINVAL, "bad library name '%s': %s",
+				o->name ? o->name : "", why);
 	if (n <= 0)
 		return tcx_fail(err, TCX_EINVAL, "no logic files to export");
 	memset(&x, 0, sizeof(x));

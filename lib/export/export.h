@@ -71,8 +71,13 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 			   struct tcx_error *err);
 
 /* Whether name is a usable prefix: a C identifier of at most 40
- * characters, lowercase letters, digits and '_', not starting with a
- * digit. */
-bool export_name_ok(const char *name);
+ * characters, lowercase letters, digits and '_', not starting with a digit
+ * or '_', without "__" or a trailing '_' (C and C++ reserve such names),
+ * and none whose names would collide with the headers the library includes
+ * (OpenCL's cl_, CUDA's cu and cuda, NVRTC's, HIP's and hiprtc's, POSIX
+ * threads'), with its own files and internal names, with CMake's reserved
+ * targets, or whose header would hide a system header (stdio.h).  When
+ * not, why[len] says why. */
+bool export_name_check(const char *name, char *why, size_t len);
 
 #endif /* TCX_EXPORT_H */
