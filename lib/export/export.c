@@ -4,12 +4,11 @@
  * from plan_source, launch constants from plan_make, selection data from
  * the selector) and the typed entry points; everything else is a template
  * under share/export/, embedded at build time (or read from
- * $TCX_EXPORT_DIR), copied with @TL_...@ names filled in. */
+ * $TCX_EXPORT_DIR), copied with @TL_...@ names filled in.  The tree goes
+ * in as a whole (tree.c). */
 #include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "export/export.h"
 #include "gen/gen.h"
@@ -179,57 +178,8 @@ static void substitute(struct strbuf *out, const char *text, const struct subst 
 	}
 }
 
-static enum tcx_status mkdir_p(const char *dir, struct tcx_error *err)
-{
-	char buf[4096];
-
-	snprintf(buf, sizeof(buf), "%s", dir);
-	for (char *p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-				return tcx_fail(err, TCX_EIO, "cannot create '%s': %s", buf,
-						strerror(errno));
-			*p = '/';
-		}
-	if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-		return tcx_fail(err, TCX_EIO, "cannot create '%s': %s", buf, strerror(errno));
-	return TCX_OK;
-}
-
-/* Writes dir/rel atomically, creating rel's directories. */
-static enum tcx_status write_file(const char *dir, const char *rel, const char *data, size_t len,
-				  struct tcx_error *err)
-{
-	struct strbuf path = STRBUF_INIT;
-	struct atomic_file af;
-	enum tcx_status st;
-	const char *slash;
-
-	strbuf_addf(&path, "%s/%s", dir, rel);
-	slash = strrchr(strbuf_str(&path), '/');
-	{
-		char *parent = strndup(strbuf_str(&path), (size_t)(slash - strbuf_str(&path)));
-
-		st = parent ? mkdir_p(parent, err) : tcx_fail(err, TCX_ENOMEM, "out of memory");
-		free(parent);
-	}
-	if (!st)
-		st = atomic_file_open(&af, strbuf_str(&path), err);
-	if (!st) {
-		if (len && fwrite(data, 1, len, af.fp) != len) {
-			atomic_file_abort(&af);
-			st = tcx_fail(err, TCX_EIO, "cannot write '%s'", strbuf_str(&path));
-		} else {
-			st = atomic_file_commit(&af, err);
-		}
-	}
-	strbuf_release(&path);
-	return st;
-}
-
 /* A template copied with the names filled in. */
-static enum tcx_status copy_template(const char *dir, const char *name, const char *rel,
+static enum tcx_status copy_template(struct export_tree *tree, const char *name, const char *rel,
 				     const struct subst *tab, struct tcx_error *err)
 {
 	char *text = NULL;
@@ -241,7 +191,7 @@ static enum tcx_status copy_template(const char *dir, const char *name, const ch
 		st = strbuf_status(&out, err);
 	}
 	if (!st)
-		st = write_file(dir, rel, out.buf ? out.buf : "", out.len, err);
+		st = export_tree_write(tree, rel, out.buf ? out.buf : "", out.len, err);
 	free(text);
 	strbuf_release(&out);
 	return st;
@@ -878,8 +828,8 @@ static void emit_wrappers(struct strbuf *o, const struct xlib *x, const char *pr
 	}
 }
 
-static enum tcx_status write_source(const struct xlib *x, const char *dir, const char *prefix,
-				    const char *up, struct tcx_error *err)
+static enum tcx_status write_source(const struct xlib *x, struct export_tree *tree,
+				    const char *prefix, const char *up, struct tcx_error *err)
 {
 	struct strbuf o = STRBUF_INIT, rel = STRBUF_INIT;
 	enum tcx_status st;
@@ -914,14 +864,14 @@ static enum tcx_status write_source(const struct xlib *x, const char *dir, const
 	st = strbuf_status(&o, err);
 	strbuf_addf(&rel, "src/%s.c", prefix);
 	if (!st)
-		st = write_file(dir, strbuf_str(&rel), o.buf, o.len, err);
+		st = export_tree_write(tree, strbuf_str(&rel), o.buf, o.len, err);
 	strbuf_release(&o);
 	strbuf_release(&rel);
 	return st;
 }
 
-static enum tcx_status write_config(const struct xlib *x, const char *dir, const char *prefix,
-				    const char *up, struct tcx_error *err)
+static enum tcx_status write_config(const struct xlib *x, struct export_tree *tree,
+				    const char *prefix, const char *up, struct tcx_error *err)
 {
 	struct strbuf o = STRBUF_INIT;
 	enum tcx_status st;
@@ -949,13 +899,14 @@ static enum tcx_status write_config(const struct xlib *x, const char *dir, const
 		    prefix, prefix, tcx_version(), prefix, prefix, prefix, up, x->tmpl[1] != NULL);
 	st = strbuf_status(&o, err);
 	if (!st)
-		st = write_file(dir, "src/config.h", o.buf, o.len, err);
+		st = export_tree_write(tree, "src/config.h", o.buf, o.len, err);
 	strbuf_release(&o);
 	return st;
 }
 
-static enum tcx_status write_readme(const struct xlib *x, const char *dir, const char *prefix,
-				    const char *up, bool reports, struct tcx_error *err)
+static enum tcx_status write_readme(const struct xlib *x, struct export_tree *tree,
+				    const char *prefix, const char *up, bool reports,
+				    struct tcx_error *err)
 {
 	struct strbuf o = STRBUF_INIT;
 	enum tcx_status st;
@@ -1011,12 +962,12 @@ static enum tcx_status write_readme(const struct xlib *x, const char *dir, const
 				"`selector-report.md`\n(and `.json`).\n");
 	st = strbuf_status(&o, err);
 	if (!st)
-		st = write_file(dir, "README.md", o.buf, o.len, err);
+		st = export_tree_write(tree, "README.md", o.buf, o.len, err);
 	strbuf_release(&o);
 	return st;
 }
 
-static enum tcx_status write_reports(const struct xlib *x, const char *dir, bool *any,
+static enum tcx_status write_reports(const struct xlib *x, struct export_tree *tree, bool *any,
 				     struct tcx_error *err)
 {
 	json_t *all = json_array();
@@ -1045,9 +996,10 @@ static enum tcx_status write_reports(const struct xlib *x, const char *dir, bool
 		if (!st)
 			st = strbuf_status(&md, err);
 		if (!st)
-			st = write_file(dir, "selector-report.md", md.buf, md.len, err);
+			st = export_tree_write(tree, "selector-report.md", md.buf, md.len, err);
 		if (!st)
-			st = write_file(dir, "selector-report.json", text, strlen(text), err);
+			st = export_tree_write(tree, "selector-report.json", text, strlen(text),
+					       err);
 	}
 	free(text);
 	strbuf_release(&md);
@@ -1059,6 +1011,7 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 			   struct tcx_error *err)
 {
 	struct xlib x;
+	struct export_tree *tree = NULL;
 	char up[64], why[128];
 	enum tcx_status st;
 	struct strbuf hdr = STRBUF_INIT, types = STRBUF_INIT, rel = STRBUF_INIT;
@@ -1078,7 +1031,7 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 	if (!st)
 		st = group_types(&x, err);
 	if (!st)
-		st = mkdir_p(o->out_dir, err);
+		st = export_tree_create(o->out_dir, &tree, err);
 	if (st)
 		goto out;
 	{
@@ -1100,51 +1053,50 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 		free(text);
 		strbuf_addf(&rel, "include/%s.h", o->name);
 		if (!st)
-			st = write_file(o->out_dir, strbuf_str(&rel), hdr.buf, hdr.len, err);
+			st = export_tree_write(tree, strbuf_str(&rel), hdr.buf, hdr.len, err);
 		if (!st)
-			st = write_config(&x, o->out_dir, o->name, up, err);
+			st = write_config(&x, tree, o->name, up, err);
 		if (!st)
-			st = write_source(&x, o->out_dir, o->name, up, err);
+			st = write_source(&x, tree, o->name, up, err);
 		/* the templates, copied */
 		if (!st)
-			st = copy_template(o->out_dir, "select.h", "src/select.h", tab, err);
+			st = copy_template(tree, "select.h", "src/select.h", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "select.c", "src/select.c", tab, err);
+			st = copy_template(tree, "select.c", "src/select.c", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "runtime.h", "src/runtime.h", tab, err);
+			st = copy_template(tree, "runtime.h", "src/runtime.h", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "runtime.c", "src/runtime.c", tab, err);
+			st = copy_template(tree, "runtime.c", "src/runtime.c", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "gpu.h", "src/gpu.h", tab, err);
+			st = copy_template(tree, "gpu.h", "src/gpu.h", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "runtime_gpu.c", "src/runtime_gpu.c", tab,
-					   err);
+			st = copy_template(tree, "runtime_gpu.c", "src/runtime_gpu.c", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "client.c", "client/client.c", tab, err);
+			st = copy_template(tree, "client.c", "client/client.c", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "client_gpu.c", "client/client_gpu.c", tab,
-					   err);
+			st = copy_template(tree, "client_gpu.c", "client/client_gpu.c", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "CMakeLists.txt.in", "CMakeLists.txt", tab,
-					   err);
+			st = copy_template(tree, "CMakeLists.txt.in", "CMakeLists.txt", tab, err);
 		strbuf_reset(&rel);
 		strbuf_addf(&rel, "cmake/%sConfig.cmake.in", o->name);
 		if (!st)
-			st = copy_template(o->out_dir, "Config.cmake.in", strbuf_str(&rel), tab,
-					   err);
+			st = copy_template(tree, "Config.cmake.in", strbuf_str(&rel), tab, err);
 		strbuf_reset(&rel);
 		strbuf_addf(&rel, "%s.pc.in", o->name);
 		if (!st)
-			st = copy_template(o->out_dir, "pc.in", strbuf_str(&rel), tab, err);
+			st = copy_template(tree, "pc.in", strbuf_str(&rel), tab, err);
 	}
 	if (!st)
-		st = write_reports(&x, o->out_dir, &reports, err);
+		st = write_reports(&x, tree, &reports, err);
 	if (!st)
-		st = write_readme(&x, o->out_dir, o->name, up, reports, err);
+		st = write_readme(&x, tree, o->name, up, reports, err);
+	if (!st)
+		st = export_tree_commit(tree, err);
 	if (!st)
 		tcx_log(TCX_LOG_INFO, "%s: %d problem type%s, library written to %s", o->name,
 			x.ntypes, x.ntypes == 1 ? "" : "s", o->out_dir);
 out:
+	export_tree_destroy(tree);
 	strbuf_release(&hdr);
 	strbuf_release(&types);
 	strbuf_release(&rel);
