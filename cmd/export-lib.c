@@ -185,6 +185,7 @@ int cmd_export_lib(int argc, char **argv)
 	struct tcx_error err = {0};
 	int r, n, ret = 0;
 	enum tcx_status st;
+	char why[128];
 
 	memset(&a, 0, sizeof(a));
 	a.name = "tcxlib";
@@ -237,11 +238,8 @@ int cmd_export_lib(int argc, char **argv)
 		return usage_error(&cmd_export_lib_def, "give the output directory with -o");
 	if (optind >= argc)
 		return usage_error(&cmd_export_lib_def, "give at least one logic file");
-	if (!export_name_ok(a.name))
-		return usage_error(&cmd_export_lib_def,
-				   "bad --name '%s': lowercase letters, digits and '_', not "
-				   "starting with a digit, at most 40",
-				   a.name);
+	if (!export_name_check(a.name, why, sizeof(why)))
+		return usage_error(&cmd_export_lib_def, "bad --name '%s': %s", a.name, why);
 	n = argc - optind;
 	logics = calloc((size_t)n, sizeof(*logics));
 	sels = calloc((size_t)n, sizeof(*sels));

@@ -110,6 +110,21 @@ void atomic_file_abort(struct atomic_file *af);
  * through tcx's cleanup path; async-signal-safe). */
 void atomic_file_cleanup_all(void);
 
+/* Text from an input (a logic or config file, a path) for generated code:
+ * appends s with only letters, digits, space and _ - . , : + = ( ) [ ] * /
+ * as themselves and every other byte as a three-digit octal escape (\ooo),
+ * as is a '/' next to a '*'.  The result cannot end a C, C++, OpenCL C or
+ * CUDA string literal or comment early, start a comment, splice a line
+ * (no quote, backslash before a newline, '?' of a trigraph, newline or
+ * comment delimiter survives), nor mean anything in Markdown inside
+ * backticks; it reads as the C literal of the bytes.  The caller must not
+ * put a '*' or '/' right next to it.  Not for CMake, which has no octal
+ * escapes. */
+void strbuf_add_ctext(struct strbuf *sb, const char *s);
+/* The C string literal of s: '"', strbuf_add_ctext's text, '"'; the word
+ * NULL when s is NULL. */
+void strbuf_add_cstring(struct strbuf *sb, const char *s);
+
 /* fp16 and bf16 conversions (round to nearest even), bit patterns in uint16_t. */
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);

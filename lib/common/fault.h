@@ -16,9 +16,11 @@
  *   launch-hang  device_launch: the launch sleeps TCX_FAULT_HANG_S seconds
  *                (default 30) instead of running, as a kernel that hangs,
  *                which --kernel-timeout must cut short
- *   write        atomic_file_commit (util.c) and store_put (store.c), one
- *                count for both: the write fails with ENOSPC (no space left
- *                on device) and leaves what was there before intact
+ *   write        atomic_file_commit (util.c), store_put (store.c) and
+ *                export_tree_write (lib/export/tree.c: export-lib writes
+ *                each file of its tree, then commits each), one count for
+ *                all: the write fails with ENOSPC (no space left on
+ *                device) and leaves what was there before intact
  *
  * In other builds fault_hit is a constant false and TCX_FAULT is ignored.
  * A malformed TCX_FAULT is reported once through tcx_log and ignored. */

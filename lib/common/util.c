@@ -1,5 +1,5 @@
 /* util.c - checked arithmetic, number parsing, whole-file reads, atomic
- * output files and the monotonic clock. */
+ * output files, input text for generated code and the monotonic clock. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -381,6 +381,37 @@ void atomic_file_abort(struct atomic_file *af)
 	free(af->path);
 	af->tmp = af->path = NULL;
 	af->unnamed = false;
+}
+
+/* The bytes that stand as themselves in strbuf_add_ctext's text. */
+static bool ctext_plain(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr(" _-.,:+=()[]*/", c));
+}
+
+void strbuf_add_ctext(struct strbuf *sb, const char *s)
+{
+	for (const char *p = s; p && *p; p++) {
+		/* a '/' beside a '*' would start or end a comment */
+		bool slash_star = *p == '/' && ((p > s && p[-1] == '*') || p[1] == '*');
+
+		if (ctext_plain(*p) && !slash_star)
+			strbuf_addc(sb, *p);
+		else
+			strbuf_addf(sb, "\\%03o", (unsigned char)*p);
+	}
+}
+
+void strbuf_add_cstring(struct strbuf *sb, const char *s)
+{
+	if (!s) {
+		strbuf_adds(sb, "NULL");
+		return;
+	}
+	strbuf_addc(sb, '"');
+	strbuf_add_ctext(sb, s);
+	strbuf_addc(sb, '"');
 }
 
 double now_seconds(void)

@@ -4,12 +4,11 @@
  * from plan_source, launch constants from plan_make, selection data from
  * the selector) and the typed entry points; everything else is a template
  * under share/export/, embedded at build time (or read from
- * $TCX_EXPORT_DIR), copied with @TL_...@ names filled in. */
+ * $TCX_EXPORT_DIR), copied with @TL_...@ names filled in.  The tree goes
+ * in as a whole (tree.c). */
 #include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "export/export.h"
 #include "gen/gen.h"
@@ -47,16 +46,97 @@ static enum tcx_status template_text(const char *name, char **text, size_t *len,
 	return tcx_fail(err, TCX_EINVAL, "no export template '%s' in this build", name);
 }
 
-bool export_name_ok(const char *name)
+/* Names a library cannot have: the names it makes (<prefix>_run,
+ * <PREFIX>_OK, include/<prefix>.h, src/<prefix>.c, the CMake targets
+ * <prefix> and <prefix>-client) would collide with the headers it includes
+ * or with its own.  `space`: every name that starts with name + "_" too. */
+static const struct {
+	const char *name;
+	bool space;
+	const char *why;
+} reserved_names[] = {
+    /* the runtimes' headers (CL/cl.h, cuda.h, nvrtc.h, the HIP headers) */
+    {"cl", true, "OpenCL's names start with cl_ and CL_ (cl_mem, cl_run and the rest collide)"},
+    {"cu", true, "CUDA's names start with cu and CU_"},
+    {"cuda", true, "CUDA's names start with cuda and CUDA_"},
+    {"nvrtc", true, "NVRTC's names start with nvrtc and NVRTC_"},
+    {"hip", true, "HIP's names start with hip and HIP_"},
+    {"hiprtc", true, "hiprtc's names start with hiprtc and HIPRTC_"},
+    {"pthread", true, "POSIX threads' names start with pthread_ and PTHREAD_"},
+    /* the library's own */
+    {"tl", true, "the library's internal names start with tl_ and TL_"},
+    {"sel", true, "the library's selectors' names start with sel_ and SEL_"},
+    {"config", false, "the library has a src/config.h of its own"},
+    {"runtime", false, "the library has a src/runtime.c of its own"},
+    {"runtime_gpu", false, "the library has a src/runtime_gpu.c of its own"},
+    {"select", false, "the library has a src/select.c of its own"},
+    {"gpu", false, "the library has a src/gpu.h of its own"},
+    /* CMake's reserved target names */
+    {"all", false, "CMake reserves the target name"},
+    {"clean", false, "CMake reserves the target name"},
+    {"help", false, "CMake reserves the target name"},
+    {"install", false, "CMake reserves the target name"},
+    {"preinstall", false, "CMake reserves the target name"},
+    {"edit_cache", false, "CMake reserves the target name"},
+    {"rebuild_cache", false, "CMake reserves the target name"},
+    {"test", false, "CMake reserves the target name"},
+    {"package", false, "CMake reserves the target name"},
+    {"package_source", false, "CMake reserves the target name"},
+};
+
+/* Headers that include/<prefix>.h would hide from the library or its users
+ * (the include directory comes before the system's): C's, and those the
+ * library's sources include, directly or through glibc, CUDA and HIP. */
+static const char *const system_headers[] = {
+    "assert",	 "complex", "ctype",  "errno",	"fenv",	     "float",	    "inttypes", "iso646",
+    "limits",	 "locale",  "math",   "setjmp", "signal",    "stdalign",    "stdarg",	"stdatomic",
+    "stdbool",	 "stddef",  "stdint", "stdio",	"stdlib",    "stdnoreturn", "string",	"tgmath",
+    "threads",	 "time",    "uchar",  "wchar",	"wctype",    "alloca",	    "dlfcn",	"endian",
+    "features",	 "pthread", "sched",  "unistd", "syslimits", "mm_malloc",   "mmintrin", "xmmintrin",
+    "emmintrin", "cuda",    "nvrtc",
+};
+
+bool export_name_check(const char *name, char *why, size_t len)
 {
 	size_t n = name ? strlen(name) : 0;
 
-	if (n == 0 || n > 40 || isdigit((unsigned char)name[0]))
+	if (n == 0 || n > 40 || isdigit((unsigned char)name[0])) {
+		snprintf(
+		    why, len,
+		    "lowercase letters, digits and '_', not starting with a digit, at most 40");
 		return false;
+	}
 	for (size_t k = 0; k < n; k++)
 		if (!islower((unsigned char)name[k]) && !isdigit((unsigned char)name[k]) &&
-		    name[k] != '_')
+		    name[k] != '_') {
+			snprintf(why, len,
+				 "lowercase letters, digits and '_', not starting with "
+				 "a digit, at most 40");
 			return false;
+		}
+	if (name[0] == '_') {
+		snprintf(why, len, "names starting with '_' are reserved to C's implementation");
+		return false;
+	}
+	if (strstr(name, "__") || name[n - 1] == '_') {
+		snprintf(why, len, "its names would hold '__' (%s_run), which C++ reserves", name);
+		return false;
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(reserved_names); k++) {
+		size_t m = strlen(reserved_names[k].name);
+
+		if (strncmp(name, reserved_names[k].name, m) == 0 &&
+		    (name[m] == '\0' || (reserved_names[k].space && name[m] == '_'))) {
+			snprintf(why, len, "%s", reserved_names[k].why);
+			return false;
+		}
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(system_headers); k++)
+		if (strcmp(name, system_headers[k]) == 0) {
+			snprintf(why, len, "its header %s.h would hide the system's <%s.h>", name,
+				 name);
+			return false;
+		}
 	return true;
 }
 
@@ -98,57 +178,8 @@ static void substitute(struct strbuf *out, const char *text, const struct subst 
 	}
 }
 
-static enum tcx_status mkdir_p(const char *dir, struct tcx_error *err)
-{
-	char buf[4096];
-
-	snprintf(buf, sizeof(buf), "%s", dir);
-	for (char *p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-				return tcx_fail(err, TCX_EIO, "cannot create '%s': %s", buf,
-						strerror(errno));
-			*p = '/';
-		}
-	if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-		return tcx_fail(err, TCX_EIO, "cannot create '%s': %s", buf, strerror(errno));
-	return TCX_OK;
-}
-
-/* Writes dir/rel atomically, creating rel's directories. */
-static enum tcx_status write_file(const char *dir, const char *rel, const char *data, size_t len,
-				  struct tcx_error *err)
-{
-	struct strbuf path = STRBUF_INIT;
-	struct atomic_file af;
-	enum tcx_status st;
-	const char *slash;
-
-	strbuf_addf(&path, "%s/%s", dir, rel);
-	slash = strrchr(strbuf_str(&path), '/');
-	{
-		char *parent = strndup(strbuf_str(&path), (size_t)(slash - strbuf_str(&path)));
-
-		st = parent ? mkdir_p(parent, err) : tcx_fail(err, TCX_ENOMEM, "out of memory");
-		free(parent);
-	}
-	if (!st)
-		st = atomic_file_open(&af, strbuf_str(&path), err);
-	if (!st) {
-		if (len && fwrite(data, 1, len, af.fp) != len) {
-			atomic_file_abort(&af);
-			st = tcx_fail(err, TCX_EIO, "cannot write '%s'", strbuf_str(&path));
-		} else {
-			st = atomic_file_commit(&af, err);
-		}
-	}
-	strbuf_release(&path);
-	return st;
-}
-
 /* A template copied with the names filled in. */
-static enum tcx_status copy_template(const char *dir, const char *name, const char *rel,
+static enum tcx_status copy_template(struct export_tree *tree, const char *name, const char *rel,
 				     const struct subst *tab, struct tcx_error *err)
 {
 	char *text = NULL;
@@ -160,7 +191,7 @@ static enum tcx_status copy_template(const char *dir, const char *name, const ch
 		st = strbuf_status(&out, err);
 	}
 	if (!st)
-		st = write_file(dir, rel, out.buf ? out.buf : "", out.len, err);
+		st = export_tree_write(tree, rel, out.buf ? out.buf : "", out.len, err);
 	free(text);
 	strbuf_release(&out);
 	return st;
@@ -175,42 +206,6 @@ static void emit_bytes(struct strbuf *o, const char *name, const char *data, siz
 	if (!len)
 		strbuf_adds(o, "0");
 	strbuf_adds(o, "\n};\n");
-}
-
-/* Text for a C comment: "*" "/" would end it, a newline would leave it. */
-static const char *comment_text(const char *s, char *buf, size_t len)
-{
-	size_t n = 0;
-
-	for (; s && *s && n + 2 < len; s++) {
-		if (s[0] == '*' && s[1] == '/') {
-			buf[n++] = '*';
-			buf[n++] = ' ';
-		} else {
-			buf[n++] = isprint((unsigned char)*s) ? *s : ' ';
-		}
-	}
-	buf[n] = '\0';
-	return buf;
-}
-
-/* A C string literal (short texts: names, expressions). */
-static void emit_str(struct strbuf *o, const char *s)
-{
-	if (!s) {
-		strbuf_adds(o, "NULL");
-		return;
-	}
-	strbuf_addc(o, '"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			strbuf_addf(o, "\\%c", *s);
-		else if (isprint((unsigned char)*s))
-			strbuf_addc(o, *s);
-		else
-			strbuf_addf(o, "\\%03o", (unsigned char)*s);
-	}
-	strbuf_addc(o, '"');
 }
 
 static void emit_ints(struct strbuf *o, const char *name, const int *v, int n)
@@ -529,13 +524,12 @@ static void header_types(const struct xlib *x, const char *prefix, const char *u
 		bool cplx = dtype_info(c->dtype)->complex;
 		const char *sc = scalar_type(c->dtype);
 		int ids[TCX_MAX_INDICES];
-		char ctext[1024];
 
 		for (int id = 0; id < c->nidx; id++)
 			ids[id] = id;
-		strbuf_addf(o, "\n/* %s: %s (%s)\n *   sizes: ", T->name,
-			    comment_text(c->expr, ctext, sizeof(ctext)),
-			    dtype_info(c->dtype)->name);
+		strbuf_addf(o, "\n/* %s: ", T->name);
+		strbuf_add_ctext(o, c->expr);
+		strbuf_addf(o, " (%s)\n *   sizes: ", dtype_info(c->dtype)->name);
 		index_list(o, c, ids, c->nidx);
 		strbuf_adds(o, "\n *   strides_c: ");
 		index_list(o, c, c->written[T_C], c->rank[T_C]);
@@ -548,16 +542,17 @@ static void header_types(const struct xlib *x, const char *prefix, const char *u
 		for (int i = 0; i < T->ninputs; i++) {
 			const struct export_input *in = &x->in[T->inputs[i]];
 
-			char dtext[256], atext[256];
-
-			strbuf_addf(o, "\n *     %s (tuned on %s; selector %s)",
-				    in->logic->device_name
-					? comment_text(in->logic->device_name, dtext, sizeof(dtext))
-					: "an unknown device",
-				    in->logic->architecture ? comment_text(in->logic->architecture,
-									   atext, sizeof(atext))
-							    : "-",
-				    selector_kind_name(in->kind));
+			strbuf_adds(o, "\n *     ");
+			if (in->logic->device_name)
+				strbuf_add_ctext(o, in->logic->device_name);
+			else
+				strbuf_adds(o, "an unknown device");
+			strbuf_adds(o, " (tuned on ");
+			if (in->logic->architecture)
+				strbuf_add_ctext(o, in->logic->architecture);
+			else
+				strbuf_adds(o, "-");
+			strbuf_addf(o, "; selector %s)", selector_kind_name(in->kind));
 		}
 		if (cplx)
 			strbuf_adds(o, "\n *   alpha and beta: real and imaginary parts.");
@@ -594,9 +589,9 @@ static void emit_variant_tables(struct strbuf *o, const struct xlib *x, int t, i
 	int npg;
 
 	snprintf(nm, sizeof(nm), "tl_t%d_v%d", t, i);
-	char ptext[1024];
-
-	strbuf_addf(o, "\n/* %s */\n", comment_text(in->path, ptext, sizeof(ptext)));
+	strbuf_adds(o, "\n/* ");
+	strbuf_add_ctext(o, in->path);
+	strbuf_adds(o, " */\n");
 	strbuf_addf(o, "static const struct sel_solution %s_sols[%d] = {\n", nm, s->nsol);
 	for (int k = 0; k < s->nsol; k++)
 		strbuf_addf(o, "\t{ %d, %d, %d, %d, %d, %d },\n", s->sols[k].mt0, s->sols[k].mt1,
@@ -642,7 +637,7 @@ static void emit_variant_tables(struct strbuf *o, const struct xlib *x, int t, i
 		    in->logic->ndevice_names ? in->logic->ndevice_names : 1);
 	for (int k = 0; k < in->logic->ndevice_names; k++) {
 		strbuf_adds(o, k ? ", " : " ");
-		emit_str(o, in->logic->device_names[k]);
+		strbuf_add_cstring(o, in->logic->device_names[k]);
 	}
 	strbuf_adds(o, in->logic->ndevice_names ? " };\n" : " NULL };\n");
 }
@@ -657,13 +652,13 @@ static void emit_variant(struct strbuf *o, const struct xlib *x, int t, int i)
 	bool dflt = l->ndevice_names == 1 && strcmp(l->device_names[0], "default") == 0;
 
 	strbuf_adds(o, "\t{ ");
-	emit_str(o, base ? base + 1 : in->path);
+	strbuf_add_cstring(o, base ? base + 1 : in->path);
 	strbuf_adds(o, ", ");
-	emit_str(o, l->device_name);
+	strbuf_add_cstring(o, l->device_name);
 	strbuf_adds(o, ", ");
-	emit_str(o, l->architecture);
+	strbuf_add_cstring(o, l->architecture);
 	strbuf_adds(o, ", ");
-	emit_str(o, l->vendor);
+	strbuf_add_cstring(o, l->vendor);
 	strbuf_addf(o, ",\n\t  tl_t%d_v%d_device_names, %d, %d, %d,\n", t, i, l->ndevice_names,
 		    dflt, (int)in->kind);
 	strbuf_addf(o,
@@ -685,14 +680,13 @@ static void emit_type(struct strbuf *o, const struct xlib *x, int t)
 	int bound[TCX_MAX_INDICES], order[TCX_MAX_INDICES], n;
 	static const char *const tn[3] = {"c", "a", "b"};
 
-	char ctext[1024];
-
-	strbuf_addf(o, "\n/* ---- %s: %s */\n", T->name,
-		    comment_text(c->expr, ctext, sizeof(ctext)));
+	strbuf_addf(o, "\n/* ---- %s: ", T->name);
+	strbuf_add_ctext(o, c->expr);
+	strbuf_adds(o, " */\n");
 	strbuf_addf(o, "static const char *const tl_t%d_names[%d] = {", t, c->nidx);
 	for (int id = 0; id < c->nidx; id++) {
 		strbuf_adds(o, id ? ", " : " ");
-		emit_str(o, c->idx[id].name);
+		strbuf_add_cstring(o, c->idx[id].name);
 		bound[id] = c->idx[id].cls == IDX_BOUND;
 	}
 	strbuf_adds(o, " };\n");
@@ -722,7 +716,7 @@ static void emit_type(struct strbuf *o, const struct xlib *x, int t)
 		const char *lang[2] = {"opencl", "cuda"};
 
 		strbuf_adds(o, "\t{ ");
-		emit_str(o, K->name);
+		strbuf_add_cstring(o, K->name);
 		strbuf_addf(o, ", { %d, %d, %d }, %d, %d, %d, %lldL,\n\t  {", K->plan.sol.wg[0],
 			    K->plan.sol.wg[1], K->plan.sol.wg[2], K->plan.mt0, K->plan.mt1,
 			    K->plan.sol.gsu, (long long)K->plan.lds_bytes);
@@ -767,9 +761,9 @@ static void emit_type_entry(struct strbuf *o, const struct xlib *x, int t)
 	enum tensor_role P = k0->p_is_a ? T_A : T_B, Q = k0->p_is_a ? T_B : T_A;
 
 	strbuf_adds(o, "\t{ { ");
-	emit_str(o, T->name);
+	strbuf_add_cstring(o, T->name);
 	strbuf_adds(o, ", ");
-	emit_str(o, c->expr);
+	strbuf_add_cstring(o, c->expr);
 	strbuf_addf(o, ", '%c', %d, tl_t%d_names, { %d, %d, %d },\n",
 		    dtype_info(c->dtype)->letter | 0x20, c->nidx, t, c->rank[T_C], c->rank[T_A],
 		    c->rank[T_B]);
@@ -834,8 +828,8 @@ static void emit_wrappers(struct strbuf *o, const struct xlib *x, const char *pr
 	}
 }
 
-static enum tcx_status write_source(const struct xlib *x, const char *dir, const char *prefix,
-				    const char *up, struct tcx_error *err)
+static enum tcx_status write_source(const struct xlib *x, struct export_tree *tree,
+				    const char *prefix, const char *up, struct tcx_error *err)
 {
 	struct strbuf o = STRBUF_INIT, rel = STRBUF_INIT;
 	enum tcx_status st;
@@ -870,14 +864,14 @@ static enum tcx_status write_source(const struct xlib *x, const char *dir, const
 	st = strbuf_status(&o, err);
 	strbuf_addf(&rel, "src/%s.c", prefix);
 	if (!st)
-		st = write_file(dir, strbuf_str(&rel), o.buf, o.len, err);
+		st = export_tree_write(tree, strbuf_str(&rel), o.buf, o.len, err);
 	strbuf_release(&o);
 	strbuf_release(&rel);
 	return st;
 }
 
-static enum tcx_status write_config(const struct xlib *x, const char *dir, const char *prefix,
-				    const char *up, struct tcx_error *err)
+static enum tcx_status write_config(const struct xlib *x, struct export_tree *tree,
+				    const char *prefix, const char *up, struct tcx_error *err)
 {
 	struct strbuf o = STRBUF_INIT;
 	enum tcx_status st;
@@ -905,13 +899,14 @@ static enum tcx_status write_config(const struct xlib *x, const char *dir, const
 		    prefix, prefix, tcx_version(), prefix, prefix, prefix, up, x->tmpl[1] != NULL);
 	st = strbuf_status(&o, err);
 	if (!st)
-		st = write_file(dir, "src/config.h", o.buf, o.len, err);
+		st = export_tree_write(tree, "src/config.h", o.buf, o.len, err);
 	strbuf_release(&o);
 	return st;
 }
 
-static enum tcx_status write_readme(const struct xlib *x, const char *dir, const char *prefix,
-				    const char *up, bool reports, struct tcx_error *err)
+static enum tcx_status write_readme(const struct xlib *x, struct export_tree *tree,
+				    const char *prefix, const char *up, bool reports,
+				    struct tcx_error *err)
 {
 	struct strbuf o = STRBUF_INIT;
 	enum tcx_status st;
@@ -925,16 +920,25 @@ static enum tcx_status write_readme(const struct xlib *x, const char *dir, const
 	for (int t = 0; t < x->ntypes; t++) {
 		const struct xtype *T = &x->types[t];
 
-		strbuf_addf(&o, "| `%s_%s` | `%s` | %d |", prefix, T->name, T->c->expr,
-			    T->nkernels);
+		strbuf_addf(&o, "| `%s_%s` | `", prefix, T->name);
+		strbuf_add_ctext(&o, T->c->expr);
+		strbuf_addf(&o, "` | %d |", T->nkernels);
 		for (int i = 0; i < T->ninputs; i++) {
 			const struct export_input *in = &x->in[T->inputs[i]];
 			const char *base = strrchr(in->path, '/');
 
-			strbuf_addf(&o, "%s`%s` (%s; %s)", i ? "<br>" : " ",
-				    base ? base + 1 : in->path,
-				    in->logic->device_name ? in->logic->device_name : "?",
-				    selector_kind_name(in->kind));
+			/* input text only inside backticks, where Markdown is inert */
+			strbuf_adds(&o, i ? "<br>`" : " `");
+			strbuf_add_ctext(&o, base ? base + 1 : in->path);
+			strbuf_adds(&o, "` (");
+			if (in->logic->device_name) {
+				strbuf_addc(&o, '`');
+				strbuf_add_ctext(&o, in->logic->device_name);
+				strbuf_addc(&o, '`');
+			} else {
+				strbuf_addc(&o, '?');
+			}
+			strbuf_addf(&o, "; %s)", selector_kind_name(in->kind));
 		}
 		strbuf_adds(&o, " |\n");
 	}
@@ -958,12 +962,12 @@ static enum tcx_status write_readme(const struct xlib *x, const char *dir, const
 				"`selector-report.md`\n(and `.json`).\n");
 	st = strbuf_status(&o, err);
 	if (!st)
-		st = write_file(dir, "README.md", o.buf, o.len, err);
+		st = export_tree_write(tree, "README.md", o.buf, o.len, err);
 	strbuf_release(&o);
 	return st;
 }
 
-static enum tcx_status write_reports(const struct xlib *x, const char *dir, bool *any,
+static enum tcx_status write_reports(const struct xlib *x, struct export_tree *tree, bool *any,
 				     struct tcx_error *err)
 {
 	json_t *all = json_array();
@@ -992,9 +996,10 @@ static enum tcx_status write_reports(const struct xlib *x, const char *dir, bool
 		if (!st)
 			st = strbuf_status(&md, err);
 		if (!st)
-			st = write_file(dir, "selector-report.md", md.buf, md.len, err);
+			st = export_tree_write(tree, "selector-report.md", md.buf, md.len, err);
 		if (!st)
-			st = write_file(dir, "selector-report.json", text, strlen(text), err);
+			st = export_tree_write(tree, "selector-report.json", text, strlen(text),
+					       err);
 	}
 	free(text);
 	strbuf_release(&md);
@@ -1006,16 +1011,15 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 			   struct tcx_error *err)
 {
 	struct xlib x;
-	char up[64];
+	struct export_tree *tree = NULL;
+	char up[64], why[128];
 	enum tcx_status st;
 	struct strbuf hdr = STRBUF_INIT, types = STRBUF_INIT, rel = STRBUF_INIT;
 	bool reports = false;
 
-	if (!export_name_ok(o->name))
-		return tcx_fail(err, TCX_EINVAL,
-				"bad library name '%s': lowercase letters, digits and '_', not "
-				"starting with a digit, at most 40",
-				o->name ? o->name : "");
+	if (!export_name_check(o->name, why, sizeof(why)))
+		return tcx_fail(err, TCX_EINVAL, "bad library name '%s': %s",
+				o->name ? o->name : "", why);
 	if (n <= 0)
 		return tcx_fail(err, TCX_EINVAL, "no logic files to export");
 	memset(&x, 0, sizeof(x));
@@ -1027,7 +1031,7 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 	if (!st)
 		st = group_types(&x, err);
 	if (!st)
-		st = mkdir_p(o->out_dir, err);
+		st = export_tree_create(o->out_dir, &tree, err);
 	if (st)
 		goto out;
 	{
@@ -1049,51 +1053,50 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 		free(text);
 		strbuf_addf(&rel, "include/%s.h", o->name);
 		if (!st)
-			st = write_file(o->out_dir, strbuf_str(&rel), hdr.buf, hdr.len, err);
+			st = export_tree_write(tree, strbuf_str(&rel), hdr.buf, hdr.len, err);
 		if (!st)
-			st = write_config(&x, o->out_dir, o->name, up, err);
+			st = write_config(&x, tree, o->name, up, err);
 		if (!st)
-			st = write_source(&x, o->out_dir, o->name, up, err);
+			st = write_source(&x, tree, o->name, up, err);
 		/* the templates, copied */
 		if (!st)
-			st = copy_template(o->out_dir, "select.h", "src/select.h", tab, err);
+			st = copy_template(tree, "select.h", "src/select.h", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "select.c", "src/select.c", tab, err);
+			st = copy_template(tree, "select.c", "src/select.c", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "runtime.h", "src/runtime.h", tab, err);
+			st = copy_template(tree, "runtime.h", "src/runtime.h", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "runtime.c", "src/runtime.c", tab, err);
+			st = copy_template(tree, "runtime.c", "src/runtime.c", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "gpu.h", "src/gpu.h", tab, err);
+			st = copy_template(tree, "gpu.h", "src/gpu.h", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "runtime_gpu.c", "src/runtime_gpu.c", tab,
-					   err);
+			st = copy_template(tree, "runtime_gpu.c", "src/runtime_gpu.c", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "client.c", "client/client.c", tab, err);
+			st = copy_template(tree, "client.c", "client/client.c", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "client_gpu.c", "client/client_gpu.c", tab,
-					   err);
+			st = copy_template(tree, "client_gpu.c", "client/client_gpu.c", tab, err);
 		if (!st)
-			st = copy_template(o->out_dir, "CMakeLists.txt.in", "CMakeLists.txt", tab,
-					   err);
+			st = copy_template(tree, "CMakeLists.txt.in", "CMakeLists.txt", tab, err);
 		strbuf_reset(&rel);
 		strbuf_addf(&rel, "cmake/%sConfig.cmake.in", o->name);
 		if (!st)
-			st = copy_template(o->out_dir, "Config.cmake.in", strbuf_str(&rel), tab,
-					   err);
+			st = copy_template(tree, "Config.cmake.in", strbuf_str(&rel), tab, err);
 		strbuf_reset(&rel);
 		strbuf_addf(&rel, "%s.pc.in", o->name);
 		if (!st)
-			st = copy_template(o->out_dir, "pc.in", strbuf_str(&rel), tab, err);
+			st = copy_template(tree, "pc.in", strbuf_str(&rel), tab, err);
 	}
 	if (!st)
-		st = write_reports(&x, o->out_dir, &reports, err);
+		st = write_reports(&x, tree, &reports, err);
 	if (!st)
-		st = write_readme(&x, o->out_dir, o->name, up, reports, err);
+		st = write_readme(&x, tree, o->name, up, reports, err);
+	if (!st)
+		st = export_tree_commit(tree, err);
 	if (!st)
 		tcx_log(TCX_LOG_INFO, "%s: %d problem type%s, library written to %s", o->name,
 			x.ntypes, x.ntypes == 1 ? "" : "s", o->out_dir);
 out:
+	export_tree_destroy(tree);
 	strbuf_release(&hdr);
 	strbuf_release(&types);
 	strbuf_release(&rel);

@@ -63,16 +63,54 @@ struct export_opts {
 /* Writes the library's source tree for the inputs into o->out_dir: the
  * logic files are grouped by problem type (one function each); several
  * files of one type are chosen among by device (name, architecture,
- * vendor, default).  Every file is written atomically.  TCX_EINVAL for a
+ * vendor, default).  The tree is written as a whole (export_tree_commit):
+ * on failure the directory holds what it held before.  TCX_EINVAL for a
  * bad prefix or no input, TCX_EUNSUPPORTED for solutions the library cannot
  * run (ConstantSizes, MatrixInstruction), TCX_EREJECT for an invalid one,
  * TCX_EIO when a file cannot be written. */
 enum tcx_status export_lib(const struct export_input *in, int n, const struct export_opts *o,
 			   struct tcx_error *err);
 
+/* ---- writing the tree as a whole (tree.c) --------------------------------------- */
+
+/* The file in the output directory that lists the files tcx wrote there. */
+#define EXPORT_MANIFEST ".tcx-export"
+
+/* A tree of files being written into a directory (opaque). */
+struct export_tree;
+
+/* Starts writing into dir, which is created with its parents when missing
+ * (and removed again by export_tree_destroy without a commit).  TCX_EIO
+ * when it cannot be. */
+enum tcx_status export_tree_create(const char *dir, struct export_tree **out,
+				   struct tcx_error *err);
+/* Writes the file rel (a relative path; its directories are made) of the
+ * new tree in full, fsync'd, under no name yet (atomic_file_open).
+ * TCX_EIO, naming dir/rel and the reason, when it cannot (a full disk, a
+ * file-size limit). */
+enum tcx_status export_tree_write(struct export_tree *t, const char *rel, const char *data,
+				  size_t len, struct tcx_error *err);
+/* Puts the new tree in place: each file takes its name, replacing the one
+ * there, the files the earlier tree's manifest lists and this one does not
+ * write are removed, and the manifest (EXPORT_MANIFEST) lists this tree's
+ * files; no other file of dir is touched.  When a step fails, every step
+ * before it is undone, so that dir holds the earlier tree byte for byte,
+ * and TCX_EIO names the file and the reason.  The earlier files wait in
+ * dir/.tcx-export.old.XXXXXX meanwhile; one left by a killed export is
+ * removed by the next. */
+enum tcx_status export_tree_commit(struct export_tree *t, struct tcx_error *err);
+/* Frees t; without a commit, removes what was written and the directories
+ * made for it.  Accepts NULL. */
+void export_tree_destroy(struct export_tree *t);
+
 /* Whether name is a usable prefix: a C identifier of at most 40
- * characters, lowercase letters, digits and '_', not starting with a
- * digit. */
-bool export_name_ok(const char *name);
+ * characters, lowercase letters, digits and '_', not starting with a digit
+ * or '_', without "__" or a trailing '_' (C and C++ reserve such names),
+ * and none whose names would collide with the headers the library includes
+ * (OpenCL's cl_, CUDA's cu and cuda, NVRTC's, HIP's and hiprtc's, POSIX
+ * threads'), with its own files and internal names, with CMake's reserved
+ * targets, or whose header would hide a system header (stdio.h).  When
+ * not, why[len] says why. */
+bool export_name_check(const char *name, char *why, size_t len);
 
 #endif /* TCX_EXPORT_H */

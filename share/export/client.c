@@ -444,7 +444,7 @@ static void dev_close(struct dev *d)
 	clReleaseContext(d->ctx);
 }
 
-static TL(queue) dev_queue(struct dev *d)
+static TL(queue) queue_of(struct dev *d)
 {
 	return (TL(queue))d->q;
 }
@@ -604,7 +604,7 @@ int main(int argc, char **argv)
 			if (ret)
 				return ret;
 		}
-		st = TL(compile)(dev_target ? dev_queue(&d) : NULL, dev_target ? NULL : compile);
+		st = TL(compile)(dev_target ? queue_of(&d) : NULL, dev_target ? NULL : compile);
 		if (dev_target)
 			dev_close(&d);
 		if (st)
@@ -646,7 +646,7 @@ int main(int argc, char **argv)
 	ret = dev_open(device, &d);
 	if (ret)
 		return ret;
-	st = TL(query)(pi, dev_queue(&d), usize, pad ? x[0].given : NULL, pad ? x[1].given : NULL,
+	st = TL(query)(pi, queue_of(&d), usize, pad ? x[0].given : NULL, pad ? x[1].given : NULL,
 		       pad ? x[2].given : NULL, &ch);
 	if (st) {
 		ret = show_error("query", st);
@@ -693,7 +693,7 @@ int main(int argc, char **argv)
 		ret = 3;
 		goto out_mem;
 	}
-	st = TL(run)(pi, dev_queue(&d), usize, pad ? x[0].given : NULL, pad ? x[1].given : NULL,
+	st = TL(run)(pi, queue_of(&d), usize, pad ? x[0].given : NULL, pad ? x[1].given : NULL,
 		     pad ? x[2].given : NULL, alpha, beta, mem[0], mem[1], mem[2]);
 	if (st) {
 		ret = show_error("run", st);

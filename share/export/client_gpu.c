@@ -119,7 +119,7 @@ static void dev_close(struct dev *d)
 	dlclose(d->lib);
 }
 
-static TL(queue) dev_queue(struct dev *d)
+static TL(queue) queue_of(struct dev *d)
 {
 	(void)d;
 	return NULL; /* the default stream (of the current context, CUDA) */

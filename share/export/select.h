@@ -3,8 +3,8 @@
  * and measurements at the tuned sizes.  Shared by tcx (lib/logic/selector.h)
  * and the libraries `tcx export-lib` writes.  C99; the includer supplies
  * <stdint.h>. */
-#ifndef TCX_SELECT_H
-#define TCX_SELECT_H
+#ifndef SEL_SELECT_H
+#define SEL_SELECT_H
 
 #define SEL_MAX_INDICES 16
 
@@ -59,4 +59,4 @@ struct sel_table {
 	double bandwidth;
 };
 
-#endif /* TCX_SELECT_H */
+#endif /* SEL_SELECT_H */
