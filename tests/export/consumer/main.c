@@ -155,7 +155,7 @@ int main(void)
 	cl_device_id dev;
 	cl_uint n = 0;
 	cl_int rc;
-	size_t bad_sizes[4] = {4, 0, 2, 4};
+	size_t sizes4[4] = {4, 4, 2, 4}, empty[4] = {4, 0, 2, 4}, huge[4] = {4, (size_t)-1, 2, 4};
 	enum tcxexp_status st;
 
 	if (clGetPlatformIDs(1, &plat, &n) != CL_SUCCESS || n == 0 ||
@@ -183,12 +183,13 @@ int main(void)
 	run(&o, 31, 7, 5, 2, 0, 1.0f, 0.0f);
 	run(&o, 13, 17, 3, 29, 3, 1.0f, 0.5f);
 	run(&o, 32, 16, 2, 24, 1, 1.0f, 0.0f);
-	/* errors: a size 0, a missing buffer, a queue that is none */
-	st = tcxexp_Cijk_Ailk_Bjlk_S((tcxexp_queue)o.q, bad_sizes, NULL, NULL, NULL, 1, 0, NULL,
+	/* errors: a missing buffer, no alpha, a size past 63 bits, a queue
+	 * that is none; an empty problem (a size 0) is no error */
+	st = tcxexp_Cijk_Ailk_Bjlk_S((tcxexp_queue)o.q, sizes4, NULL, NULL, NULL, 1, 0, NULL,
 				     NULL, NULL);
 	if (st != TCXEXP_EINVAL || !strcmp(tcxexp_status_str(st), "unknown status"))
 		FAIL("a missing buffer gave %d", (int)st);
-	st = tcxexp_run(0, (tcxexp_queue)o.q, bad_sizes, NULL, NULL, NULL, NULL, NULL,
+	st = tcxexp_run(0, (tcxexp_queue)o.q, sizes4, NULL, NULL, NULL, NULL, NULL,
 			(tcxexp_mem)o.q, (tcxexp_mem)o.q, (tcxexp_mem)o.q);
 	if (st != TCXEXP_EINVAL)
 		FAIL("no alpha gave %d", (int)st);
@@ -196,10 +197,17 @@ int main(void)
 		struct tcxexp_choice ch;
 		double one = 1;
 
-		st = tcxexp_query(0, (tcxexp_queue)o.q, bad_sizes, NULL, NULL, NULL, &ch);
+		st = tcxexp_query(0, (tcxexp_queue)o.q, huge, NULL, NULL, NULL, &ch);
 		if (st != TCXEXP_EINVAL || tcxexp_last_error(NULL, 0) == 0)
-			FAIL("size 0 gave %d", (int)st);
-		st = tcxexp_run(5, (tcxexp_queue)o.q, bad_sizes, NULL, NULL, NULL, &one, NULL,
+			FAIL("a size past 63 bits gave %d", (int)st);
+		st = tcxexp_query(0, (tcxexp_queue)o.q, empty, NULL, NULL, NULL, &ch);
+		if (st != TCXEXP_OK || ch.solution != -1)
+			FAIL("a size 0 gave %d, solution %d", (int)st, ch.solution);
+		st = tcxexp_Cijk_Ailk_Bjlk_S((tcxexp_queue)o.q, empty, NULL, NULL, NULL, 1, 0, NULL,
+					     NULL, NULL);
+		if (st != TCXEXP_OK)
+			FAIL("an empty C with no buffers gave %d", (int)st);
+		st = tcxexp_run(5, (tcxexp_queue)o.q, sizes4, NULL, NULL, NULL, &one, NULL,
 				(tcxexp_mem)o.q, (tcxexp_mem)o.q, (tcxexp_mem)o.q);
 		if (st != TCXEXP_EINVAL)
 			FAIL("problem 5 gave %d", (int)st);
