@@ -22,6 +22,8 @@ struct store {
 	sqlite3 *db;
 	char *path;
 	bool batch; /* store_begin opened a transaction */
+	int sys;    /* the system errno of the last step that failed, taken
+		     * before sqlite3_reset could replace it (0: none) */
 	sqlite3_stmt *put, *get, *begin, *commit, *rollback;
 };
 
@@ -106,12 +108,12 @@ static const char merge_sql[] = "INSERT INTO main.measurements (" ALL_COLUMNS ")
 				"ON CONFLICT (" KEY_COLUMNS ") DO UPDATE SET " UPDATE_SET
 				" WHERE excluded.timestamp > measurements.timestamp";
 
-/* Maps a SQLite result code to a status and a message naming the store. */
-static enum tcx_status db_fail(sqlite3 *db, const char *path, int rc, const char *what,
-			       struct tcx_error *err)
+/* Maps a SQLite result code to a status and a message naming the store and,
+ * for an I/O error, the system's reason (errno `sys`, 0: none known). */
+static enum tcx_status sys_fail(sqlite3 *db, const char *path, int rc, int sys, const char *what,
+				struct tcx_error *err)
 {
 	const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-	int sys = db ? sqlite3_system_errno(db) : 0;
 	enum tcx_status st;
 
 	switch (rc & 0xff) {
@@ -150,6 +152,40 @@ static enum tcx_status db_fail(sqlite3 *db, const char *path, int rc, const char
 	return st;
 }
 
+static enum tcx_status db_fail(sqlite3 *db, const char *path, int rc, const char *what,
+			       struct tcx_error *err)
+{
+	return sys_fail(db, path, rc, db ? sqlite3_system_errno(db) : 0, what, err);
+}
+
+/* db_fail for a step of s that failed: with the errno that step saw. */
+static enum tcx_status step_fail(struct store *s, int rc, const char *what, struct tcx_error *err)
+{
+	int sys = s->sys ? s->sys : sqlite3_system_errno(s->db);
+
+	s->sys = 0;
+	return sys_fail(s->db, s->path, rc, sys, what, err);
+}
+
+/* sqlite3_step, keeping the errno of a failure in s->sys: SQLite's own
+ * record of it, or (SQLite leaves that 0 when a write fails as a
+ * transaction commits) errno as the failed step left it. */
+static int step(struct store *s, sqlite3_stmt *st)
+{
+	int rc, sys;
+
+	s->sys = 0;
+	errno = 0;
+	rc = sqlite3_step(st);
+	sys = errno;
+	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
+		return rc;
+	s->sys = sqlite3_system_errno(s->db);
+	if (!s->sys && (rc & 0xff) == SQLITE_IOERR && rc != SQLITE_IOERR_SHORT_READ)
+		s->sys = sys;
+	return rc;
+}
+
 static int prepare(struct store *s, sqlite3_stmt **stmt, const char *sql)
 {
 	if (*stmt)
@@ -164,7 +200,7 @@ static int run_cached(struct store *s, sqlite3_stmt **stmt, const char *sql)
 
 	if (rc != SQLITE_OK)
 		return rc;
-	rc = sqlite3_step(*stmt);
+	rc = step(s, *stmt);
 	sqlite3_reset(*stmt);
 	return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
 }
@@ -579,7 +615,7 @@ enum tcx_status store_begin(struct store *s, struct tcx_error *err)
 				s->path);
 	rc = run_cached(s, &s->begin, "BEGIN IMMEDIATE");
 	if (rc != SQLITE_OK)
-		return db_fail(s->db, s->path, rc, "write", err);
+		return step_fail(s, rc, "write", err);
 	s->batch = true;
 	return TCX_OK;
 }
@@ -600,7 +636,7 @@ enum tcx_status store_commit(struct store *s, struct tcx_error *err)
 	rc = run_cached(s, &s->commit, "COMMIT");
 	if (rc == SQLITE_OK)
 		return TCX_OK;
-	st = db_fail(s->db, s->path, rc, "write", err);
+	st = step_fail(s, rc, "write", err);
 	rollback(s);
 	return st;
 }
@@ -635,7 +671,7 @@ enum tcx_status store_put(struct store *s, const struct measurement *m, struct t
 	if (fault_hit(FAULT_WRITE)) /* TCX_FAULT=write:N: as a full disk */
 		return db_fail(NULL, s->path, SQLITE_FULL, "write", err);
 	if (own && (rc = run_cached(s, &s->begin, "BEGIN IMMEDIATE")) != SQLITE_OK)
-		return db_fail(s->db, s->path, rc, "write", err);
+		return step_fail(s, rc, "write", err);
 	st = s->put;
 	if ((rc = BIND_FIELD(st, 1, m, device)) || (rc = BIND_FIELD(st, 2, m, driver)) ||
 	    (rc = BIND_FIELD(st, 3, m, problem)) ||
@@ -651,7 +687,7 @@ enum tcx_status store_put(struct store *s, const struct measurement *m, struct t
 	    (rc = sqlite3_bind_double(st, 19, m->timestamp)) ||
 	    (rc = BIND_FIELD(st, 20, m, version)))
 		goto out_rollback;
-	rc = sqlite3_step(st);
+	rc = step(s, st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	if (rc != SQLITE_DONE)
@@ -660,7 +696,7 @@ enum tcx_status store_put(struct store *s, const struct measurement *m, struct t
 		goto out_rollback;
 	return TCX_OK;
 out_rollback:
-	ret = db_fail(s->db, s->path, rc, "write", err);
+	ret = step_fail(s, rc, "write", err);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	if (own)

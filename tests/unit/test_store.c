@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -502,6 +503,44 @@ static void test_merge(void)
 	unlink(junk);
 }
 
+/* A write that fails says why: under a file-size limit (SIGXFSZ ignored,
+ * as tcx does) the store's log cannot grow, and the message gives the
+ * system's reason, which SQLite itself does not keep for a failed commit. */
+static void test_write_reason(void)
+{
+	const char *p = tmp_path("fsize.db");
+	int status = -1;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit lim = {64 << 10, 64 << 10};
+		struct store *s;
+		struct tcx_error err = {0};
+		struct measurement m;
+		enum tcx_status st = TCX_OK;
+		int i;
+
+		signal(SIGXFSZ, SIG_IGN);
+		if (setrlimit(RLIMIT_FSIZE, &lim) != 0 || store_open(p, true, &s, &err) != TCX_OK)
+			_exit(2);
+		for (i = 0; i < 1000 && st == TCX_OK; i++) {
+			fill(&m, "fsize", i, 0);
+			st = store_put(s, &m, &err);
+		}
+		store_close(s);
+		if (st != TCX_EIO || !strstr(err.msg, p) || !strstr(err.msg, strerror(EFBIG))) {
+			fprintf(stderr, "after %d rows: status %d: %s\n", i, (int)st, err.msg);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	CHECK(pid > 0);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+	CHECK(integrity_ok(p));
+}
+
 static void test_damage(void)
 {
 	struct store *s;
@@ -733,6 +772,7 @@ int main(void)
 	test_query();
 	test_batch();
 	test_merge();
+	test_write_reason();
 	test_damage();
 	test_busy();
 	test_concurrent();
