@@ -504,7 +504,7 @@ static enum tcx_status check_schema(struct store *s, struct tcx_error *err)
 	return TCX_OK;
 }
 
-enum tcx_status store_open(const char *path, bool create, struct store **out, struct tcx_error *err)
+enum tcx_status store_open(const char *path, bool write, struct store **out, struct tcx_error *err)
 {
 	struct store *s;
 	struct stat sb;
@@ -519,7 +519,7 @@ enum tcx_status store_open(const char *path, bool create, struct store **out, st
 		if (S_ISDIR(sb.st_mode))
 			return tcx_fail(err, TCX_EIO, "cannot open results store '%s': %s", path,
 					strerror(EISDIR));
-	} else if (errno != ENOENT || !create) {
+	} else if (errno != ENOENT || !write) {
 		return tcx_fail(err, TCX_EIO, "cannot open results store '%s': %s", path,
 				strerror(errno));
 	} else if ((st = make_parents(path, err))) {
@@ -534,7 +534,10 @@ enum tcx_status store_open(const char *path, bool create, struct store **out, st
 		free(s);
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	}
-	flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+	/* a reader opens the file read-only: whatever it is, it stays as it
+	 * was (an empty file or another program's database is refused, not
+	 * made into a store) */
+	flags = write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
 	rc = sqlite3_open_v2(path, &s->db, flags, NULL);
 	if (rc != SQLITE_OK) {
 		st = db_fail(s->db, path, rc, "open", err);
@@ -556,15 +559,28 @@ enum tcx_status store_open(const char *path, bool create, struct store **out, st
 	}
 	{
 		/* another program's database: refuse it before WAL mode rewrites
-		 * its header */
-		int version, src = SQLITE_OK;
+		 * its header; a reader also refuses an empty one */
+		int version, src = SQLITE_OK, state = schema_state(s, &version, &src);
 
-		if (schema_state(s, &version, &src) == -1) {
+		if (state == -1) {
 			st = tcx_fail(err, TCX_ECORRUPT,
 				      "'%s' is a SQLite database but not a tcx results store",
 				      path);
 			goto out_close;
 		}
+		if (state == 0 && !write) {
+			st = tcx_fail(err, TCX_ECORRUPT,
+				      "'%s' is not a tcx results store: it is empty (tcx tune "
+				      "makes a store)",
+				      path);
+			goto out_close;
+		}
+	}
+	if (!write) {
+		if ((st = check_schema(s, err)))
+			goto out_close;
+		*out = s;
+		return TCX_OK;
 	}
 	rc = set_wal(s->db, busy, buf, sizeof(buf));
 	if (rc != SQLITE_OK) {

@@ -55,17 +55,20 @@ struct measurement {
 /* An open store (opaque). */
 struct store;
 
-/* Opens the store at `path`.  With `create`, a missing file is created,
- * with its parent directories (mkdir -p).  The schema is created in a new or
- * empty database.  Runs PRAGMA quick_check.  On failure *out is NULL and:
- *   TCX_EIO          the file is missing (create false), is a directory, or
+/* Opens the store at `path`.  With `write`, for reading and writing: a
+ * missing file is created, with its parent directories (mkdir -p), and the
+ * schema is created in a new or empty database.  Without it, read-only: the
+ * file must exist and be a tcx results store, and nothing is written to it
+ * (store_put and store_merge's output need `write`).  Runs PRAGMA
+ * quick_check.  On failure *out is NULL and:
+ *   TCX_EIO          the file is missing (write false), is a directory, or
  *                    cannot be opened or created
- *   TCX_ECORRUPT     not a SQLite database, a damaged one, or a SQLite
- *                    database that is not a tcx results store
+ *   TCX_ECORRUPT     not a SQLite database, a damaged one, a SQLite
+ *                    database that is not a tcx results store, or (write
+ *                    false) an empty file or database
  *   TCX_EUNSUPPORTED a store written by a newer tcx (schema version)
  *   TCX_EBUSY        locked by another process past the busy timeout */
-enum tcx_status store_open(const char *path, bool create, struct store **out,
-			   struct tcx_error *err);
+enum tcx_status store_open(const char *path, bool write, struct store **out, struct tcx_error *err);
 
 /* Closes the store; NULL is allowed.  A batch not committed with
  * store_commit is rolled back. */

@@ -158,6 +158,24 @@ static bool raw_exec(const char *path, const char *sql)
 	return rc == SQLITE_OK;
 }
 
+static long long file_size(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+/* The bytes of a file, to compare before and after (NULL: unreadable). */
+static char *slurp(const char *path, size_t *len)
+{
+	char *buf = NULL;
+	struct tcx_error err = {0};
+
+	if (read_file(path, &buf, len, &err) != TCX_OK)
+		return NULL;
+	return buf;
+}
+
 static void sleep_ms(int ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -503,6 +521,53 @@ static void test_merge(void)
 	unlink(junk);
 }
 
+/* A reader opens read-only: what it is given stays as it was, and what is
+ * not a tcx store (an empty database of another program) is refused. */
+static void test_read_only(void)
+{
+	struct store *s;
+	struct tcx_error err = {0};
+	struct measurement m;
+	const char *p = tmp_path("ro.db"), *e = tmp_path("ro-empty.db");
+	char *before, *after;
+	size_t blen, alen;
+
+	/* another program's database without tables: not made a store */
+	CHECK(raw_exec(e, "PRAGMA user_version = 7;"));
+	CHECK((before = slurp(e, &blen)) != NULL);
+	s = (struct store *)&s;
+	CHECK(store_open(e, false, &s, &err) == TCX_ECORRUPT);
+	CHECK(s == NULL);
+	CHECK_MSG(strstr(err.msg, e) && strstr(err.msg, "not a tcx results store"), "%s", err.msg);
+	CHECK((after = slurp(e, &alen)) != NULL);
+	CHECK(before && after && alen == blen && memcmp(before, after, blen) == 0);
+	free(before);
+	free(after);
+	unlink(e);
+
+	/* a store: read, never written */
+	CHECK(store_open(p, true, &s, &err) == TCX_OK);
+	for (int i = 0; i < 5; i++) {
+		fill(&m, "dev", i, 0);
+		CHECK(store_put(s, &m, &err) == TCX_OK);
+	}
+	store_close(s); /* checkpoints: the whole store is in the file */
+	CHECK((before = slurp(p, &blen)) != NULL);
+	CHECK_MSG(store_open(p, false, &s, &err) == TCX_OK, "%s", err.msg);
+	if (s) {
+		CHECK(count(s, NULL) == 5);
+		fill(&m, "dev", 9, 0);
+		CHECK(store_put(s, &m, &err) != TCX_OK);
+		CHECK(count(s, NULL) == 5);
+		store_close(s);
+	}
+	CHECK((after = slurp(p, &alen)) != NULL);
+	CHECK(before && after && alen == blen && memcmp(before, after, blen) == 0);
+	free(before);
+	free(after);
+	CHECK(integrity_ok(p));
+}
+
 /* A write that fails says why: under a file-size limit (SIGXFSZ ignored,
  * as tcx does) the store's log cannot grow, and the message gives the
  * system's reason, which SQLite itself does not keep for a failed commit. */
@@ -579,9 +644,15 @@ static void test_damage(void)
 	CHECK(write_bytes(t, buf, len));
 	CHECK(store_open(t, false, &s, &err) == TCX_ECORRUPT);
 	unlink(t);
-	/* a file that was never written is an empty store */
+	/* a file that was never written: a reader refuses it and leaves it
+	 * empty; a writer makes it an empty store */
 	CHECK(write_bytes(t, buf, 0));
-	CHECK(store_open(t, false, &s, &err) == TCX_OK);
+	s = (struct store *)&s;
+	CHECK(store_open(t, false, &s, &err) == TCX_ECORRUPT);
+	CHECK(s == NULL);
+	CHECK_MSG(strstr(err.msg, t) && strstr(err.msg, "not a tcx results store"), "%s", err.msg);
+	CHECK(file_size(t) == 0);
+	CHECK(store_open(t, true, &s, &err) == TCX_OK);
 	CHECK(count(s, NULL) == 0);
 	store_close(s);
 	unlink(t);
@@ -709,7 +780,7 @@ static void test_sigkill(int delay_ms)
 	pid = fork();
 	if (pid == 0) {
 		close(fd[0]);
-		if (store_open(p, false, &s, &err) != TCX_OK)
+		if (store_open(p, true, &s, &err) != TCX_OK)
 			_exit(2);
 		for (int i = 0;; i++) {
 			fill(&m, "killed", i, 0);
@@ -738,7 +809,11 @@ static void test_sigkill(int delay_ms)
 		  last + 1);
 	CHECK(store_query(s, NULL, check_whole, &bad, &err) == TCX_OK);
 	CHECK(bad == 0);
+	store_close(s);
 	/* and it takes writes again */
+	CHECK_MSG(store_open(p, true, &s, &err) == TCX_OK, "%s", err.msg);
+	if (!s)
+		return;
 	fill(&m, "after", 1, 0);
 	CHECK(store_put(s, &m, &err) == TCX_OK);
 	store_close(s);
@@ -773,6 +848,7 @@ int main(void)
 	test_batch();
 	test_merge();
 	test_write_reason();
+	test_read_only();
 	test_damage();
 	test_busy();
 	test_concurrent();
