@@ -24,7 +24,7 @@ struct store {
 	bool batch; /* store_begin opened a transaction */
 	int sys;    /* the system errno of the last step that failed, taken
 		     * before sqlite3_reset could replace it (0: none) */
-	sqlite3_stmt *put, *get, *begin, *commit, *rollback;
+	sqlite3_stmt *put, *merge_put, *get, *begin, *commit, *rollback;
 };
 
 /* The schema, version STORE_SCHEMA_VERSION.  sizes is the key ("64,32,16",
@@ -102,11 +102,13 @@ static const char query_sql[] = "SELECT " ROW_COLUMNS " FROM measurements" FILTE
 				" ORDER BY problem, sizes_ord, solution, device, driver";
 static const char count_sql[] = "SELECT count(*) FROM measurements" FILTER_WHERE;
 
-/* Newer rows win; on a tie the row already in the output stays. */
-static const char merge_sql[] = "INSERT INTO main.measurements (" ALL_COLUMNS ") "
-				"SELECT " ALL_COLUMNS " FROM src.measurements WHERE true "
-				"ON CONFLICT (" KEY_COLUMNS ") DO UPDATE SET " UPDATE_SET
-				" WHERE excluded.timestamp > measurements.timestamp";
+/* A merged row: newer rows win; on a tie the row already there stays. */
+static const char merge_put_sql[] =
+    "INSERT INTO measurements (" ALL_COLUMNS ") "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+    "?18, ?19, ?20) "
+    "ON CONFLICT (" KEY_COLUMNS ") DO UPDATE SET " UPDATE_SET
+    " WHERE excluded.timestamp > measurements.timestamp";
 
 /* Maps a SQLite result code to a status and a message naming the store and,
  * for an I/O error, the system's reason (errno `sys`, 0: none known). */
@@ -611,6 +613,7 @@ void store_close(struct store *s)
 	if (s->db && s->batch)
 		rollback(s);
 	sqlite3_finalize(s->put);
+	sqlite3_finalize(s->merge_put);
 	sqlite3_finalize(s->get);
 	sqlite3_finalize(s->begin);
 	sqlite3_finalize(s->commit);
@@ -657,7 +660,10 @@ enum tcx_status store_commit(struct store *s, struct tcx_error *err)
 	return st;
 }
 
-enum tcx_status store_put(struct store *s, const struct measurement *m, struct tcx_error *err)
+/* Writes m with the cached statement *stmt (sql), in its own transaction
+ * or the open batch. */
+static enum tcx_status put_row(struct store *s, sqlite3_stmt **stmt, const char *sql,
+			       const struct measurement *m, struct tcx_error *err)
 {
 	char sizes[512];
 	unsigned char ord[8 * STORE_MAX_INDICES];
@@ -682,13 +688,13 @@ enum tcx_status store_put(struct store *s, const struct measurement *m, struct t
 	sizes_text(m->nidx, m->sizes, sizes, sizeof(sizes));
 	sizes_ord(m->nidx, m->sizes, ord);
 
-	if ((rc = prepare(s, &s->put, put_sql)) != SQLITE_OK)
+	if ((rc = prepare(s, stmt, sql)) != SQLITE_OK)
 		return db_fail(s->db, s->path, rc, "write", err);
 	if (fault_hit(FAULT_WRITE)) /* TCX_FAULT=write:N: as a full disk */
 		return db_fail(NULL, s->path, SQLITE_FULL, "write", err);
 	if (own && (rc = run_cached(s, &s->begin, "BEGIN IMMEDIATE")) != SQLITE_OK)
 		return step_fail(s, rc, "write", err);
-	st = s->put;
+	st = *stmt;
 	if ((rc = BIND_FIELD(st, 1, m, device)) || (rc = BIND_FIELD(st, 2, m, driver)) ||
 	    (rc = BIND_FIELD(st, 3, m, problem)) ||
 	    (rc = sqlite3_bind_text(st, 4, sizes, -1, SQLITE_TRANSIENT)) ||
@@ -718,6 +724,11 @@ out_rollback:
 	if (own)
 		rollback(s);
 	return ret;
+}
+
+enum tcx_status store_put(struct store *s, const struct measurement *m, struct tcx_error *err)
+{
+	return put_row(s, &s->put, put_sql, m, err);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -845,31 +856,50 @@ out_finalize:
 
 /* ---- merging ------------------------------------------------------------ */
 
-/* Merges one checked input, attached as "src", in one transaction. */
+struct merge_ctx {
+	struct store *out;
+	enum tcx_status st;
+	struct tcx_error *err;
+};
+
+/* store_query's callback: one row of an input, as the readers read it,
+ * into the output (a newer row wins). */
+static int merge_row(const struct measurement *m, void *arg)
+{
+	struct merge_ctx *x = arg;
+
+	x->st = put_row(x->out, &x->out->merge_put, merge_put_sql, m, x->err);
+	return x->st != TCX_OK;
+}
+
+/* Merges one input into o in one transaction.  Every row goes through
+ * read_row and put_row, so the output holds only rows that tcx reads back
+ * as it reads its own. */
 static enum tcx_status merge_one(struct store *o, const char *input, struct tcx_error *err)
 {
-	sqlite3_stmt *st = NULL;
-	enum tcx_status ret = TCX_OK;
-	int rc;
+	struct merge_ctx x = { o, TCX_OK, err };
+	struct store *in;
+	enum tcx_status st;
 
-	rc = sqlite3_prepare_v2(o->db, "ATTACH DATABASE ?1 AS src", -1, &st, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_text(st, 1, input, -1, SQLITE_TRANSIENT);
-	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_DONE)
-		rc = SQLITE_OK;
-	sqlite3_finalize(st);
-	if (rc != SQLITE_OK)
-		return db_fail(o->db, input, rc, "read", err);
-
-	/* one statement, so one transaction; not BEGIN IMMEDIATE, which would
-	 * take the write lock of the input too */
-	rc = sqlite3_exec(o->db, merge_sql, NULL, NULL, NULL);
-	if (rc != SQLITE_OK) {
-		ret = db_fail(o->db, o->path, rc, "merge into", err);
-		tcx_error_prefix(err, "merging '%s'", input);
+	if ((st = store_open(input, false, &in, err)))
+		return st;
+	st = store_begin(o, err);
+	if (!st)
+		st = store_query(in, NULL, merge_row, &x, err);
+	if (!st)
+		st = x.st;
+	if (st) {
+		if (o->batch) {
+			o->batch = false;
+			rollback(o);
+		}
+	} else {
+		st = store_commit(o, err);
 	}
-	sqlite3_exec(o->db, "DETACH DATABASE src", NULL, NULL, NULL);
-	return ret;
+	if (st)
+		tcx_error_prefix(err, "merging '%s'", input);
+	store_close(in);
+	return st;
 }
 
 enum tcx_status store_merge(const char *const *inputs, int n, const char *output,
@@ -881,10 +911,15 @@ enum tcx_status store_merge(const char *const *inputs, int n, const char *output
 
 	if (n < 0 || (n > 0 && !inputs))
 		return tcx_fail(err, TCX_EINVAL, "no results stores to merge");
+	/* every row of every input read as the readers read it, before
+	 * anything is written: a row tcx would refuse is refused here */
 	for (int k = 0; k < n; k++) {
 		if ((st = store_open(inputs[k], false, &in, err)))
 			return st;
+		st = store_query(in, NULL, NULL, NULL, err);
 		store_close(in);
+		if (st)
+			return st;
 	}
 	if ((st = store_open(output, true, &o, err)))
 		return st;

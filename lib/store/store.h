@@ -110,8 +110,10 @@ enum tcx_status store_count(struct store *s, const struct store_filter *f, int64
 /* Merges the stores `inputs[0..n)` into `output`, which is created if
  * missing, else added to.  On a key clash the row with the newer timestamp
  * wins (on a tie the row already in output stays).  Every input is opened
- * and checked before anything is written; each input is then merged in one
- * transaction.  An input that is the output file itself is skipped. */
+ * read-only and each of its rows read as store_query reads them before
+ * anything is written, so that a row the readers would refuse (TCX_ECORRUPT,
+ * naming the input) never reaches the output; each input is then merged in
+ * one transaction.  An input that is the output file itself is skipped. */
 enum tcx_status store_merge(const char *const *inputs, int n, const char *output,
 			    struct tcx_error *err);
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # limits.sh - inputs at and past tcx's limits that need more than one
 # command line to set up: a read-only query leaves an empty file or another
-# program's database as it was.
+# program's database as it was; a merge refuses a store with a row
+# `tcx results` would refuse and leaves its output readable.
 . "$(dirname "$0")/lib.sh"
 export XDG_CACHE_HOME=$scratch/cache TCX_NO_KERNEL_CACHE=1
 
@@ -19,5 +20,38 @@ for f in empty.db other.db tables.db; do
 	checks=$((checks + 1))
 	[ -z "$(ls "$f"-* 2>/dev/null)" ] || fail "tcx results --db $f left $(ls "$f"-*)"
 done
+
+# ---- merge checks rows as tcx results reads them ------------------------------
+# a store of three rows, made from SQL as tcx writes them, and a copy with
+# a status tcx does not know
+sqlite3 good.db <<'SQL'
+CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+INSERT INTO meta VALUES ('schema_version', '1');
+CREATE TABLE measurements (device TEXT NOT NULL, driver TEXT NOT NULL, problem TEXT NOT NULL,
+  sizes TEXT NOT NULL, solution TEXT NOT NULL, nidx INTEGER NOT NULL, sizes_ord BLOB NOT NULL,
+  backend TEXT NOT NULL, status INTEGER NOT NULL, reason TEXT NOT NULL, median_ms REAL,
+  ci_lo_ms REAL, ci_hi_ms REAL, min_ms REAL, max_ms REAL, gflops REAL, reps INTEGER NOT NULL,
+  timer TEXT NOT NULL, timestamp REAL NOT NULL, version TEXT NOT NULL,
+  PRIMARY KEY (device, driver, problem, sizes, solution));
+INSERT INTO measurements VALUES
+  ('dev', 'drv', 'Cij_Aik_Bkj_S', '32,32,16', 'sol1', 3, x'00', 'opencl', 0, '', 1, 1, 1, 1, 1, 2, 5, 'wall', 1.7e9, '0.1.0'),
+  ('dev', 'drv', 'Cij_Aik_Bkj_S', '64,32,16', 'sol1', 3, x'00', 'opencl', 0, '', 2, 2, 2, 2, 2, 2, 5, 'wall', 1.7e9, '0.1.0'),
+  ('dev', 'drv', 'Cij_Aik_Bkj_S', '96,32,16', 'sol1', 3, x'00', 'opencl', 0, '', 3, 3, 3, 3, 3, 2, 5, 'wall', 1.7e9, '0.1.0');
+SQL
+run results --db good.db
+expect_rc 0 "tcx results reads the store made from SQL"
+cp good.db bad.db
+sqlite3 bad.db "UPDATE measurements SET device = 'other', status = 9 WHERE sizes = '64,32,16';"
+run results --db bad.db
+expect_rc 2 "tcx results refuses a row with status 9"
+run results merge good.db -o out.db
+expect_rc 0 "merge of the good store"
+run results merge bad.db -o out.db
+expect_rc 2 "merge of a store with a row tcx results refuses"
+expect_err "bad.db.*unknown status 9" "merge names the store and the row's fault"
+run results --db out.db
+expect_rc 0 "the output of the refused merge is still readable"
+checks=$((checks + 1))
+[ "$(sqlite3 out.db 'SELECT count(*) FROM measurements;')" = 3 ] || fail "the refused merge wrote rows"
 
 done_testing

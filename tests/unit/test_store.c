@@ -568,6 +568,67 @@ static void test_read_only(void)
 	CHECK(integrity_ok(p));
 }
 
+/* A merge checks every row of every input as the readers read them: an
+ * input with a row `tcx results` would refuse is refused, naming it, and the
+ * output is left as it was. */
+static void test_merge_bad_rows(void)
+{
+	static const char *const damage[] = {
+	    "UPDATE measurements SET status = 7 WHERE rowid = 2",
+	    "UPDATE measurements SET sizes = '16,x,48' WHERE rowid = 2",
+	    "UPDATE measurements SET nidx = 17 WHERE rowid = 2",
+	    "UPDATE measurements SET reason = printf('%.600c', 'x') WHERE rowid = 2",
+	    "UPDATE measurements SET timer = 'stopwatch!' WHERE rowid = 2",
+	};
+	struct store *s;
+	struct tcx_error err = {0};
+	struct measurement m;
+	const char *good = tmp_path("mg-good.db"), *out = tmp_path("mg-out.db");
+	const char *bad = tmp_path("mg-bad.db");
+	const char *in[2] = {good, bad};
+
+	CHECK(store_open(good, true, &s, &err) == TCX_OK);
+	for (int i = 0; i < 4; i++) {
+		fill(&m, "good", i, 0);
+		CHECK(store_put(s, &m, &err) == TCX_OK);
+	}
+	store_close(s);
+	CHECK(store_open(out, true, &s, &err) == TCX_OK);
+	fill(&m, "out", 0, 0);
+	CHECK(store_put(s, &m, &err) == TCX_OK);
+	store_close(s);
+
+	for (size_t k = 0; k < ARRAY_SIZE(damage); k++) {
+		unlink(bad);
+		CHECK(store_open(bad, true, &s, &err) == TCX_OK);
+		for (int i = 0; i < 3; i++) {
+			fill(&m, "bad", i, 0);
+			CHECK(store_put(s, &m, &err) == TCX_OK);
+		}
+		store_close(s);
+		CHECK(raw_exec(bad, damage[k]));
+		CHECK_MSG(store_merge(in, 2, out, &err) == TCX_ECORRUPT, "%s: %s", damage[k],
+			  err.msg);
+		CHECK_MSG(strstr(err.msg, bad), "%s: %s", damage[k], err.msg);
+		/* the output is as it was, and readable */
+		CHECK(store_open(out, false, &s, &err) == TCX_OK);
+		if (s) {
+			CHECK_MSG(count(s, NULL) == 1, "%s", damage[k]);
+			CHECK(store_query(s, NULL, NULL, NULL, &err) == TCX_OK);
+			store_close(s);
+		}
+	}
+	/* the good input alone merges */
+	CHECK_MSG(store_merge(in, 1, out, &err) == TCX_OK, "%s", err.msg);
+	CHECK(store_open(out, false, &s, &err) == TCX_OK);
+	if (s) {
+		CHECK(count(s, NULL) == 5);
+		CHECK(store_query(s, NULL, NULL, NULL, &err) == TCX_OK);
+		store_close(s);
+	}
+	CHECK(integrity_ok(out));
+}
+
 /* A write that fails says why: under a file-size limit (SIGXFSZ ignored,
  * as tcx does) the store's log cannot grow, and the message gives the
  * system's reason, which SQLite itself does not keep for a failed commit. */
@@ -849,6 +910,7 @@ int main(void)
 	test_merge();
 	test_write_reason();
 	test_read_only();
+	test_merge_bad_rows();
 	test_damage();
 	test_busy();
 	test_concurrent();
