@@ -1,5 +1,6 @@
 /* logic.c - `tcx logic`: show, import, export and look up library logic,
  * in tcx's format or Tensile's (lib/logic/logic.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -620,7 +621,8 @@ int cmd_logic(int argc, char **argv)
 			ea.choices = true;
 			break;
 		case OPT_MIN_TIME:
-			if (!parse_double(optarg, &ea.min_time) || !(ea.min_time >= 0))
+			if (!parse_double(optarg, &ea.min_time) || !isfinite(ea.min_time) ||
+			    ea.min_time < 0)
 				return usage_error(&cmd_logic_def, "bad --min-time '%s'", optarg);
 			break;
 		case 'h':
