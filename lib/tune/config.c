@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <yaml.h>
 
+#include "bench/bench.h"
 #include "notation/notation.h"
 #include "tune/config.h"
 
@@ -1428,6 +1429,38 @@ static enum tcx_status load_mapping(struct loader *ld, const struct ynode *key,
 	return json_from_node(ld, v, out);
 }
 
+/* What node n is, for "found X": its text quoted when it is a value. */
+static const char *found_word(const struct ynode *n, char *buf, size_t len)
+{
+	if (n->kind != Y_SCALAR || is_null(n))
+		return kind_word(n);
+	snprintf(buf, len, n->plain ? "'%s'" : "the quoted text '%s'", n->text);
+	return buf;
+}
+
+/* The GlobalParameters tcx reads (MinTime, MinReps), checked where they are
+ * written as tcx tune checks --min-time and --min-reps; the others are
+ * Tensile's and left to the tuner's warning. */
+static enum tcx_status check_globals(struct loader *ld, const struct ynode *m)
+{
+	const struct ynode *v;
+	char buf[64];
+	int64_t i;
+	double d;
+
+	if (m->kind != Y_MAP)
+		return TCX_OK;
+	v = map_get(m, "MinTime");
+	if (v && !((scalar_int(v, &i) && i >= 0) || (scalar_float(v, &d) && d >= 0)))
+		return fail_node(ld, v, "MinTime must be a number of seconds >= 0, found %s",
+				 found_word(v, buf, sizeof(buf)));
+	v = map_get(m, "MinReps");
+	if (v && !(scalar_int(v, &i) && i >= 1 && i <= BENCH_MAX_REPS))
+		return fail_node(ld, v, "MinReps must be a whole number from 1 to %d, found %s",
+				 BENCH_MAX_REPS, found_word(v, buf, sizeof(buf)));
+	return TCX_OK;
+}
+
 static enum tcx_status load_root(struct loader *ld, const struct ynode *root, struct config *c)
 {
 	enum tcx_status st;
@@ -1443,6 +1476,8 @@ static enum tcx_status load_root(struct loader *ld, const struct ynode *root, st
 
 		if (strcmp(key->text, "GlobalParameters") == 0) {
 			st = load_mapping(ld, key, v, &c->global);
+			if (!st)
+				st = check_globals(ld, v);
 		} else if (strcmp(key->text, "BenchmarkProblems") == 0) {
 			st = load_problems(ld, v, c);
 		} else if (strcmp(key->text, "LibraryLogic") == 0) {

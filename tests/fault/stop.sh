@@ -94,4 +94,8 @@ expect_err "min-reps '99999999999999' is more than 100000" "tune says why"
 run bench 'C[ij]=A[ik]*B[kj]' --exact 16,16,16 --min-reps 100001
 expect_rc 2 "bench --min-reps 100001"
 expect_err "min-reps '100001' is more than 100000" "bench says why"
+sed 's/MinTime: 600/MinReps: 99999999999999/' long.yaml >reps.yaml
+run tune --db store.db reps.yaml
+expect_rc 2 "tune with MinReps 99999999999999"
+expect_err "reps.yaml:2:12: MinReps must be a whole number from 1 to 100000" "tune says where"
 done_testing
