@@ -482,6 +482,28 @@ static bool scalar_float(const struct ynode *n, double *v)
 	return *end == '\0' && errno != ERANGE;
 }
 
+/* A node where a whole number belongs is not one: say why.  Digits past
+ * int64_t are a size too large, not a value of the wrong kind. */
+static enum tcx_status not_whole(struct loader *ld, const struct ynode *n, const char *what)
+{
+	const char *s = n->text;
+
+	if (n->kind == Y_SCALAR && n->plain) {
+		bool negative = *s == '-';
+
+		s += *s == '-' || *s == '+';
+		if (*s && strspn(s, "0123456789") == strlen(s))
+			return negative ? fail_at(ld, TCX_ERANGE, n->line, n->col,
+						  "size %s is not allowed: sizes must be at least "
+						  "1",
+						  n->text)
+					: fail_at(ld, TCX_ERANGE, n->line, n->col,
+						  "size %s is too large (the largest is %lld)",
+						  n->text, (long long)INT64_MAX);
+	}
+	return fail_node(ld, n, "%s holds %s where a whole number belongs", what, kind_word(n));
+}
+
 static enum tcx_status json_from_node(struct loader *ld, const struct ynode *n, json_t **out)
 {
 	json_t *v = NULL;
@@ -981,10 +1003,7 @@ static enum tcx_status load_range(struct loader *ld, const struct ynode *v, int 
 			strbuf_addc(&sb, '[');
 		for (size_t j = 0; j < e->n; j++) {
 			if (!scalar_int(e->kid[j], &x)) {
-				st = fail_node(ld, e->kid[j],
-					       "a Range holds %s where a whole number "
-					       "belongs",
-					       kind_word(e->kid[j]));
+				st = not_whole(ld, e->kid[j], "a Range");
 				goto out_release_sb;
 			}
 			if (keep)
@@ -1022,9 +1041,7 @@ static enum tcx_status load_exact(struct loader *ld, const struct ynode *v, int 
 		int64_t x;
 
 		if (!scalar_int(v->kid[k], &x))
-			return fail_node(ld, v->kid[k],
-					 "an Exact holds %s where a whole number belongs",
-					 kind_word(v->kid[k]));
+			return not_whole(ld, v->kid[k], "an Exact");
 		if (x < 1)
 			return fail_at(ld, TCX_ERANGE, v->kid[k]->line, v->kid[k]->col,
 				       "exact size %lld is not allowed: sizes must be at least 1",

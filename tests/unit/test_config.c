@@ -585,6 +585,30 @@ static void test_timing(void)
 	}
 }
 
+/* Sizes past 64 bits are too large, not values of the wrong kind. */
+static void test_huge_sizes(void)
+{
+	struct config *c;
+	struct tcx_error err;
+
+	CHECK(load_str(SIZES("          - Exact: [1024, 9223372036854775808, 4]\n"), &c, &err) ==
+	      TCX_ERANGE);
+	CHECK_MSG(err.line == 6 && err.col == 27 &&
+		      strstr(err.msg, "size 9223372036854775808 is too large (the largest is "
+				      "9223372036854775807)"),
+		  "%s", err.msg);
+	CHECK(load_str(SIZES("          - Exact: [1024, -9223372036854775809, 4]\n"), &c, &err) ==
+	      TCX_ERANGE);
+	CHECK_MSG(strstr(err.msg, "at least 1"), "%s", err.msg);
+	CHECK(load_str(SIZES("          - Range: [[16, 1, 18446744073709551616], 0, 0]\n"), &c,
+		       &err) == TCX_ERANGE);
+	CHECK_MSG(strstr(err.msg, "size 18446744073709551616 is too large"), "%s", err.msg);
+	/* what is no number at all keeps its message */
+	CHECK(load_str(SIZES("          - Exact: [1024, 1e3, 4]\n"), &c, &err) == TCX_EPARSE);
+	CHECK_MSG(strstr(err.msg, "holds a single value where a whole number belongs"), "%s",
+		  err.msg);
+}
+
 static void test_accepted(void)
 {
 	struct config *c;
@@ -739,6 +763,7 @@ int main(void)
 	test_errors();
 	test_limits();
 	test_timing();
+	test_huge_sizes();
 	test_accepted();
 	return check_done();
 }
