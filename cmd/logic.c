@@ -313,10 +313,18 @@ static int lookup(struct logic *l, const char *spec, enum out_format fmt)
 	struct tcx_error err = {0};
 	int64_t sizes[TCX_MAX_INDICES];
 	enum tcx_status st = sizes_parse_assign(l->type, spec, sizes, &err);
+	struct problem p;
 	int sol, ret = 0;
 
 	if (st)
 		return report_at(st, &err, "sizes", spec);
+	/* sizes whose tensors overflow 64 bits are refused, as every command
+	 * that runs a problem refuses them */
+	st = problem_init(&p, l->type, sizes, &err);
+	if (st) {
+		tcx_error_prefix(&err, "sizes %s", spec);
+		return report(st, &err);
+	}
 	sol = logic_lookup(l, sizes, &why);
 	if (strbuf_status(&why, &err))
 		return report(TCX_ENOMEM, &err);
