@@ -523,7 +523,7 @@ static enum tcx_status json_from_node(struct loader *ld, const struct ynode *n, 
 		else if (scalar_float(n, &d))
 			v = json_real(d);
 		else if (!(v = json_string(n->text)))
-			return fail_node(ld, n, "value is not valid UTF-8 text");
+			return nomem(ld); /* libyaml hands over valid UTF-8 only */
 		break;
 	case Y_SEQ:
 		v = json_array();
@@ -553,7 +553,7 @@ static enum tcx_status json_from_node(struct loader *ld, const struct ynode *n, 
 			}
 			if (json_object_set_new(v, map_key(n, k)->text, item)) {
 				json_decref(v);
-				return fail_node(ld, map_key(n, k), "key is not valid UTF-8 text");
+				return nomem(ld); /* the key is valid UTF-8, as above */
 			}
 		}
 		break;

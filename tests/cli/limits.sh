@@ -1,10 +1,37 @@
 #!/bin/bash
 # limits.sh - inputs at and past tcx's limits that need more than one
-# command line to set up: a read-only query leaves an empty file or another
-# program's database as it was; a merge refuses a store with a row
-# `tcx results` would refuse and leaves its output readable.
+# command line to set up: running out of memory while libyaml reads a
+# file is "out of memory" (exit 3), not "malformed YAML" (exit 2); a read-
+# only query leaves an empty file or another program's database as it was;
+# a merge refuses a store with a row `tcx results` would refuse and leaves
+# its output readable.
 . "$(dirname "$0")/lib.sh"
 export XDG_CACHE_HOME=$scratch/cache TCX_NO_KERNEL_CACHE=1
+
+# ---- out of memory in libyaml ----------------------------------------------
+# A double-quoted scalar of 3,000,000 "\L" escapes: 6 MB of file, which
+# tcx reads into an 8 MiB buffer, and 9 MB of text, for which libyaml asks
+# 16 MiB.  With allocations past 12 MiB refused, only libyaml's fails.
+python3 - <<'PY'
+big = '"' + "\\L" * 3000000 + '"'
+with open("oom-config.yaml", "w") as f:
+    f.write("GlobalParameters:\n  PrintLevel: %s\nBenchmarkProblems: []\n" % big)
+with open("oom-logic.yaml", "w") as f:
+    f.write("tcx-logic: 1\nnote: %s\n" % big)
+PY
+if nm "$TCX" 2>/dev/null | grep -q __asan_init; then
+	for cmd in "logic show oom-logic.yaml" "tune --dry-run oom-config.yaml"; do
+		# shellcheck disable=SC2086
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}max_allocation_size_mb=12:allocator_may_return_null=1" \
+			run $cmd
+		expect_rc 3 "tcx $cmd with libyaml out of memory"
+		expect_err "out of memory reading" "tcx $cmd says it ran out of memory"
+		checks=$((checks + 1))
+		! printf '%s' "$err" | grep -q "malformed" || fail "tcx $cmd calls the file malformed"
+	done
+else
+	echo "skipped: out of memory in libyaml (needs a sanitizer build, whose allocator can refuse one large allocation)"
+fi
 
 # ---- read-only queries --------------------------------------------------------
 : >empty.db
