@@ -4,7 +4,8 @@
 # file is "out of memory" (exit 3), not "malformed YAML" (exit 2); a read-
 # only query leaves an empty file or another program's database as it was;
 # a merge refuses a store with a row `tcx results` would refuse and leaves
-# its output readable.
+# its output readable; a ScheduleName that would make a hidden or odd file
+# name gives an ordinary one.
 . "$(dirname "$0")/lib.sh"
 export XDG_CACHE_HOME=$scratch/cache TCX_NO_KERNEL_CACHE=1
 
@@ -81,4 +82,47 @@ expect_rc 0 "the output of the refused merge is still readable"
 checks=$((checks + 1))
 [ "$(sqlite3 out.db 'SELECT count(*) FROM measurements;')" = 3 ] || fail "the refused merge wrote rows"
 
+# ---- ScheduleName makes an ordinary file name --------------------------------
+sched_config() {
+	cat <<EOF
+GlobalParameters:
+  MinTime: 0
+  MinReps: 1
+BenchmarkProblems:
+  -
+    - Expression: "C[ij]=A[ik]*B[kj]"
+      DataType: s
+    - BenchmarkCommonParameters:
+        - ProblemSizes:
+            - Exact: [ 16, 16, 16 ]
+        - ThreadTile: [ [4, 4] ]
+        - WorkGroup: [ [1, 1, 1] ]
+      BenchmarkFinalParameters:
+        - ProblemSizes:
+            - Exact: [ 16, 16, 16 ]
+LibraryLogic:
+  ScheduleName: "$1"
+EOF
+}
+if "$TCX" devices 2>/dev/null | grep -q '^opencl:'; then
+	for name in ".hidden" "-rf" "a/b/../c" "$(printf 'x%.0s' $(seq 300))"; do
+		sched_config "$name" >sched.yaml
+		rm -rf sl
+		TCX_FAKE_TIMING=1 run tune --db sched.db -o sl sched.yaml
+		expect_rc 0 "tune with ScheduleName '${name:0:20}'"
+		f=$(cd sl 2>/dev/null && ls -A)
+		checks=$((checks + 1))
+		case $f in
+		.* | -* | *[!A-Za-z0-9._-]* | "") fail "ScheduleName '${name:0:20}' made the file '$f'" ;;
+		*_Cij_Aik_Bkj_S.yaml) ;;
+		*) fail "ScheduleName '${name:0:20}' made the file '$f'" ;;
+		esac
+		checks=$((checks + 1))
+		[ "${#f}" -le 160 ] || fail "ScheduleName of 300 bytes made a name of ${#f}"
+		run logic show "sl/$f"
+		expect_out "schedule +${name:0:20}" "the logic keeps the ScheduleName as it was"
+	done
+else
+	echo "skipped: ScheduleName (no OpenCL device)"
+fi
 done_testing
