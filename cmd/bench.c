@@ -937,6 +937,8 @@ static int run_mode(struct bench_cli *cli, int argc, char **argv)
 					       id ? "," : "", x.c->idx[id].name, (long long)sz[id]);
 		progress_show(&x.pg, k, label);
 		st = bench_size(&x, sz, &err);
+		if (st == TCX_EINTR && interrupted)
+			break; /* the size in progress is dropped; those done are written */
 		if (st) {
 			progress_clear(&x.pg);
 			ret = report(st, &err);
@@ -1278,6 +1280,7 @@ int cmd_bench(int argc, char **argv)
 
 	memset(&cli, 0, sizeof(cli));
 	bench_opts_default(&cli.o);
+	cli.o.stop = &interrupted; /* a signal stops the measurement it falls in */
 	cli.threshold = DEFAULT_MAX_REGRESSION;
 	cli.ranges = calloc((size_t)argc + 1, sizeof(*cli.ranges));
 	cli.exacts = calloc((size_t)argc + 1, sizeof(*cli.exacts));
@@ -1315,7 +1318,14 @@ int cmd_bench(int argc, char **argv)
 		case OPT_MIN_REPS:
 			if ((ret = parse_count(optarg, "min-reps", 1, &v)))
 				goto out;
-			cli.o.min_reps = (int)TCX_MIN(v, cli.o.max_reps);
+			if (v > BENCH_MAX_REPS) {
+				error("min-reps '%s' is more than %d, the most launches a measurement "
+				      "makes",
+				      optarg, BENCH_MAX_REPS);
+				ret = TCX_EXIT_USAGE;
+				goto out;
+			}
+			cli.o.min_reps = (int)v;
 			break;
 		case OPT_MIN_TIME:
 			if (!parse_double(optarg, &cli.o.min_time) || !isfinite(cli.o.min_time) ||

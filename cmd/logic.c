@@ -1,5 +1,6 @@
 /* logic.c - `tcx logic`: show, import, export and look up library logic,
  * in tcx's format or Tensile's (lib/logic/logic.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -312,10 +313,18 @@ static int lookup(struct logic *l, const char *spec, enum out_format fmt)
 	struct tcx_error err = {0};
 	int64_t sizes[TCX_MAX_INDICES];
 	enum tcx_status st = sizes_parse_assign(l->type, spec, sizes, &err);
+	struct problem p;
 	int sol, ret = 0;
 
 	if (st)
 		return report_at(st, &err, "sizes", spec);
+	/* sizes whose tensors overflow 64 bits are refused, as every command
+	 * that runs a problem refuses them */
+	st = problem_init(&p, l->type, sizes, &err);
+	if (st) {
+		tcx_error_prefix(&err, "sizes %s", spec);
+		return report(st, &err);
+	}
 	sol = logic_lookup(l, sizes, &why);
 	if (strbuf_status(&why, &err))
 		return report(TCX_ENOMEM, &err);
@@ -620,7 +629,8 @@ int cmd_logic(int argc, char **argv)
 			ea.choices = true;
 			break;
 		case OPT_MIN_TIME:
-			if (!parse_double(optarg, &ea.min_time) || !(ea.min_time >= 0))
+			if (!parse_double(optarg, &ea.min_time) || !isfinite(ea.min_time) ||
+			    ea.min_time < 0)
 				return usage_error(&cmd_logic_def, "bad --min-time '%s'", optarg);
 			break;
 		case 'h':

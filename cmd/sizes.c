@@ -43,6 +43,39 @@ const struct cmd cmd_sizes_def = {
 /* The most problems one invocation expands (a guard against typos). */
 #define SIZES_LIMIT 50000000
 
+/* The sizes of a list that no command could run: a tensor whose element or
+ * byte count overflows 64 bits (problem_init's check, as every other
+ * command makes it).  When the largest size of each index fits, all do. */
+static enum tcx_status check_fits(const struct tcx_contraction *c, const struct size_list *l,
+				  struct tcx_error *err)
+{
+	int64_t top[TCX_MAX_INDICES] = { 0 };
+	struct problem p;
+	enum tcx_status st;
+
+	for (size_t k = 0; k < l->count; k++)
+		for (int id = 0; id < c->nidx; id++)
+			top[id] = TCX_MAX(top[id], l->v[k * (size_t)c->nidx + (size_t)id]);
+	if (l->count == 0 || problem_init(&p, c, top, NULL) == TCX_OK)
+		return TCX_OK;
+	for (size_t k = 0; k < l->count; k++) {
+		const int64_t *sz = l->v + k * (size_t)c->nidx;
+
+		st = problem_init(&p, c, sz, err);
+		if (st) {
+			char text[TCX_MAX_INDICES * 21] = "";
+			size_t at = 0;
+
+			for (int id = 0; id < c->nidx && at < sizeof(text); id++)
+				at += (size_t)snprintf(text + at, sizeof(text) - at, "%s%lld",
+						       id ? "," : "", (long long)sz[id]);
+			tcx_error_prefix(err, "sizes %s", text);
+			return st;
+		}
+	}
+	return TCX_OK;
+}
+
 int cmd_sizes(int argc, char **argv)
 {
 	enum out_format fmt = FMT_TABLE;
@@ -117,6 +150,8 @@ int cmd_sizes(int argc, char **argv)
 		if (!st)
 			st = size_list_add(&list, v, &err);
 	}
+	if (!st)
+		st = check_fits(c, &list, &err);
 	if (st) {
 		ret = report(st, &err);
 		goto out_list;

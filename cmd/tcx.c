@@ -1,5 +1,6 @@
 /* tcx.c - main: global options, the command table and dispatch, help,
  * version, and the hidden --complete helper the shell completions call. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -247,6 +248,10 @@ int main(int argc, char **argv)
 	const struct cmd *c;
 	int k;
 
+	/* a write past the file-size limit (ulimit -f) fails with EFBIG, which
+	 * every writer reports with the file's name, instead of killing tcx
+	 * half-way through with no word */
+	signal(SIGXFSZ, SIG_IGN);
 	for (k = 1; k < argc && argv[k][0] == '-'; k++) {
 		const char *a = argv[k];
 

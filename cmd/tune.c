@@ -1,6 +1,7 @@
 /* tune.c - `tcx tune`: find the fastest solutions for a config's problems on
  * a device (Tensile's protocol or a search strategy), keep every
  * measurement in the results store, and write library logic. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -385,11 +386,19 @@ int cmd_tune(int argc, char **argv)
 		case 0x104:
 			if ((ret = parse_count(optarg, "min-reps", 1, &v)))
 				goto out;
+			if (v > BENCH_MAX_REPS) {
+				ret = error("min-reps '%s' is more than %d, the most launches a "
+					    "measurement makes",
+					    optarg, BENCH_MAX_REPS);
+				ret = TCX_EXIT_USAGE;
+				goto out;
+			}
 			o.bench.min_reps = (int)v;
 			o.cli_min_reps = true;
 			break;
 		case 0x105:
-			if (!parse_double(optarg, &o.bench.min_time) || o.bench.min_time < 0) {
+			if (!parse_double(optarg, &o.bench.min_time) ||
+			    !isfinite(o.bench.min_time) || o.bench.min_time < 0) {
 				ret = error("min-time '%s' is not a number of seconds", optarg);
 				ret = TCX_EXIT_USAGE;
 				goto out;

@@ -12,11 +12,30 @@ void bench_opts_default(struct bench_opts *o)
 	o->warmup = 2;
 	o->min_reps = 10;
 	o->min_time = 0.2;
-	o->max_reps = 100000;
+	o->max_reps = BENCH_MAX_REPS;
 	o->timer = TIMER_AUTO;
 	o->flush = FLUSH_AUTO;
 	o->seed = 1;
 	o->alpha[0] = 1;
+}
+
+enum tcx_status bench_opts_check(const struct bench_opts *o, struct tcx_error *err)
+{
+	if (o->min_reps < 1 || o->min_reps > BENCH_MAX_REPS)
+		return tcx_fail(err, TCX_EINVAL, "min-reps %d is not a whole number from 1 to %d",
+				o->min_reps, BENCH_MAX_REPS);
+	if (o->max_reps < o->min_reps || o->max_reps > BENCH_MAX_REPS)
+		return tcx_fail(err, TCX_EINVAL, "max-reps %d is not a whole number from %d to %d",
+				o->max_reps, o->min_reps, BENCH_MAX_REPS);
+	if (!isfinite(o->min_time) || o->min_time < 0)
+		return tcx_fail(err, TCX_EINVAL, "min-time %g is not a number of seconds >= 0",
+				o->min_time);
+	return TCX_OK;
+}
+
+static bool stopped(const struct bench_opts *o)
+{
+	return o->stop && *o->stop;
 }
 
 bool bench_timer_parse(const char *s, enum bench_timer *out)
@@ -281,6 +300,10 @@ static enum tcx_status measure(struct device *dev, const struct prepared *const 
 		for (int w = 0; w < (o->warmup > 0 ? o->warmup : 1); w++) {
 			double ev = 0, wall = 0;
 
+			if (stopped(o)) {
+				st = tcx_fail(err, TCX_EINTR, "interrupted");
+				goto out;
+			}
 			st = timed_launch(dev, prs[k], p, &sets[w % nsets], o, NULL, &wall, err);
 			if (st)
 				goto out;
@@ -294,6 +317,12 @@ static enum tcx_status measure(struct device *dev, const struct prepared *const 
 
 		if (enough || rep >= o->max_reps)
 			break;
+		/* checked between launches, so that a signal stops even a long
+		 * measurement at once; its times so far are dropped */
+		if (stopped(o)) {
+			st = tcx_fail(err, TCX_EINTR, "interrupted");
+			goto out;
+		}
 		for (int k = 0; k < nk; k++) {
 			double ev = 0, wall = 0;
 			/* alternate the order of the pair from one rep to the next */
@@ -345,7 +374,10 @@ enum tcx_status bench_run(struct device *dev, const struct prepared *pr, const s
 			  const struct bench_opts *o, struct bench_result *r, struct tcx_error *err)
 {
 	const struct prepared *one[1] = { pr };
+	enum tcx_status st = bench_opts_check(o, err);
 
+	if (st)
+		return st;
 	if (pr->host)
 		return tcx_fail(err, TCX_EUNSUPPORTED,
 				"the host reference is not benchmarked; choose a device");
@@ -359,8 +391,10 @@ enum tcx_status bench_compare(struct device *dev, const struct prepared *a,
 {
 	const struct prepared *two[2] = { a, b };
 	struct bench_result res[2];
-	enum tcx_status st = measure(dev, two, 2, p, o, res, ratio, err);
+	enum tcx_status st = bench_opts_check(o, err);
 
+	if (!st)
+		st = measure(dev, two, 2, p, o, res, ratio, err);
 	if (st)
 		return st;
 	*ra = res[0];

@@ -8,6 +8,12 @@
 
 #include "run/run.h"
 
+/* The most timed launches one measurement makes (bench_opts.max_reps), and
+ * so the largest min_reps there is any sense in asking for: a count past it
+ * is refused rather than cut, so that nobody waits for one that cannot
+ * be reached. */
+#define BENCH_MAX_REPS 100000
+
 enum bench_timer { TIMER_AUTO, TIMER_EVENT, TIMER_WALL };
 enum bench_flush { FLUSH_AUTO, FLUSH_ON, FLUSH_OFF };
 
@@ -20,8 +26,15 @@ struct bench_opts {
 	enum bench_flush flush;
 	uint64_t seed;
 	double alpha[2], beta[2];
+	/* set asynchronously (a signal): the measurement stops before its
+	 * next launch with TCX_EINTR and reports nothing; NULL: never */
+	volatile int *stop;
 };
 void bench_opts_default(struct bench_opts *o);
+/* TCX_EINVAL, naming the setting, unless min_reps is 1 to BENCH_MAX_REPS,
+ * max_reps is min_reps to BENCH_MAX_REPS and min_time is a finite number
+ * of seconds >= 0.  bench_run and bench_compare check this first. */
+enum tcx_status bench_opts_check(const struct bench_opts *o, struct tcx_error *err);
 bool bench_timer_parse(const char *s, enum bench_timer *out);
 bool bench_flush_parse(const char *s, enum bench_flush *out);
 /* The timer bench_run uses on a device for t: "event" or "wall" (auto:
@@ -42,7 +55,8 @@ struct bench_result {
 	bool flushed;        /* the cache was flushed before each launch */
 };
 
-/* Times `pr` on problem p.  Inputs are random (o->seed), never zeros. */
+/* Times `pr` on problem p.  Inputs are random (o->seed), never zeros.
+ * TCX_EINTR when o->stop was set before the measurement was complete. */
 enum tcx_status bench_run(struct device *dev, const struct prepared *pr, const struct problem *p,
 			  const struct bench_opts *o, struct bench_result *r,
 			  struct tcx_error *err);

@@ -273,8 +273,11 @@ enum tcx_status peak_cache_store(const struct device_info *di, const struct peak
 		goto out_free;
 	if (json_dumpf(doc, af.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0 ||
 	    fputc('\n', af.fp) == EOF) {
+		int saved = errno;
+
 		atomic_file_abort(&af);
-		st = tcx_fail(err, TCX_EIO, "cannot write '%s'", strbuf_str(&path));
+		st = tcx_fail(err, TCX_EIO, "cannot write '%s': %s", strbuf_str(&path),
+			      strerror(saved));
 		goto out_free;
 	}
 	st = atomic_file_commit(&af, err);

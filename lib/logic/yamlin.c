@@ -49,10 +49,18 @@ json_t *yaml_scalar_to_json(const char *text, size_t len, bool plain)
 	return json_stringn(text, len);
 }
 
+static enum tcx_status nomem(const char *name, struct tcx_error *err)
+{
+	return tcx_fail(err, TCX_ENOMEM, "out of memory reading '%s'", name);
+}
+
 static enum tcx_status parse_error(yaml_parser_t *p, const char *name, struct tcx_error *err)
 {
 	unsigned line = (unsigned)p->problem_mark.line + 1, col = (unsigned)p->problem_mark.column + 1;
 
+	/* libyaml could not allocate: the file may be fine */
+	if (p->error == YAML_MEMORY_ERROR)
+		return nomem(name, err);
 	return tcx_fail_at(err, TCX_EPARSE, line, col, "%s:%u:%u: %s%s%s", name, line, col,
 			   p->problem ? p->problem : "malformed YAML", p->context ? " " : "",
 			   p->context ? p->context : "");
@@ -73,16 +81,19 @@ static enum tcx_status read_value(yaml_parser_t *p, yaml_event_t *ev, const char
 				   name, line, col, MAX_DEPTH);
 	switch (ev->type) {
 	case YAML_SCALAR_EVENT:
+		/* libyaml hands over valid UTF-8 only: NULL means memory */
 		*out = yaml_scalar_to_json((const char *)ev->data.scalar.value,
 					   ev->data.scalar.length,
 					   ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE);
-		return *out ? TCX_OK : tcx_fail(err, TCX_ENOMEM, "out of memory");
+		return *out ? TCX_OK : nomem(name, err);
 	case YAML_ALIAS_EVENT:
 		return tcx_fail_at(err, TCX_EPARSE, line, col,
 				   "%s:%u:%u: YAML aliases (*name) are not supported", name, line,
 				   col);
 	case YAML_SEQUENCE_START_EVENT:
 		v = json_array();
+		if (!v)
+			return nomem(name, err);
 		for (;;) {
 			json_t *item;
 
@@ -98,11 +109,16 @@ static enum tcx_status read_value(yaml_parser_t *p, yaml_event_t *ev, const char
 			yaml_event_delete(&e);
 			if (st)
 				break;
-			json_array_append_new(v, item);
+			if (json_array_append_new(v, item)) {
+				st = nomem(name, err);
+				break;
+			}
 		}
 		break;
 	case YAML_MAPPING_START_EVENT:
 		v = json_object();
+		if (!v)
+			return nomem(name, err);
 		for (;;) {
 			json_t *key, *item;
 			char *k;
@@ -122,6 +138,10 @@ static enum tcx_status read_value(yaml_parser_t *p, yaml_event_t *ev, const char
 			k = json_is_string(key) ? strdup(json_string_value(key))
 						: json_dumps(key, JSON_ENCODE_ANY | JSON_COMPACT);
 			json_decref(key);
+			if (!k) {
+				st = nomem(name, err);
+				break;
+			}
 			if (!yaml_parser_parse(p, &e)) {
 				free(k);
 				st = parse_error(p, name, err);
@@ -133,7 +153,11 @@ static enum tcx_status read_value(yaml_parser_t *p, yaml_event_t *ev, const char
 				free(k);
 				break;
 			}
-			json_object_set_new(v, k ? k : "", item);
+			if (json_object_set_new(v, k, item)) {
+				free(k);
+				st = nomem(name, err);
+				break;
+			}
 			free(k);
 		}
 		break;
@@ -161,7 +185,7 @@ enum tcx_status yaml_to_json(const char *text, size_t len, const char *name, jso
 	if (len > MAX_TEXT)
 		return tcx_fail(err, TCX_EINVAL, "%s: larger than %zu MiB", name, MAX_TEXT >> 20);
 	if (!yaml_parser_initialize(&p))
-		return tcx_fail(err, TCX_ENOMEM, "cannot start the YAML parser");
+		return nomem(name, err);
 	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
 	for (;;) {
 		if (!yaml_parser_parse(&p, &e)) {

@@ -515,6 +515,13 @@ static enum tcx_status check_refs(const struct parsed *p, struct tcx_error *err)
 		const struct tref *b = &p->beta, *c = &p->t[T_C];
 		bool same = b->n == c->n;
 
+		/* beta scales the output as it was: beta*D[ij] is no term tcx
+		 * computes, and must not be read as beta*C[ij] */
+		if (strcmp(b->name, c->name) != 0)
+			return tcx_fail_at(err, TCX_EPARSE, 1, b->col,
+					   "beta term must name the output tensor '%s', not '%s'",
+					   c->name, b->name);
+
 		for (int k = 0; same && k < c->n; k++)
 			same = strcmp(b->idx[k], c->idx[k]) == 0;
 		if (!same)

@@ -22,7 +22,9 @@ struct store {
 	sqlite3 *db;
 	char *path;
 	bool batch; /* store_begin opened a transaction */
-	sqlite3_stmt *put, *get, *begin, *commit, *rollback;
+	int sys;    /* the system errno of the last step that failed, taken
+		     * before sqlite3_reset could replace it (0: none) */
+	sqlite3_stmt *put, *merge_put, *get, *begin, *commit, *rollback;
 };
 
 /* The schema, version STORE_SCHEMA_VERSION.  sizes is the key ("64,32,16",
@@ -100,18 +102,20 @@ static const char query_sql[] = "SELECT " ROW_COLUMNS " FROM measurements" FILTE
 				" ORDER BY problem, sizes_ord, solution, device, driver";
 static const char count_sql[] = "SELECT count(*) FROM measurements" FILTER_WHERE;
 
-/* Newer rows win; on a tie the row already in the output stays. */
-static const char merge_sql[] = "INSERT INTO main.measurements (" ALL_COLUMNS ") "
-				"SELECT " ALL_COLUMNS " FROM src.measurements WHERE true "
-				"ON CONFLICT (" KEY_COLUMNS ") DO UPDATE SET " UPDATE_SET
-				" WHERE excluded.timestamp > measurements.timestamp";
+/* A merged row: newer rows win; on a tie the row already there stays. */
+static const char merge_put_sql[] =
+    "INSERT INTO measurements (" ALL_COLUMNS ") "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+    "?18, ?19, ?20) "
+    "ON CONFLICT (" KEY_COLUMNS ") DO UPDATE SET " UPDATE_SET
+    " WHERE excluded.timestamp > measurements.timestamp";
 
-/* Maps a SQLite result code to a status and a message naming the store. */
-static enum tcx_status db_fail(sqlite3 *db, const char *path, int rc, const char *what,
-			       struct tcx_error *err)
+/* Maps a SQLite result code to a status and a message naming the store and,
+ * for an I/O error, the system's reason (errno `sys`, 0: none known). */
+static enum tcx_status sys_fail(sqlite3 *db, const char *path, int rc, int sys, const char *what,
+				struct tcx_error *err)
 {
 	const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-	int sys = db ? sqlite3_system_errno(db) : 0;
 	enum tcx_status st;
 
 	switch (rc & 0xff) {
@@ -150,6 +154,40 @@ static enum tcx_status db_fail(sqlite3 *db, const char *path, int rc, const char
 	return st;
 }
 
+static enum tcx_status db_fail(sqlite3 *db, const char *path, int rc, const char *what,
+			       struct tcx_error *err)
+{
+	return sys_fail(db, path, rc, db ? sqlite3_system_errno(db) : 0, what, err);
+}
+
+/* db_fail for a step of s that failed: with the errno that step saw. */
+static enum tcx_status step_fail(struct store *s, int rc, const char *what, struct tcx_error *err)
+{
+	int sys = s->sys ? s->sys : sqlite3_system_errno(s->db);
+
+	s->sys = 0;
+	return sys_fail(s->db, s->path, rc, sys, what, err);
+}
+
+/* sqlite3_step, keeping the errno of a failure in s->sys: SQLite's own
+ * record of it, or (SQLite leaves that 0 when a write fails as a
+ * transaction commits) errno as the failed step left it. */
+static int step(struct store *s, sqlite3_stmt *st)
+{
+	int rc, sys;
+
+	s->sys = 0;
+	errno = 0;
+	rc = sqlite3_step(st);
+	sys = errno;
+	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
+		return rc;
+	s->sys = sqlite3_system_errno(s->db);
+	if (!s->sys && (rc & 0xff) == SQLITE_IOERR && rc != SQLITE_IOERR_SHORT_READ)
+		s->sys = sys;
+	return rc;
+}
+
 static int prepare(struct store *s, sqlite3_stmt **stmt, const char *sql)
 {
 	if (*stmt)
@@ -164,7 +202,7 @@ static int run_cached(struct store *s, sqlite3_stmt **stmt, const char *sql)
 
 	if (rc != SQLITE_OK)
 		return rc;
-	rc = sqlite3_step(*stmt);
+	rc = step(s, *stmt);
 	sqlite3_reset(*stmt);
 	return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
 }
@@ -468,7 +506,7 @@ static enum tcx_status check_schema(struct store *s, struct tcx_error *err)
 	return TCX_OK;
 }
 
-enum tcx_status store_open(const char *path, bool create, struct store **out, struct tcx_error *err)
+enum tcx_status store_open(const char *path, bool write, struct store **out, struct tcx_error *err)
 {
 	struct store *s;
 	struct stat sb;
@@ -483,7 +521,7 @@ enum tcx_status store_open(const char *path, bool create, struct store **out, st
 		if (S_ISDIR(sb.st_mode))
 			return tcx_fail(err, TCX_EIO, "cannot open results store '%s': %s", path,
 					strerror(EISDIR));
-	} else if (errno != ENOENT || !create) {
+	} else if (errno != ENOENT || !write) {
 		return tcx_fail(err, TCX_EIO, "cannot open results store '%s': %s", path,
 				strerror(errno));
 	} else if ((st = make_parents(path, err))) {
@@ -498,7 +536,10 @@ enum tcx_status store_open(const char *path, bool create, struct store **out, st
 		free(s);
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	}
-	flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+	/* a reader opens the file read-only: whatever it is, it stays as it
+	 * was (an empty file or another program's database is refused, not
+	 * made into a store) */
+	flags = write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
 	rc = sqlite3_open_v2(path, &s->db, flags, NULL);
 	if (rc != SQLITE_OK) {
 		st = db_fail(s->db, path, rc, "open", err);
@@ -520,15 +561,28 @@ enum tcx_status store_open(const char *path, bool create, struct store **out, st
 	}
 	{
 		/* another program's database: refuse it before WAL mode rewrites
-		 * its header */
-		int version, src = SQLITE_OK;
+		 * its header; a reader also refuses an empty one */
+		int version, src = SQLITE_OK, state = schema_state(s, &version, &src);
 
-		if (schema_state(s, &version, &src) == -1) {
+		if (state == -1) {
 			st = tcx_fail(err, TCX_ECORRUPT,
 				      "'%s' is a SQLite database but not a tcx results store",
 				      path);
 			goto out_close;
 		}
+		if (state == 0 && !write) {
+			st = tcx_fail(err, TCX_ECORRUPT,
+				      "'%s' is not a tcx results store: it is empty (tcx tune "
+				      "makes a store)",
+				      path);
+			goto out_close;
+		}
+	}
+	if (!write) {
+		if ((st = check_schema(s, err)))
+			goto out_close;
+		*out = s;
+		return TCX_OK;
 	}
 	rc = set_wal(s->db, busy, buf, sizeof(buf));
 	if (rc != SQLITE_OK) {
@@ -559,6 +613,7 @@ void store_close(struct store *s)
 	if (s->db && s->batch)
 		rollback(s);
 	sqlite3_finalize(s->put);
+	sqlite3_finalize(s->merge_put);
 	sqlite3_finalize(s->get);
 	sqlite3_finalize(s->begin);
 	sqlite3_finalize(s->commit);
@@ -579,7 +634,7 @@ enum tcx_status store_begin(struct store *s, struct tcx_error *err)
 				s->path);
 	rc = run_cached(s, &s->begin, "BEGIN IMMEDIATE");
 	if (rc != SQLITE_OK)
-		return db_fail(s->db, s->path, rc, "write", err);
+		return step_fail(s, rc, "write", err);
 	s->batch = true;
 	return TCX_OK;
 }
@@ -600,12 +655,15 @@ enum tcx_status store_commit(struct store *s, struct tcx_error *err)
 	rc = run_cached(s, &s->commit, "COMMIT");
 	if (rc == SQLITE_OK)
 		return TCX_OK;
-	st = db_fail(s->db, s->path, rc, "write", err);
+	st = step_fail(s, rc, "write", err);
 	rollback(s);
 	return st;
 }
 
-enum tcx_status store_put(struct store *s, const struct measurement *m, struct tcx_error *err)
+/* Writes m with the cached statement *stmt (sql), in its own transaction
+ * or the open batch. */
+static enum tcx_status put_row(struct store *s, sqlite3_stmt **stmt, const char *sql,
+			       const struct measurement *m, struct tcx_error *err)
 {
 	char sizes[512];
 	unsigned char ord[8 * STORE_MAX_INDICES];
@@ -630,13 +688,13 @@ enum tcx_status store_put(struct store *s, const struct measurement *m, struct t
 	sizes_text(m->nidx, m->sizes, sizes, sizeof(sizes));
 	sizes_ord(m->nidx, m->sizes, ord);
 
-	if ((rc = prepare(s, &s->put, put_sql)) != SQLITE_OK)
+	if ((rc = prepare(s, stmt, sql)) != SQLITE_OK)
 		return db_fail(s->db, s->path, rc, "write", err);
 	if (fault_hit(FAULT_WRITE)) /* TCX_FAULT=write:N: as a full disk */
 		return db_fail(NULL, s->path, SQLITE_FULL, "write", err);
 	if (own && (rc = run_cached(s, &s->begin, "BEGIN IMMEDIATE")) != SQLITE_OK)
-		return db_fail(s->db, s->path, rc, "write", err);
-	st = s->put;
+		return step_fail(s, rc, "write", err);
+	st = *stmt;
 	if ((rc = BIND_FIELD(st, 1, m, device)) || (rc = BIND_FIELD(st, 2, m, driver)) ||
 	    (rc = BIND_FIELD(st, 3, m, problem)) ||
 	    (rc = sqlite3_bind_text(st, 4, sizes, -1, SQLITE_TRANSIENT)) ||
@@ -651,7 +709,7 @@ enum tcx_status store_put(struct store *s, const struct measurement *m, struct t
 	    (rc = sqlite3_bind_double(st, 19, m->timestamp)) ||
 	    (rc = BIND_FIELD(st, 20, m, version)))
 		goto out_rollback;
-	rc = sqlite3_step(st);
+	rc = step(s, st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	if (rc != SQLITE_DONE)
@@ -660,12 +718,17 @@ enum tcx_status store_put(struct store *s, const struct measurement *m, struct t
 		goto out_rollback;
 	return TCX_OK;
 out_rollback:
-	ret = db_fail(s->db, s->path, rc, "write", err);
+	ret = step_fail(s, rc, "write", err);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	if (own)
 		rollback(s);
 	return ret;
+}
+
+enum tcx_status store_put(struct store *s, const struct measurement *m, struct tcx_error *err)
+{
+	return put_row(s, &s->put, put_sql, m, err);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -793,31 +856,50 @@ out_finalize:
 
 /* ---- merging ------------------------------------------------------------ */
 
-/* Merges one checked input, attached as "src", in one transaction. */
+struct merge_ctx {
+	struct store *out;
+	enum tcx_status st;
+	struct tcx_error *err;
+};
+
+/* store_query's callback: one row of an input, as the readers read it,
+ * into the output (a newer row wins). */
+static int merge_row(const struct measurement *m, void *arg)
+{
+	struct merge_ctx *x = arg;
+
+	x->st = put_row(x->out, &x->out->merge_put, merge_put_sql, m, x->err);
+	return x->st != TCX_OK;
+}
+
+/* Merges one input into o in one transaction.  Every row goes through
+ * read_row and put_row, so the output holds only rows that tcx reads back
+ * as it reads its own. */
 static enum tcx_status merge_one(struct store *o, const char *input, struct tcx_error *err)
 {
-	sqlite3_stmt *st = NULL;
-	enum tcx_status ret = TCX_OK;
-	int rc;
+	struct merge_ctx x = { o, TCX_OK, err };
+	struct store *in;
+	enum tcx_status st;
 
-	rc = sqlite3_prepare_v2(o->db, "ATTACH DATABASE ?1 AS src", -1, &st, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_text(st, 1, input, -1, SQLITE_TRANSIENT);
-	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_DONE)
-		rc = SQLITE_OK;
-	sqlite3_finalize(st);
-	if (rc != SQLITE_OK)
-		return db_fail(o->db, input, rc, "read", err);
-
-	/* one statement, so one transaction; not BEGIN IMMEDIATE, which would
-	 * take the write lock of the input too */
-	rc = sqlite3_exec(o->db, merge_sql, NULL, NULL, NULL);
-	if (rc != SQLITE_OK) {
-		ret = db_fail(o->db, o->path, rc, "merge into", err);
-		tcx_error_prefix(err, "merging '%s'", input);
+	if ((st = store_open(input, false, &in, err)))
+		return st;
+	st = store_begin(o, err);
+	if (!st)
+		st = store_query(in, NULL, merge_row, &x, err);
+	if (!st)
+		st = x.st;
+	if (st) {
+		if (o->batch) {
+			o->batch = false;
+			rollback(o);
+		}
+	} else {
+		st = store_commit(o, err);
 	}
-	sqlite3_exec(o->db, "DETACH DATABASE src", NULL, NULL, NULL);
-	return ret;
+	if (st)
+		tcx_error_prefix(err, "merging '%s'", input);
+	store_close(in);
+	return st;
 }
 
 enum tcx_status store_merge(const char *const *inputs, int n, const char *output,
@@ -829,10 +911,15 @@ enum tcx_status store_merge(const char *const *inputs, int n, const char *output
 
 	if (n < 0 || (n > 0 && !inputs))
 		return tcx_fail(err, TCX_EINVAL, "no results stores to merge");
+	/* every row of every input read as the readers read it, before
+	 * anything is written: a row tcx would refuse is refused here */
 	for (int k = 0; k < n; k++) {
 		if ((st = store_open(inputs[k], false, &in, err)))
 			return st;
+		st = store_query(in, NULL, NULL, NULL, err);
 		store_close(in);
+		if (st)
+			return st;
 	}
 	if ((st = store_open(output, true, &o, err)))
 		return st;

@@ -55,17 +55,20 @@ struct measurement {
 /* An open store (opaque). */
 struct store;
 
-/* Opens the store at `path`.  With `create`, a missing file is created,
- * with its parent directories (mkdir -p).  The schema is created in a new or
- * empty database.  Runs PRAGMA quick_check.  On failure *out is NULL and:
- *   TCX_EIO          the file is missing (create false), is a directory, or
+/* Opens the store at `path`.  With `write`, for reading and writing: a
+ * missing file is created, with its parent directories (mkdir -p), and the
+ * schema is created in a new or empty database.  Without it, read-only: the
+ * file must exist and be a tcx results store, and nothing is written to it
+ * (store_put and store_merge's output need `write`).  Runs PRAGMA
+ * quick_check.  On failure *out is NULL and:
+ *   TCX_EIO          the file is missing (write false), is a directory, or
  *                    cannot be opened or created
- *   TCX_ECORRUPT     not a SQLite database, a damaged one, or a SQLite
- *                    database that is not a tcx results store
+ *   TCX_ECORRUPT     not a SQLite database, a damaged one, a SQLite
+ *                    database that is not a tcx results store, or (write
+ *                    false) an empty file or database
  *   TCX_EUNSUPPORTED a store written by a newer tcx (schema version)
  *   TCX_EBUSY        locked by another process past the busy timeout */
-enum tcx_status store_open(const char *path, bool create, struct store **out,
-			   struct tcx_error *err);
+enum tcx_status store_open(const char *path, bool write, struct store **out, struct tcx_error *err);
 
 /* Closes the store; NULL is allowed.  A batch not committed with
  * store_commit is rolled back. */
@@ -107,8 +110,10 @@ enum tcx_status store_count(struct store *s, const struct store_filter *f, int64
 /* Merges the stores `inputs[0..n)` into `output`, which is created if
  * missing, else added to.  On a key clash the row with the newer timestamp
  * wins (on a tie the row already in output stays).  Every input is opened
- * and checked before anything is written; each input is then merged in one
- * transaction.  An input that is the output file itself is skipped. */
+ * read-only and each of its rows read as store_query reads them before
+ * anything is written, so that a row the readers would refuse (TCX_ECORRUPT,
+ * naming the input) never reaches the output; each input is then merged in
+ * one transaction.  An input that is the output file itself is skipped. */
 enum tcx_status store_merge(const char *const *inputs, int n, const char *output,
 			    struct tcx_error *err);
 

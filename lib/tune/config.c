@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <yaml.h>
 
+#include "bench/bench.h"
 #include "notation/notation.h"
 #include "tune/config.h"
 
@@ -481,6 +482,28 @@ static bool scalar_float(const struct ynode *n, double *v)
 	return *end == '\0' && errno != ERANGE;
 }
 
+/* A node where a whole number belongs is not one: say why.  Digits past
+ * int64_t are a size too large, not a value of the wrong kind. */
+static enum tcx_status not_whole(struct loader *ld, const struct ynode *n, const char *what)
+{
+	const char *s = n->text;
+
+	if (n->kind == Y_SCALAR && n->plain) {
+		bool negative = *s == '-';
+
+		s += *s == '-' || *s == '+';
+		if (*s && strspn(s, "0123456789") == strlen(s))
+			return negative ? fail_at(ld, TCX_ERANGE, n->line, n->col,
+						  "size %s is not allowed: sizes must be at least "
+						  "1",
+						  n->text)
+					: fail_at(ld, TCX_ERANGE, n->line, n->col,
+						  "size %s is too large (the largest is %lld)",
+						  n->text, (long long)INT64_MAX);
+	}
+	return fail_node(ld, n, "%s holds %s where a whole number belongs", what, kind_word(n));
+}
+
 static enum tcx_status json_from_node(struct loader *ld, const struct ynode *n, json_t **out)
 {
 	json_t *v = NULL;
@@ -500,7 +523,7 @@ static enum tcx_status json_from_node(struct loader *ld, const struct ynode *n, 
 		else if (scalar_float(n, &d))
 			v = json_real(d);
 		else if (!(v = json_string(n->text)))
-			return fail_node(ld, n, "value is not valid UTF-8 text");
+			return nomem(ld); /* libyaml hands over valid UTF-8 only */
 		break;
 	case Y_SEQ:
 		v = json_array();
@@ -530,7 +553,7 @@ static enum tcx_status json_from_node(struct loader *ld, const struct ynode *n, 
 			}
 			if (json_object_set_new(v, map_key(n, k)->text, item)) {
 				json_decref(v);
-				return fail_node(ld, map_key(n, k), "key is not valid UTF-8 text");
+				return nomem(ld); /* the key is valid UTF-8, as above */
 			}
 		}
 		break;
@@ -980,10 +1003,7 @@ static enum tcx_status load_range(struct loader *ld, const struct ynode *v, int 
 			strbuf_addc(&sb, '[');
 		for (size_t j = 0; j < e->n; j++) {
 			if (!scalar_int(e->kid[j], &x)) {
-				st = fail_node(ld, e->kid[j],
-					       "a Range holds %s where a whole number "
-					       "belongs",
-					       kind_word(e->kid[j]));
+				st = not_whole(ld, e->kid[j], "a Range");
 				goto out_release_sb;
 			}
 			if (keep)
@@ -1021,9 +1041,7 @@ static enum tcx_status load_exact(struct loader *ld, const struct ynode *v, int 
 		int64_t x;
 
 		if (!scalar_int(v->kid[k], &x))
-			return fail_node(ld, v->kid[k],
-					 "an Exact holds %s where a whole number belongs",
-					 kind_word(v->kid[k]));
+			return not_whole(ld, v->kid[k], "an Exact");
 		if (x < 1)
 			return fail_at(ld, TCX_ERANGE, v->kid[k]->line, v->kid[k]->col,
 				       "exact size %lld is not allowed: sizes must be at least 1",
@@ -1428,6 +1446,38 @@ static enum tcx_status load_mapping(struct loader *ld, const struct ynode *key,
 	return json_from_node(ld, v, out);
 }
 
+/* What node n is, for "found X": its text quoted when it is a value. */
+static const char *found_word(const struct ynode *n, char *buf, size_t len)
+{
+	if (n->kind != Y_SCALAR || is_null(n))
+		return kind_word(n);
+	snprintf(buf, len, n->plain ? "'%s'" : "the quoted text '%s'", n->text);
+	return buf;
+}
+
+/* The GlobalParameters tcx reads (MinTime, MinReps), checked where they are
+ * written as tcx tune checks --min-time and --min-reps; the others are
+ * Tensile's and left to the tuner's warning. */
+static enum tcx_status check_globals(struct loader *ld, const struct ynode *m)
+{
+	const struct ynode *v;
+	char buf[64];
+	int64_t i;
+	double d;
+
+	if (m->kind != Y_MAP)
+		return TCX_OK;
+	v = map_get(m, "MinTime");
+	if (v && !((scalar_int(v, &i) && i >= 0) || (scalar_float(v, &d) && d >= 0)))
+		return fail_node(ld, v, "MinTime must be a number of seconds >= 0, found %s",
+				 found_word(v, buf, sizeof(buf)));
+	v = map_get(m, "MinReps");
+	if (v && !(scalar_int(v, &i) && i >= 1 && i <= BENCH_MAX_REPS))
+		return fail_node(ld, v, "MinReps must be a whole number from 1 to %d, found %s",
+				 BENCH_MAX_REPS, found_word(v, buf, sizeof(buf)));
+	return TCX_OK;
+}
+
 static enum tcx_status load_root(struct loader *ld, const struct ynode *root, struct config *c)
 {
 	enum tcx_status st;
@@ -1443,6 +1493,8 @@ static enum tcx_status load_root(struct loader *ld, const struct ynode *root, st
 
 		if (strcmp(key->text, "GlobalParameters") == 0) {
 			st = load_mapping(ld, key, v, &c->global);
+			if (!st)
+				st = check_globals(ld, v);
 		} else if (strcmp(key->text, "BenchmarkProblems") == 0) {
 			st = load_problems(ld, v, c);
 		} else if (strcmp(key->text, "LibraryLogic") == 0) {

@@ -160,10 +160,14 @@ enum tcx_status tune_measure_on(struct tune_ctx *t, int dev, const struct tcx_co
 	struct problem p;
 	struct prepared pr;
 	struct bench_result br;
+	struct bench_opts bo = t->o->bench;
 	struct tcx_error e = { 0 };
 	enum tcx_status st;
 	double t0 = now_seconds();
 
+	/* a signal stops the measurement between launches: nothing of it is
+	 * recorded, and the run stops with TCX_EINTR */
+	bo.stop = t->o->stop;
 	st = problem_init(&p, c, sizes, err);
 	if (st)
 		return st;
@@ -172,7 +176,7 @@ enum tcx_status tune_measure_on(struct tune_ctx *t, int dev, const struct tcx_co
 	if (!st && fake_timing())
 		fake_result(s, &p, &br);
 	else if (!st)
-		st = bench_run(d, &pr, &p, &t->o->bench, &br, &e);
+		st = bench_run(d, &pr, &p, &bo, &br, &e);
 	if (st && !candidate_fault(st)) {
 		*err = e;
 		return st;

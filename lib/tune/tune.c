@@ -138,13 +138,27 @@ static void apply_globals(const struct config *cfg, struct tune_opts *o)
 	strbuf_release(&other);
 }
 
-/* "pthread-skylake-avx512-AMD EPYC" -> "pthread-skylake-avx512-AMD_EPYC" */
+/* The longest device part of a logic file's name: with the problem type's
+ * name and a temporary suffix it stays well within a file name's 255 bytes. */
+#define SLUG_MAX 128
+
+/* "pthread-skylake-avx512-AMD EPYC" -> "pthread-skylake-avx512-AMD_EPYC":
+ * what names a logic file, from a device or a config's ScheduleName, makes
+ * an ordinary file name: no '/', no leading '.' (a hidden file, which
+ * the shell's *.yaml does not match) or '-' (an option to the shell's
+ * tools), never empty, at most SLUG_MAX bytes. */
 static void slug(const char *in, char *out, size_t len)
 {
 	size_t n = 0;
 
-	for (; *in && n + 1 < len; in++)
-		out[n++] = isalnum((unsigned char)*in) || *in == '-' || *in == '.' ? *in : '_';
+	if (len > SLUG_MAX + 1)
+		len = SLUG_MAX + 1;
+	for (; *in && n + 1 < len; in++, n++)
+		out[n] = isalnum((unsigned char)*in) || ((*in == '-' || *in == '.') && n > 0)
+				 ? *in
+				 : '_';
+	if (n == 0 && len > 1)
+		out[n++] = '_';
 	out[n] = '\0';
 }
 

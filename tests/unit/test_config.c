@@ -548,6 +548,67 @@ static void test_limits(void)
 	config_free(NULL);
 }
 
+/* The timing settings of GlobalParameters are checked where they are
+ * written, as tcx tune checks --min-time and --min-reps: no NaN, infinity,
+ * negative time or count past the launches a measurement makes. */
+static void test_timing(void)
+{
+	static const char *const bad_time[] = {".nan",	".inf",	   "-.inf", "-1",  "-0.5",
+					       "1e999", "\"0.1\"", "soon",  "[1]", "~"};
+	static const char *const bad_reps[] = {
+	    "0", "-3", "100001", "99999999999999", "99999999999999999999", "2.5", "\"5\"", ".nan"};
+	static const char *const good[] = {"MinTime: 0", "MinTime: 0.25", "MinTime: 3",
+					   "MinReps: 1", "MinReps: 100000"};
+	struct config *c;
+	struct tcx_error err;
+	char yaml[256];
+
+	for (size_t k = 0; k < ARRAY_SIZE(bad_time); k++) {
+		snprintf(yaml, sizeof(yaml), "GlobalParameters:\n  MinTime: %s\n", bad_time[k]);
+		CHECK_MSG(load_str(yaml, &c, &err) == TCX_EPARSE, "MinTime: %s", bad_time[k]);
+		CHECK(c == NULL);
+		CHECK_MSG(err.line == 2 && err.col == 12 &&
+			      strstr(err.msg, "t.yaml:2:12: MinTime must be a number of seconds"),
+			  "%s", err.msg);
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(bad_reps); k++) {
+		snprintf(yaml, sizeof(yaml), "GlobalParameters:\n  MinReps: %s\n", bad_reps[k]);
+		CHECK_MSG(load_str(yaml, &c, &err) == TCX_EPARSE, "MinReps: %s", bad_reps[k]);
+		CHECK_MSG(strstr(err.msg, "t.yaml:2:12: MinReps must be a whole number from 1 to "
+					  "100000"),
+			  "%s", err.msg);
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(good); k++) {
+		snprintf(yaml, sizeof(yaml), "GlobalParameters:\n  %s\n", good[k]);
+		CHECK_MSG(load_str(yaml, &c, &err) == TCX_OK, "%s: %s", good[k], err.msg);
+		config_free(c);
+	}
+}
+
+/* Sizes past 64 bits are too large, not values of the wrong kind. */
+static void test_huge_sizes(void)
+{
+	struct config *c;
+	struct tcx_error err;
+
+	CHECK(load_str(SIZES("          - Exact: [1024, 9223372036854775808, 4]\n"), &c, &err) ==
+	      TCX_ERANGE);
+	CHECK_MSG(err.line == 6 && err.col == 27 &&
+		      strstr(err.msg, "size 9223372036854775808 is too large (the largest is "
+				      "9223372036854775807)"),
+		  "%s", err.msg);
+	CHECK(load_str(SIZES("          - Exact: [1024, -9223372036854775809, 4]\n"), &c, &err) ==
+	      TCX_ERANGE);
+	CHECK_MSG(strstr(err.msg, "at least 1"), "%s", err.msg);
+	CHECK(load_str(SIZES("          - Range: [[16, 1, 18446744073709551616], 0, 0]\n"), &c,
+		       &err) == TCX_ERANGE);
+	CHECK_MSG(strstr(err.msg, "size 18446744073709551616 is too large"), "%s", err.msg);
+	/* what is no number at all keeps its message */
+	CHECK(load_str(SIZES("          - Exact: [1024, 1e3, 4]\n"), &c, &err) == TCX_EPARSE);
+	CHECK_MSG(strstr(err.msg, "holds a single value where a whole number belongs"), "%s",
+		  err.msg);
+}
+
 static void test_accepted(void)
 {
 	struct config *c;
@@ -701,6 +762,8 @@ int main(void)
 	test_v3_other_files();
 	test_errors();
 	test_limits();
+	test_timing();
+	test_huge_sizes();
 	test_accepted();
 	return check_done();
 }

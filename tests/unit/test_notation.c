@@ -112,6 +112,9 @@ static void test_errors(void)
 		{ "", 1 },		       { "C[ij]=A[ik]*", 13 },	   { "C[ijn]=A[ik]*B[kj]", 5 },
 		{ "C[ij]=A[ikk]*B[kj]", 11 }, { "C[ij=A[ik]*B[kj]", 2 },   { "ij,jk,kl->il", 7 },
 		{ "C[ij]=A[ikl]*B[kj]", 11 }, { "...ij,jk->ik", 1 },	   { "C[ii]=A[ik]*B[ki]", 4 },
+		/* beta scales the output, not another tensor */
+		{ "C[ij]=A[ik]*B[kj]+beta*D[ij]", 24 }, { "C[ij]=A[ik]*B[kj]+beta*A[ik]", 24 },
+		{ "C[ij]=A[ik]*B[kj]+beta*C[ik]", 24 },
 	};
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
 		struct tcx_contraction *c = (void *)1;

@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -155,6 +156,24 @@ static bool raw_exec(const char *path, const char *sql)
 		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
 	sqlite3_close(db);
 	return rc == SQLITE_OK;
+}
+
+static long long file_size(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+/* The bytes of a file, to compare before and after (NULL: unreadable). */
+static char *slurp(const char *path, size_t *len)
+{
+	char *buf = NULL;
+	struct tcx_error err = {0};
+
+	if (read_file(path, &buf, len, &err) != TCX_OK)
+		return NULL;
+	return buf;
 }
 
 static void sleep_ms(int ms)
@@ -502,6 +521,152 @@ static void test_merge(void)
 	unlink(junk);
 }
 
+/* A reader opens read-only: what it is given stays as it was, and what is
+ * not a tcx store (an empty database of another program) is refused. */
+static void test_read_only(void)
+{
+	struct store *s;
+	struct tcx_error err = {0};
+	struct measurement m;
+	const char *p = tmp_path("ro.db"), *e = tmp_path("ro-empty.db");
+	char *before, *after;
+	size_t blen, alen;
+
+	/* another program's database without tables: not made a store */
+	CHECK(raw_exec(e, "PRAGMA user_version = 7;"));
+	CHECK((before = slurp(e, &blen)) != NULL);
+	s = (struct store *)&s;
+	CHECK(store_open(e, false, &s, &err) == TCX_ECORRUPT);
+	CHECK(s == NULL);
+	CHECK_MSG(strstr(err.msg, e) && strstr(err.msg, "not a tcx results store"), "%s", err.msg);
+	CHECK((after = slurp(e, &alen)) != NULL);
+	CHECK(before && after && alen == blen && memcmp(before, after, blen) == 0);
+	free(before);
+	free(after);
+	unlink(e);
+
+	/* a store: read, never written */
+	CHECK(store_open(p, true, &s, &err) == TCX_OK);
+	for (int i = 0; i < 5; i++) {
+		fill(&m, "dev", i, 0);
+		CHECK(store_put(s, &m, &err) == TCX_OK);
+	}
+	store_close(s); /* checkpoints: the whole store is in the file */
+	CHECK((before = slurp(p, &blen)) != NULL);
+	CHECK_MSG(store_open(p, false, &s, &err) == TCX_OK, "%s", err.msg);
+	if (s) {
+		CHECK(count(s, NULL) == 5);
+		fill(&m, "dev", 9, 0);
+		CHECK(store_put(s, &m, &err) != TCX_OK);
+		CHECK(count(s, NULL) == 5);
+		store_close(s);
+	}
+	CHECK((after = slurp(p, &alen)) != NULL);
+	CHECK(before && after && alen == blen && memcmp(before, after, blen) == 0);
+	free(before);
+	free(after);
+	CHECK(integrity_ok(p));
+}
+
+/* A merge checks every row of every input as the readers read them: an
+ * input with a row `tcx results` would refuse is refused, naming it, and the
+ * output is left as it was. */
+static void test_merge_bad_rows(void)
+{
+	static const char *const damage[] = {
+	    "UPDATE measurements SET status = 7 WHERE rowid = 2",
+	    "UPDATE measurements SET sizes = '16,x,48' WHERE rowid = 2",
+	    "UPDATE measurements SET nidx = 17 WHERE rowid = 2",
+	    "UPDATE measurements SET reason = printf('%.600c', 'x') WHERE rowid = 2",
+	    "UPDATE measurements SET timer = 'stopwatch!' WHERE rowid = 2",
+	};
+	struct store *s;
+	struct tcx_error err = {0};
+	struct measurement m;
+	const char *good = tmp_path("mg-good.db"), *out = tmp_path("mg-out.db");
+	const char *bad = tmp_path("mg-bad.db");
+	const char *in[2] = {good, bad};
+
+	CHECK(store_open(good, true, &s, &err) == TCX_OK);
+	for (int i = 0; i < 4; i++) {
+		fill(&m, "good", i, 0);
+		CHECK(store_put(s, &m, &err) == TCX_OK);
+	}
+	store_close(s);
+	CHECK(store_open(out, true, &s, &err) == TCX_OK);
+	fill(&m, "out", 0, 0);
+	CHECK(store_put(s, &m, &err) == TCX_OK);
+	store_close(s);
+
+	for (size_t k = 0; k < ARRAY_SIZE(damage); k++) {
+		unlink(bad);
+		CHECK(store_open(bad, true, &s, &err) == TCX_OK);
+		for (int i = 0; i < 3; i++) {
+			fill(&m, "bad", i, 0);
+			CHECK(store_put(s, &m, &err) == TCX_OK);
+		}
+		store_close(s);
+		CHECK(raw_exec(bad, damage[k]));
+		CHECK_MSG(store_merge(in, 2, out, &err) == TCX_ECORRUPT, "%s: %s", damage[k],
+			  err.msg);
+		CHECK_MSG(strstr(err.msg, bad), "%s: %s", damage[k], err.msg);
+		/* the output is as it was, and readable */
+		CHECK(store_open(out, false, &s, &err) == TCX_OK);
+		if (s) {
+			CHECK_MSG(count(s, NULL) == 1, "%s", damage[k]);
+			CHECK(store_query(s, NULL, NULL, NULL, &err) == TCX_OK);
+			store_close(s);
+		}
+	}
+	/* the good input alone merges */
+	CHECK_MSG(store_merge(in, 1, out, &err) == TCX_OK, "%s", err.msg);
+	CHECK(store_open(out, false, &s, &err) == TCX_OK);
+	if (s) {
+		CHECK(count(s, NULL) == 5);
+		CHECK(store_query(s, NULL, NULL, NULL, &err) == TCX_OK);
+		store_close(s);
+	}
+	CHECK(integrity_ok(out));
+}
+
+/* A write that fails says why: under a file-size limit (SIGXFSZ ignored,
+ * as tcx does) the store's log cannot grow, and the message gives the
+ * system's reason, which SQLite itself does not keep for a failed commit. */
+static void test_write_reason(void)
+{
+	const char *p = tmp_path("fsize.db");
+	int status = -1;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit lim = {64 << 10, 64 << 10};
+		struct store *s;
+		struct tcx_error err = {0};
+		struct measurement m;
+		enum tcx_status st = TCX_OK;
+		int i;
+
+		signal(SIGXFSZ, SIG_IGN);
+		if (setrlimit(RLIMIT_FSIZE, &lim) != 0 || store_open(p, true, &s, &err) != TCX_OK)
+			_exit(2);
+		for (i = 0; i < 1000 && st == TCX_OK; i++) {
+			fill(&m, "fsize", i, 0);
+			st = store_put(s, &m, &err);
+		}
+		store_close(s);
+		if (st != TCX_EIO || !strstr(err.msg, p) || !strstr(err.msg, strerror(EFBIG))) {
+			fprintf(stderr, "after %d rows: status %d: %s\n", i, (int)st, err.msg);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	CHECK(pid > 0);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+	CHECK(integrity_ok(p));
+}
+
 static void test_damage(void)
 {
 	struct store *s;
@@ -540,9 +705,15 @@ static void test_damage(void)
 	CHECK(write_bytes(t, buf, len));
 	CHECK(store_open(t, false, &s, &err) == TCX_ECORRUPT);
 	unlink(t);
-	/* a file that was never written is an empty store */
+	/* a file that was never written: a reader refuses it and leaves it
+	 * empty; a writer makes it an empty store */
 	CHECK(write_bytes(t, buf, 0));
-	CHECK(store_open(t, false, &s, &err) == TCX_OK);
+	s = (struct store *)&s;
+	CHECK(store_open(t, false, &s, &err) == TCX_ECORRUPT);
+	CHECK(s == NULL);
+	CHECK_MSG(strstr(err.msg, t) && strstr(err.msg, "not a tcx results store"), "%s", err.msg);
+	CHECK(file_size(t) == 0);
+	CHECK(store_open(t, true, &s, &err) == TCX_OK);
 	CHECK(count(s, NULL) == 0);
 	store_close(s);
 	unlink(t);
@@ -670,7 +841,7 @@ static void test_sigkill(int delay_ms)
 	pid = fork();
 	if (pid == 0) {
 		close(fd[0]);
-		if (store_open(p, false, &s, &err) != TCX_OK)
+		if (store_open(p, true, &s, &err) != TCX_OK)
 			_exit(2);
 		for (int i = 0;; i++) {
 			fill(&m, "killed", i, 0);
@@ -699,7 +870,11 @@ static void test_sigkill(int delay_ms)
 		  last + 1);
 	CHECK(store_query(s, NULL, check_whole, &bad, &err) == TCX_OK);
 	CHECK(bad == 0);
+	store_close(s);
 	/* and it takes writes again */
+	CHECK_MSG(store_open(p, true, &s, &err) == TCX_OK, "%s", err.msg);
+	if (!s)
+		return;
 	fill(&m, "after", 1, 0);
 	CHECK(store_put(s, &m, &err) == TCX_OK);
 	store_close(s);
@@ -733,6 +908,9 @@ int main(void)
 	test_query();
 	test_batch();
 	test_merge();
+	test_write_reason();
+	test_read_only();
+	test_merge_bad_rows();
 	test_damage();
 	test_busy();
 	test_concurrent();
