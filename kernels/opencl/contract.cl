@@ -215,12 +215,17 @@
 #define VEC_T VAL_T
 #endif
 
-/* Sizes and strides, by slot (see the top of this file). */
+/* Sizes and strides, by slot (see the top of this file).  MAX_SLOTS, the
+ * most a contraction has (its indices and three size-1 stand-ins), is the
+ * generator's (lib/gen's PLAN_MAX_SLOTS), so that both sides agree. */
+#ifndef MAX_SLOTS
+#error "MAX_SLOTS comes from the generator's prelude"
+#endif
 struct tcx_args {
-	long size[16];
-	long sp[16]; /* strides in P */
-	long sq[16]; /* strides in Q */
-	long sc[16]; /* strides in C */
+	long size[MAX_SLOTS];
+	long sp[MAX_SLOTS]; /* strides in P */
+	long sq[MAX_SLOTS]; /* strides in Q */
+	long sc[MAX_SLOTS]; /* strides in C */
 	long off_p, off_q, off_c;
 	long ws_stride; /* elements between GlobalSplitU parts of the workspace */
 	long nf2;       /* folded dimension-2 indices (slots 3 ..) */
@@ -233,7 +238,7 @@ struct tcx_args {
 #define NB ((int)args.nb)
 #define CONJ_P (args.conj_p != 0)
 #define CONJ_Q (args.conj_q != 0)
-#define MAX_NB 16
+#define MAX_NB (MAX_SLOTS - 3) /* DU is a bound index too */
 
 #ifndef SIZE_D0
 #define SIZE_D0 (args.size[0])

@@ -671,6 +671,7 @@ enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, str
 	if (cuda)
 		strbuf_adds(src, "#define TCX_LANG_CUDA 1\n");
 	strbuf_addf(src, "#define %s 1\n", type_macro(k->c->dtype));
+	strbuf_addf(src, "#define MAX_SLOTS %d\n", PLAN_MAX_SLOTS);
 	strbuf_addf(src, "#define WG0 %d\n#define WG1 %d\n#define LSU %d\n", s->wg[0], s->wg[1],
 		    s->wg[2]);
 	strbuf_addf(src, "#define TT0 %d\n#define TT1 %d\n#define DEPTHU %d\n#define VW %d\n",
@@ -745,18 +746,6 @@ size_t plan_workspace_bytes(const struct kernel_plan *k, const struct problem *p
 								       (dtype_info(k->c->dtype)->complex ? 1 : 1));
 }
 
-/* The kernel's struct tcx_args (all 64-bit, so host and device agree). */
-struct kargs {
-	int64_t size[16];
-	int64_t sp[16];
-	int64_t sq[16];
-	int64_t sc[16];
-	int64_t off_p, off_q, off_c;
-	int64_t ws_stride;
-	int64_t nf2, nb;
-	int64_t conj_p, conj_q;
-};
-
 /* alpha and beta as the kernel's SCALAR_T */
 union scalar {
 	float f;
@@ -802,7 +791,7 @@ struct wg_maps {
  * those it does not have are left out).  False when the layout cannot have
  * one. */
 static bool wgmma_map(const struct kernel_plan *k, struct device *dev, struct buffer *buf,
-		      const struct kargs *args, int x, unsigned char *out, int64_t *slots)
+		      const struct kernel_args *args, int x, unsigned char *out, int64_t *slots)
 {
 	const int64_t *st = x ? args->sq : args->sp;
 	const int es = dtype_info(k->c->dtype)->bytes, e = 128 / es;
@@ -843,7 +832,7 @@ static bool wgmma_map(const struct kernel_plan *k, struct device *dev, struct bu
 }
 
 static void wgmma_maps(const struct kernel_plan *k, struct device *dev, struct buffer *bp,
-		       struct buffer *bq, const struct kargs *args, struct wg_maps *m)
+		       struct buffer *bq, const struct kernel_args *args, struct wg_maps *m)
 {
 	const char *no_tma = getenv("TCX_NO_TMA");
 
@@ -857,6 +846,15 @@ static void wgmma_maps(const struct kernel_plan *k, struct device *dev, struct b
 	}
 }
 
+/* What a kernel takes, against the least any device must take: OpenCL's
+ * CL_DEVICE_MAX_PARAMETER_SIZE is at least 1024 bytes; CUDA's parameters
+ * (the warpgroup kernel's three more) at most 4 KiB.  The four buffers,
+ * the arguments, alpha and beta (complex double at most). */
+#define KARGS_BYTES (4 * sizeof(uint64_t) + sizeof(struct kernel_args) + 2 * 2 * sizeof(double))
+_Static_assert(KARGS_BYTES <= 1024, "the kernel's arguments exceed OpenCL's minimum 1024 bytes");
+_Static_assert(KARGS_BYTES + sizeof(struct wg_maps) <= 4096,
+	       "the warpgroup kernel's arguments exceed CUDA's 4 KiB");
+
 static size_t ceil_div(int64_t a, int64_t b)
 {
 	return (size_t)((a + b - 1) / b);
@@ -867,7 +865,7 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 			    struct buffer *c, struct buffer *ws, const double alpha[2],
 			    const double beta[2], double *event_ms, struct tcx_error *err)
 {
-	struct kargs args;
+	struct kernel_args args;
 	struct wg_maps tma;
 	struct launch l;
 	union scalar al, be;
@@ -879,7 +877,7 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 	const struct solution *s = &k->sol;
 
 	memset(&args, 0, sizeof(args));
-	for (int sl = 0; sl < 16; sl++)
+	for (int sl = 0; sl < PLAN_MAX_SLOTS; sl++)
 		args.size[sl] = 1;
 	for (int sl = 0; sl < k->nslots; sl++) {
 		int id = k->slot[sl];

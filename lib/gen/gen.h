@@ -8,7 +8,25 @@
 #include "gen/solution.h"
 #include "model/model.h"
 
+/* Slots of a plan, and of the kernel's struct tcx_args (the prelude hands
+ * the template this count as MAX_SLOTS): D0, D1 and DU, each a size-1
+ * stand-in when the contraction has no such index, then the other
+ * indices.  Sixteen batch indices take all 19. */
 #define PLAN_MAX_SLOTS (TCX_MAX_INDICES + 3)
+
+/* The kernel's struct tcx_args (kernels/opencl/contract.cl), by slot: all
+ * 64-bit, so that host and device agree, with the MAX_SLOTS the prelude
+ * gives the template. */
+struct kernel_args {
+	int64_t size[PLAN_MAX_SLOTS];
+	int64_t sp[PLAN_MAX_SLOTS]; /* strides in P */
+	int64_t sq[PLAN_MAX_SLOTS]; /* strides in Q */
+	int64_t sc[PLAN_MAX_SLOTS]; /* strides in C */
+	int64_t off_p, off_q, off_c;
+	int64_t ws_stride;
+	int64_t nf2, nb;
+	int64_t conj_p, conj_q;
+};
 
 /* Everything the generator decided for one (contraction, solution, device). */
 struct kernel_plan {

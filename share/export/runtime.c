@@ -400,12 +400,14 @@ static TL_STATUS tl_choose(const struct tl_type *T, const struct tl_ident *id,
 	return TL_UP(OK);
 }
 
-/* The kernel arguments (struct tcx_args of the template: all 64-bit). */
+/* The kernel arguments (struct tcx_args of the template: all 64-bit; its
+ * slot arrays have the MAX_SLOTS of the preludes, which the tables check
+ * against TL_MAX_SLOTS). */
 struct tl_args {
-	int64_t size[16];
-	int64_t sp[16];
-	int64_t sq[16];
-	int64_t sc[16];
+	int64_t size[TL_MAX_SLOTS];
+	int64_t sp[TL_MAX_SLOTS];
+	int64_t sq[TL_MAX_SLOTS];
+	int64_t sc[TL_MAX_SLOTS];
 	int64_t off_p, off_q, off_c;
 	int64_t ws_stride;
 	int64_t nf2, nb;
@@ -466,7 +468,7 @@ static void tl_launch_make(const struct tl_type *T, const struct tl_kernel *K,
 	double zero[2] = {0, 0};
 
 	memset(L, 0, sizeof(*L));
-	for (sl = 0; sl < 16; sl++)
+	for (sl = 0; sl < TL_MAX_SLOTS; sl++)
 		L->args.size[sl] = 1;
 	for (sl = 0; sl < T->nslots; sl++) {
 		int id = T->slot[sl];
