@@ -4,7 +4,11 @@
 # (TCX_MAX_INDICES), in C, in A, in B, 16 batch indices (every slot of the
 # kernel's arguments: three size-1 stand-ins and 16 folded indices) and 16
 # bound ones: validated, and `tcx run` on both devices against
-# numpy.einsum.  Small kernels, as PoCL compiles them fastest.
+# numpy.einsum.  Launches of more work-groups than CUDA's grid takes along
+# dimension 2 (65535), and under small grid limits ($TCX_MAX_GROUPS) that
+# fold the groups over every dimension, with spare groups, local memory
+# and its barriers, GlobalSplitU and its reduction, WorkGroupMapping.
+# Small kernels, as PoCL compiles them fastest.
 . "$(dirname "$0")/lib.sh"
 
 small='UseLDS=False,WorkGroup=[2,2,1],ThreadTile=[2,2],VectorWidth=2,DepthU=2'
@@ -65,5 +69,31 @@ PY
 else
 	echo "no Python with NumPy: tcx run is not compared with numpy.einsum"
 fi
+
+# 70000 work-groups along dimension 2
+run validate 'bij,bjk->bik' --sizes b=70000,i=1,j=1,k=1 --params "$small"
+expect_rc 0 "70000 work-groups along dimension 2"
+expect_out 'result +PASS' "70000 work-groups along dimension 2 pass"
+
+# the groups of a batch of 3 over tiles of D0 and D1, in a grid of at most
+# 5 x 2 x 100 (spare groups at its end): local memory, LocalSplitU, ShiftPtr
+# and WorkGroupMapping (7 x 3 x 3 groups of 4x4 tiles); GlobalSplitU, its
+# reduction and WorkGroupMapping (7 x 3 x 9); element-sized tiles (27 x 10
+# x 3)
+export TCX_MAX_GROUPS=5,2,100
+for p in 'UseLDS=True,WorkGroup=[2,2,2],ThreadTile=[2,2],VectorWidth=2,DepthU=4,EdgeType=ShiftPtr,WorkGroupMapping=3' \
+	"$small,GlobalSplitU=3,WorkGroupMapping=2" \
+	'UseLDS=False,WorkGroup=[1,1,1],ThreadTile=[1,1],VectorWidth=1,DepthU=2'; do
+	run validate 'C[ijk]=A[ilk]*B[jlk]' --sizes i=27,j=10,k=3,l=9 --params "$p" --beta 0.5
+	expect_rc 0 "a grid of 5 x 2 x 100: $p"
+	expect_out 'result +PASS' "a grid of 5 x 2 x 100 passes: $p"
+done
+# more groups than such a grid holds: refused, with the counts
+export TCX_MAX_GROUPS=1,1,2
+run validate 'ik,kj->ij' --sizes 40,40,3 --params "$small"
+expect_rc 3 "100 groups in a grid of 1 x 1 x 2"
+expect_err "a launch of 100 work-groups exceeds the 1 x 1 x 2 a grid holds on 'opencl:" \
+	"the grid's refusal"
+unset TCX_MAX_GROUPS
 
 done_testing

@@ -341,6 +341,13 @@ static enum tcx_status emu_launch(struct device *dev, struct program *p, const s
 		if (!l->local[d] || l->global[d] % l->local[d])
 			return tcx_fail(err, TCX_ELAUNCH, "kernel '%s': global %zu, block %zu",
 					l->kernel, l->global[d], l->local[d]);
+		/* the grid's limits, as the CUDA backend checks them */
+		if (l->global[d] / l->local[d] > (size_t)dev->info.max_groups[d])
+			return tcx_fail(err, TCX_ELIMIT,
+					"kernel '%s': %zu blocks in dimension %d exceed the device "
+					"limit of %lld",
+					l->kernel, l->global[d] / l->local[d], d,
+					(long long)dev->info.max_groups[d]);
 		grid[d] = (unsigned)(l->global[d] / l->local[d]);
 		block[d] = (unsigned)l->local[d];
 		nt *= l->local[d];
@@ -416,20 +423,34 @@ static struct tcx_backend_ops emu_ops = {
     .launch = emu_launch,
 };
 
-/* --limits: instead of the matrix, the limits: contractions of the most
+/* --limits: instead of the matrix, the limits.  Contractions of the most
  * indices tcx takes (16 in C, in A, in B, 16 batch indices, which fill
- * every slot of the kernel's arguments, and 16 bound ones).  Sizes of 1
- * and 2, the later indices (the last slots) 2. */
+ * every slot of the kernel's arguments, and 16 bound ones), and launches
+ * of more work-groups than a small artificial grid takes along any
+ * dimension (the emulated device refuses what exceeds its limits, as CUDA
+ * does): the kernels' groups folded over every dimension of the grid, spare
+ * groups, GlobalSplitU's reduction, WorkGroupMapping.  The 16 indices
+ * have sizes of 1 and 2, the later ones (the last slots) 2. */
 static const struct limit_case {
 	const char *expr;
-	const char *sizes; /* in id order */
+	const char *sizes;     /* in id order */
+	int64_t max_groups[3]; /* the grid's limits; 0: CUDA's */
 } limit_cases[] = {
-    {"abcdefgh,ijklmnop->abcdefghijklmnop", "2,2,2,1,1,1,1,1,1,1,1,1,2,2,2,2"},
-    {"abcdefghijklmnop,ijklmnop->abcdefgh", "2,2,1,1,1,1,2,2,2,2,1,1,1,1,2,2"},
-    {"ijklmnop,abcdefghijklmnop->abcdefgh", "2,2,1,1,1,1,2,2,2,2,1,1,1,1,2,2"},
-    {"abcdefghijklmnop,abcdefghijklmnop->abcdefghijklmnop", "2,2,2,1,1,1,1,1,1,1,1,1,2,2,2,2"},
-    {"abcdefghijklmnop,abcdefghijklmnop->", "2,2,2,1,1,1,1,1,1,1,1,1,2,2,2,2"},
+    {"abcdefgh,ijklmnop->abcdefghijklmnop", "2,2,2,1,1,1,1,1,1,1,1,1,2,2,2,2", {0}},
+    {"abcdefghijklmnop,ijklmnop->abcdefgh", "2,2,1,1,1,1,2,2,2,2,1,1,1,1,2,2", {0}},
+    {"ijklmnop,abcdefghijklmnop->abcdefgh", "2,2,1,1,1,1,2,2,2,2,1,1,1,1,2,2", {0}},
+    {"abcdefghijklmnop,abcdefghijklmnop->abcdefghijklmnop", "2,2,2,1,1,1,1,1,1,1,1,1,2,2,2,2", {0}},
+    {"abcdefghijklmnop,abcdefghijklmnop->", "2,2,2,1,1,1,1,1,1,1,1,1,2,2,2,2", {0}},
+    /* a batch of 13 (39 groups along dimension 2 with GlobalSplitU 3) over
+     * tiles of D0 and D1 (9 x 10 of 1x1 tiles, 1 x 2 of 16x8), folded into
+     * a grid of 40 x 5 x 8 */
+    {"C[ijk]=A[ilk]*B[jlk]", "9,10,13,9", {40, 5, 8}},
+    /* one index of many tiles: a grid of 5 x 3 x 40 */
+    {"ik,kj->ij", "97,5,3", {5, 3, 40}},
 };
+
+/* CUDA's grid: work-groups along each dimension */
+static const int64_t cuda_grid[3] = {INT32_MAX, 65535, 65535};
 
 static int run_case(struct device *dev, enum tcx_dtype t, struct tcx_contraction *c,
 		    const struct problem *p, const struct paramset *ps, uint64_t seed,
@@ -540,6 +561,7 @@ int main(int argc, char **argv)
 	dev.info.max_wg_size = 1024;
 	dev.info.max_wg_dim[0] = dev.info.max_wg_dim[1] = 1024;
 	dev.info.max_wg_dim[2] = 64;
+	memcpy(dev.info.max_groups, cuda_grid, sizeof(cuda_grid));
 	dev.info.simd_width = dev.info.wg_multiple = 32;
 	dev.info.fp64 = dev.info.fp16 = true;
 	printf("CUDA dialect on the host (%s), type %s, seed %llu%s\n", cxx, dtype_info(t)->name,
@@ -562,15 +584,19 @@ int main(int argc, char **argv)
 			contraction_free(c);
 			continue;
 		}
-		snprintf(where, sizeof(where), "limits");
+		for (int d = 0; d < 3; d++)
+			dev.info.max_groups[d] = lc->max_groups[d] ? lc->max_groups[d] : cuda_grid[d];
+		snprintf(where, sizeof(where), "grid %lldx%lldx%lld",
+			 (long long)dev.info.max_groups[0], (long long)dev.info.max_groups[1],
+			 (long long)dev.info.max_groups[2]);
 		for (size_t ps = 0; ps < ARRAY_SIZE(paramsets); ps++) {
 			if (!paramset_applies(&paramsets[ps], dtype_info(t)->letter, dev.info.lang,
 					      dev.info.arch) ||
 			    (only && strcmp(only, paramsets[ps].name) != 0))
 				continue;
 			/* the warpgroup kernel, slowest to emulate by far, reads
-			 * its arguments as the others do */
-			if (paramsets[ps].cuda == 2 && !only)
+			 * its arguments as the others do: the grids only */
+			if (paramsets[ps].cuda == 2 && !only && !lc->max_groups[0])
 				continue;
 			failures += run_case(&dev, t, c, &p, &paramsets[ps],
 					     seed + (uint64_t)(e * 131 + ps), where, &runs);

@@ -3,8 +3,9 @@
 # AddressSanitizer and UndefinedBehaviorSanitizer: problem types of 16
 # indices (the most tcx takes) in C, in A, in B, and 16 batch indices,
 # which fill every slot of the kernels' arguments (three size-1 stand-ins
-# and 16 folded indices), with and without GlobalSplitU.  Each validated
-# by the library's client.
+# and 16 folded indices), with and without GlobalSplitU; and a launch of
+# 70000 work-groups along dimension 2, more than CUDA's grid takes there.
+# Each validated by the library's client.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../cli/lib.sh"
 . "$here/common.sh"
@@ -39,7 +40,8 @@ logic c16 'abcdefgh,ijklmnop->abcdefghijklmnop' $s16
 logic a16 'abcdefghijklmnop,ijklmnop->abcdefgh' $s16
 logic b16 'ijklmnop,abcdefghijklmnop->abcdefgh' $s16
 logic batch16 'abcdefghijklmnop,abcdefghijklmnop->abcdefghijklmnop' $s16 2
-run export-lib c16.yaml a16.yaml b16.yaml batch16.yaml -o lib --name tcxlim \
+logic grid 'bij,bjk->bik' 70000,1,1,1
+run export-lib c16.yaml a16.yaml b16.yaml batch16.yaml grid.yaml -o lib --name tcxlim \
 	--selector logic
 expect_rc 0 "export-lib"
 build_tree lib build "$scratch/prefix" "-Wall -Wextra -Werror $san" || finish
@@ -48,4 +50,5 @@ for k in 0 1 2 3; do
 	check "client: problem $k, 16 indices" "$client" --problem $k --sizes $s16 --beta 0.5
 done
 check "client: 16 batch indices, padded strides" "$client" --problem 3 --sizes $s16 --pad 1
+check "client: 70000 work-groups along dimension 2" "$client" --problem 4 --sizes 70000,1,1,1
 done_testing
