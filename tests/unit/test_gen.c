@@ -17,7 +17,10 @@
  *  3. plans of 16 indices in C, in A, in B, 16 batch indices (19 slots)
  *     and 16 bound ones: every slot reaches the kernel's arguments, the
  *     arguments of every kernel fit OpenCL's least parameter size (1024
- *     bytes), the warpgroup kernel's CUDA's 4 KiB. */
+ *     bytes), the warpgroup kernel's CUDA's 4 KiB;
+ *  4. the device's other limits a plan meets, exactly at the boundary and
+ *     one past it: local memory, work-items per work-group and along one
+ *     dimension. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -419,10 +422,61 @@ static void test_max_indices(void)
 	}
 }
 
+/* ---- 4. the device's other limits, exactly at the boundary --------------- */
+
+static void test_device_limits(void)
+{
+	struct tcx_contraction *c = parse("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S);
+	struct device_info dev;
+	struct kernel_plan k;
+	struct solution s;
+	struct tcx_error err;
+	int64_t lds;
+
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	cuda_info(&dev);
+	/* local memory: a plan needing exactly what the device has is made,
+	 * one byte more is refused */
+	solution_default(&s);
+	CHECK(solution_parse(&s, "WorkGroup=[16,16,1],ThreadTile=[4,4],DepthU=16,UseLDS=True",
+			     &err) == TCX_OK);
+	CHECK_MSG(plan_make(c, NULL, &s, &dev, &k, &err) == TCX_OK, "%s", err.msg);
+	lds = k.lds_bytes;
+	CHECK(lds > 0);
+	dev.local_mem = lds;
+	CHECK_MSG(plan_make(c, NULL, &s, &dev, &k, &err) == TCX_OK, "%s", err.msg);
+	dev.local_mem = lds - 1;
+	CHECK(plan_make(c, NULL, &s, &dev, &k, &err) == TCX_ELIMIT);
+	CHECK_MSG(strstr(err.msg, "local memory") != NULL, "%s", err.msg);
+	/* work-items per work-group: exactly the device's limit, and one row
+	 * more; along one dimension: exactly, and twice */
+	cuda_info(&dev);
+	solution_default(&s);
+	CHECK(solution_parse(&s, "WorkGroup=[32,32,1],ThreadTile=[1,1],UseLDS=False", &err) ==
+	      TCX_OK);
+	CHECK_MSG(plan_make(c, NULL, &s, &dev, &k, &err) == TCX_OK, "%s", err.msg);
+	CHECK(k.nt == dev.max_wg_size);
+	s.wg[1] = 33;
+	CHECK(plan_make(c, NULL, &s, &dev, &k, &err) == TCX_ELIMIT);
+	CHECK_MSG(strstr(err.msg, "exceeds the device limit of 1024") != NULL, "%s", err.msg);
+	solution_default(&s);
+	CHECK(solution_parse(&s, "WorkGroup=[1,1,64],ThreadTile=[1,1],DepthU=64,UseLDS=False",
+			     &err) == TCX_OK);
+	CHECK_MSG(plan_make(c, NULL, &s, &dev, &k, &err) == TCX_OK, "%s", err.msg);
+	dev.max_wg_dim[2] = 32;
+	CHECK(plan_make(c, NULL, &s, &dev, &k, &err) == TCX_ELIMIT);
+	CHECK_MSG(strstr(err.msg, "WorkGroup[2] = 64 exceeds the device limit of 32") != NULL, "%s",
+		  err.msg);
+	contraction_free(c);
+}
+
 int main(void)
 {
 	test_grid();
 	test_launch_grid();
 	test_max_indices();
+	test_device_limits();
 	return check_done();
 }
