@@ -10,6 +10,7 @@
  *   VLANE(T, x, v)       lane v of vector x (element type T), an lvalue
  *   HALF_T               fp16 storage: half, or its 16 bits in CUDA/HIP
  *   GID(d), GSIZE(d)     get_global_id, get_global_size, as long
+ *   GROUP(d), NGROUPS(d) get_group_id, get_num_groups, as long
  *   LOCAL_POOL()         CUDA: the block's dynamic shared memory, from which
  *   LOCAL_ARRAY(T, name, dims, inner, off)
  *                        carves `T name dims` at byte offset `off` (OpenCL:
@@ -72,6 +73,10 @@
 #define LOCAL_POOL()
 #define LOCAL_ARRAY(T, name, dims, inner, off) __local T name dims
 #endif
+
+/* The work-group's number over the launch's grid, dimension 0 fastest:
+ * launches fold counts past a dimension's limit into the others. */
+#define GROUP_LINEAR() (GROUP(0) + NGROUPS(0) * (GROUP(1) + NGROUPS(1) * GROUP(2)))
 
 #define TCX_CAT_(a, b) a##b
 #define TCX_CAT(a, b) TCX_CAT_(a, b)

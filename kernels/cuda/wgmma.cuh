@@ -338,11 +338,12 @@ KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(
 	const long N0 = SIZE_D0, N1 = SIZE_D1, SU = SIZE_DU;
 	const long S0 = N0 * (WG_PK0 ? args.size[WG_PS0] : 1);
 	const long S1 = N1 * (WG_PK1 ? args.size[WG_PS1] : 1);
-	const long gz0 = GROUP(2) / GSU; /* the folded indices, for the maps */
-	long g0 = GROUP(0), g1 = GROUP(1), gz = GROUP(2);
+	long g0, g1, gz;
 	long baseP = args.off_p, baseQ = args.off_q, baseC = args.off_c;
 	int gsu_part = 0;
 
+	GROUP_DECODE();
+	const long gz0 = gz / GSU; /* the folded indices, for the maps */
 	GROUP_PLACE();
 	(void)gz;
 

@@ -6,8 +6,10 @@
  * B's), Q the other.  Work-group dimension 0 walks D0 in macro tiles of
  * MT0 = WG0 * TT0 elements, dimension 1 walks D1 in tiles of MT1 = WG1 *
  * TT1, dimension 2 folds every other free and batch index (unfolded below)
- * and the GlobalSplitU parts.  The bound indices form one loop: DU, the
- * innermost, in chunks of DEPTHU, nested in the other bound indices.
+ * and the GlobalSplitU parts; a launch may lay these work-groups out over
+ * another grid, within the device's limits (GROUP_DECODE).  The bound
+ * indices form one loop: DU, the innermost, in chunks of DEPTHU, nested in
+ * the other bound indices.
  *
  * Every tunable is a macro with a default here; the generator (lib/gen)
  * writes a #define prelude and never edits this text.  Sizes and strides
@@ -215,17 +217,23 @@
 #define VEC_T VAL_T
 #endif
 
-/* Sizes and strides, by slot (see the top of this file). */
+/* Sizes and strides, by slot (see the top of this file).  MAX_SLOTS, the
+ * most a contraction has (its indices and three size-1 stand-ins), is the
+ * generator's (lib/gen's PLAN_MAX_SLOTS), so that both sides agree. */
+#ifndef MAX_SLOTS
+#error "MAX_SLOTS comes from the generator's prelude"
+#endif
 struct tcx_args {
-	long size[16];
-	long sp[16]; /* strides in P */
-	long sq[16]; /* strides in Q */
-	long sc[16]; /* strides in C */
+	long size[MAX_SLOTS];
+	long sp[MAX_SLOTS]; /* strides in P */
+	long sq[MAX_SLOTS]; /* strides in Q */
+	long sc[MAX_SLOTS]; /* strides in C */
 	long off_p, off_q, off_c;
 	long ws_stride; /* elements between GlobalSplitU parts of the workspace */
 	long nf2;       /* folded dimension-2 indices (slots 3 ..) */
 	long nb;        /* bound indices besides DU (slots 3 + nf2 ..) */
 	long conj_p, conj_q; /* complex conjugation of P, Q */
+	long groups[3]; /* work-groups along D0, D1 and dimension 2 (GROUP_DECODE) */
 };
 /* Counts and flags arrive at run time, so that one compiled program serves
  * every contraction with the same layout facts. */
@@ -233,7 +241,7 @@ struct tcx_args {
 #define NB ((int)args.nb)
 #define CONJ_P (args.conj_p != 0)
 #define CONJ_Q (args.conj_q != 0)
-#define MAX_NB 16
+#define MAX_NB (MAX_SLOTS - 3) /* DU is a bound index too */
 
 #ifndef SIZE_D0
 #define SIZE_D0 (args.size[0])
@@ -512,7 +520,14 @@ INLINE void put_c(GLOBAL DATA_T *C, GLOBAL VAL_T *W, long oc, VAL_T r, SCALAR_T 
 }
 
 /* ---- the work-group's place, shared by the kernels ----------------------
- * GROUP_PLACE() sets g0, g1 to the work-group's tile coordinates (after
+ * GROUP_DECODE() sets g0, g1 and gz, the work-group's place along D0, D1
+ * and dimension 2, from its number over the launch's grid (GROUP_LINEAR):
+ * a launch takes the groups in whatever grid the device's limits allow
+ * (plan_grid), numbered the same way, and args.groups has how many there
+ * are along each; a spare group past the last leaves at once (all of its
+ * work-items, before any barrier).  The common grid is those counts
+ * themselves, and the decode is once per work-group.  GROUP_PLACE() then
+ * sets g0, g1 to the work-group's tile coordinates (after
  * WorkGroupMapping), gsu_part to its GlobalSplitU part, and moves baseP,
  * baseQ and baseC by the folded dimension-2 indices.  BOUND_START() gives
  * the work-group's chunks of the bound loop (the NB outer indices times
@@ -524,7 +539,7 @@ INLINE void put_c(GLOBAL DATA_T *C, GLOBAL VAL_T *W, long oc, VAL_T r, SCALAR_T 
  * that groups running together share rows of P and Q in cache. */
 #define GROUP_MAP()                                                                         \
 	do {                                                                                \
-		const long n0_ = NGROUPS(0), n1_ = NGROUPS(1);                              \
+		const long n0_ = args.groups[0], n1_ = args.groups[1];                      \
 		const long lin_ = g0 + g1 * n0_;                                            \
 		const long first_ = lin_ / (WGM * n0_) * WGM;                               \
 		const long rows_ = min((long)WGM, n1_ - first_);                            \
@@ -541,6 +556,17 @@ INLINE void put_c(GLOBAL DATA_T *C, GLOBAL VAL_T *W, long oc, VAL_T r, SCALAR_T 
 #else
 #define GSU_PART() ((void)0)
 #endif
+#define GROUP_DECODE()                                                                      \
+	do {                                                                                \
+		long l_ = GROUP_LINEAR();                                                   \
+                                                                                            \
+		if (l_ >= args.groups[0] * args.groups[1] * args.groups[2])                 \
+			return;                                                             \
+		g0 = l_ % args.groups[0];                                                   \
+		l_ /= args.groups[0];                                                       \
+		g1 = l_ % args.groups[1];                                                   \
+		gz = l_ / args.groups[1];                                                   \
+	} while (0)
 #define GROUP_PLACE()                                                                       \
 	do {                                                                                \
 		GROUP_MAP();                                                                \
@@ -611,10 +637,11 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 	const int t0 = (int)LID(0), t1 = (int)LID(1), ts = (int)LID(2);
 	const int tid = t0 + WG0 * (t1 + WG1 * ts);
 	const long S0 = SIZE_D0, S1 = SIZE_D1, SU = SIZE_DU;
-	long g0 = GROUP(0), g1 = GROUP(1), gz = GROUP(2);
+	long g0, g1, gz;
 	long baseP = args.off_p, baseQ = args.off_q, baseC = args.off_c;
 	int gsu_part = 0;
 
+	GROUP_DECODE();
 	GROUP_PLACE();
 
 	/* tile origins; ShiftPtr moves an edge tile back inside the tensor */
@@ -1081,12 +1108,14 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
 #endif /* !MI_WGMMA */
 
 /* GlobalSplitU: C = alpha * (sum of the GSU partial results) + beta * C,
- * one work-item per element of C (D0, D1 and the folded slots). */
+ * one work-item per element of C (D0, D1 and the folded slots), in
+ * work-groups of one dimension numbered as GROUP_LINEAR does, over any
+ * grid. */
 KERNEL void tcx_gsu_reduce(GLOBAL DATA_T *RESTRICT C, const GLOBAL VAL_T *RESTRICT W,
 			   const struct tcx_args args, const SCALAR_T alpha, const SCALAR_T beta,
 			   const long total)
 {
-	long e = GID(0) + GID(1) * GSIZE(0);
+	long e = LID(0) + LSIZE(0) * GROUP_LINEAR();
 	long oc = args.off_c;
 	VAL_T s = ZERO;
 

@@ -39,6 +39,8 @@ struct device_info {
 	int64_t cache_bytes;     /* last-level cache in front of global memory; 0 if unknown */
 	int max_wg_size;         /* work-items per work-group */
 	int max_wg_dim[3];
+	int64_t max_groups[3];   /* work-groups a launch may have along each dimension; 0
+				  * where the runtime sets none of its own (OpenCL) */
 	int max_regs_per_wg;     /* 32-bit registers per work-group; 0 if unknown */
 	int clock_mhz;
 	int simd_width;          /* warp / wavefront size; 1 for CPUs */

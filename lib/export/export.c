@@ -842,6 +842,13 @@ static enum tcx_status write_source(const struct xlib *x, struct export_tree *tr
 		    prefix, tcx_version());
 	strbuf_addf(&o, "#include \"config.h\"\n#include \"%s.h\"\n#include \"runtime.h\"\n\n",
 		    prefix);
+	/* runtime.c's struct tl_args is the kernels' struct tcx_args, whose
+	 * slot arrays the preludes size: a build where the counts differ
+	 * fails (C99 has no static assertion; an array of size -1 does) */
+	strbuf_addf(&o,
+		    "/* the kernels' argument slots (their preludes' MAX_SLOTS) */\n"
+		    "typedef char tl_slots_agree[TL_MAX_SLOTS == %d ? 1 : -1];\n\n",
+		    PLAN_MAX_SLOTS);
 	strbuf_adds(&o, "#if !TL_WITH_CUDA && !TL_WITH_HIP\n/* the kernel template "
 			"(kernels/common/port.h, kernels/opencl/contract.cl) */\n");
 	emit_bytes(&o, "tl_template_opencl", x->tmpl[0], x->tmpl_len[0]);

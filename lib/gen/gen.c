@@ -671,6 +671,7 @@ enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, str
 	if (cuda)
 		strbuf_adds(src, "#define TCX_LANG_CUDA 1\n");
 	strbuf_addf(src, "#define %s 1\n", type_macro(k->c->dtype));
+	strbuf_addf(src, "#define MAX_SLOTS %d\n", PLAN_MAX_SLOTS);
 	strbuf_addf(src, "#define WG0 %d\n#define WG1 %d\n#define LSU %d\n", s->wg[0], s->wg[1],
 		    s->wg[2]);
 	strbuf_addf(src, "#define TT0 %d\n#define TT1 %d\n#define DEPTHU %d\n#define VW %d\n",
@@ -745,18 +746,6 @@ size_t plan_workspace_bytes(const struct kernel_plan *k, const struct problem *p
 								       (dtype_info(k->c->dtype)->complex ? 1 : 1));
 }
 
-/* The kernel's struct tcx_args (all 64-bit, so host and device agree). */
-struct kargs {
-	int64_t size[16];
-	int64_t sp[16];
-	int64_t sq[16];
-	int64_t sc[16];
-	int64_t off_p, off_q, off_c;
-	int64_t ws_stride;
-	int64_t nf2, nb;
-	int64_t conj_p, conj_q;
-};
-
 /* alpha and beta as the kernel's SCALAR_T */
 union scalar {
 	float f;
@@ -802,7 +791,7 @@ struct wg_maps {
  * those it does not have are left out).  False when the layout cannot have
  * one. */
 static bool wgmma_map(const struct kernel_plan *k, struct device *dev, struct buffer *buf,
-		      const struct kargs *args, int x, unsigned char *out, int64_t *slots)
+		      const struct kernel_args *args, int x, unsigned char *out, int64_t *slots)
 {
 	const int64_t *st = x ? args->sq : args->sp;
 	const int es = dtype_info(k->c->dtype)->bytes, e = 128 / es;
@@ -843,7 +832,7 @@ static bool wgmma_map(const struct kernel_plan *k, struct device *dev, struct bu
 }
 
 static void wgmma_maps(const struct kernel_plan *k, struct device *dev, struct buffer *bp,
-		       struct buffer *bq, const struct kargs *args, struct wg_maps *m)
+		       struct buffer *bq, const struct kernel_args *args, struct wg_maps *m)
 {
 	const char *no_tma = getenv("TCX_NO_TMA");
 
@@ -857,9 +846,66 @@ static void wgmma_maps(const struct kernel_plan *k, struct device *dev, struct b
 	}
 }
 
-static size_t ceil_div(int64_t a, int64_t b)
+/* What a kernel takes, against the least any device must take: OpenCL's
+ * CL_DEVICE_MAX_PARAMETER_SIZE is at least 1024 bytes; CUDA's parameters
+ * (the warpgroup kernel's three more) at most 4 KiB.  The four buffers,
+ * the arguments, alpha and beta (complex double at most). */
+#define KARGS_BYTES (4 * sizeof(uint64_t) + sizeof(struct kernel_args) + 2 * 2 * sizeof(double))
+_Static_assert(KARGS_BYTES <= 1024, "the kernel's arguments exceed OpenCL's minimum 1024 bytes");
+_Static_assert(KARGS_BYTES + sizeof(struct wg_maps) <= 4096,
+	       "the warpgroup kernel's arguments exceed CUDA's 4 KiB");
+
+static int64_t ceil_div(int64_t a, int64_t b)
 {
-	return (size_t)((a + b - 1) / b);
+	return (a + b - 1) / b;
+}
+
+enum tcx_status plan_grid(const int64_t n[3], const size_t local[3], const struct device_info *dev,
+			  size_t global[3], struct tcx_error *err)
+{
+	const char *env = getenv("TCX_MAX_GROUPS");
+	int64_t cap[3], g[3], total = 1;
+	long long e[3];
+	bool fits = true;
+
+	for (int d = 0; d < 3; d++) {
+		cap[d] = GRID_MAX_ITEMS / (int64_t)(local[d] ? local[d] : 1);
+		if (d > 0 && cap[d] > GRID_MAX_GROUPS_YZ)
+			cap[d] = GRID_MAX_GROUPS_YZ;
+		if (dev && dev->max_groups[d] > 0 && dev->max_groups[d] < cap[d])
+			cap[d] = dev->max_groups[d];
+	}
+	if (env && sscanf(env, "%lld,%lld,%lld", &e[0], &e[1], &e[2]) == 3)
+		for (int d = 0; d < 3; d++)
+			if (e[d] > 0 && e[d] < cap[d])
+				cap[d] = e[d];
+	for (int d = 0; d < 3; d++) {
+		fits = fits && n[d] <= cap[d];
+		g[d] = n[d];
+	}
+	/* no work-groups at all: an empty grid, which the backends refuse */
+	if (n[0] <= 0 || n[1] <= 0 || n[2] <= 0)
+		fits = true;
+	if (!fits) {
+		for (int d = 0; d < 3; d++) {
+			if (total > INT64_MAX / n[d])
+				LIMIT("a launch of %lld x %lld x %lld work-groups: too many",
+				      (long long)n[0], (long long)n[1], (long long)n[2]);
+			total *= n[d];
+		}
+		g[0] = total < cap[0] ? total : cap[0];
+		g[1] = ceil_div(total, g[0]);
+		g[1] = g[1] < cap[1] ? g[1] : cap[1];
+		g[2] = ceil_div(total, g[0] * g[1]);
+		if (g[2] > cap[2])
+			LIMIT("a launch of %lld work-groups exceeds the %lld x %lld x %lld a grid "
+			      "holds on '%s'",
+			      (long long)total, (long long)cap[0], (long long)cap[1],
+			      (long long)cap[2], dev ? dev->id : "the device");
+	}
+	for (int d = 0; d < 3; d++)
+		global[d] = (size_t)g[d] * local[d];
+	return TCX_OK;
 }
 
 enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, struct program *prog,
@@ -867,7 +913,7 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 			    struct buffer *c, struct buffer *ws, const double alpha[2],
 			    const double beta[2], double *event_ms, struct tcx_error *err)
 {
-	struct kargs args;
+	struct kernel_args args;
 	struct wg_maps tma;
 	struct launch l;
 	union scalar al, be;
@@ -879,7 +925,7 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 	const struct solution *s = &k->sol;
 
 	memset(&args, 0, sizeof(args));
-	for (int sl = 0; sl < 16; sl++)
+	for (int sl = 0; sl < PLAN_MAX_SLOTS; sl++)
 		args.size[sl] = 1;
 	for (int sl = 0; sl < k->nslots; sl++) {
 		int id = k->slot[sl];
@@ -911,13 +957,14 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 		l.local[1] = 1;
 	}
 	/* PackFreeIndices: D0 and D1 span their packed slots too */
-	l.global[0] = ceil_div(args.size[0] * (k->pack_slot[0] >= 0 ? args.size[k->pack_slot[0]] : 1),
-			       k->mt0) *
-		      l.local[0];
-	l.global[1] = ceil_div(args.size[1] * (k->pack_slot[1] >= 0 ? args.size[k->pack_slot[1]] : 1),
-			       k->mt1) *
-		      l.local[1];
-	l.global[2] = (size_t)f2 * (size_t)s->gsu * l.local[2];
+	args.groups[0] = ceil_div(
+	    args.size[0] * (k->pack_slot[0] >= 0 ? args.size[k->pack_slot[0]] : 1), k->mt0);
+	args.groups[1] = ceil_div(
+	    args.size[1] * (k->pack_slot[1] >= 0 ? args.size[k->pack_slot[1]] : 1), k->mt1);
+	args.groups[2] = f2 * s->gsu;
+	st = plan_grid(args.groups, l.local, device_info_of(dev), l.global, err);
+	if (st)
+		return st;
 	launch_arg_buffer(&l, c);
 	launch_arg_buffer(&l, k->p_is_a ? a : b);
 	launch_arg_buffer(&l, k->p_is_a ? b : a);
@@ -944,13 +991,16 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 		return st;
 	}
 	{
-		int64_t total = problem_count(p, T_C), g0;
+		int64_t total = problem_count(p, T_C), n[3];
 
+		/* one work-item per element of C, in groups of 64 */
 		launch_init(&l, "tcx_gsu_reduce");
 		l.local[0] = 64;
-		g0 = total < 64 * 65535 ? (int64_t)ceil_div(total, 64) * 64 : 64 * 65535;
-		l.global[0] = (size_t)g0;
-		l.global[1] = ceil_div(total, g0);
+		n[0] = ceil_div(total, 64);
+		n[1] = n[2] = 1;
+		st = plan_grid(n, l.local, device_info_of(dev), l.global, err);
+		if (st)
+			return st;
 		launch_arg_buffer(&l, c);
 		launch_arg_buffer(&l, ws);
 		launch_arg_bytes(&l, &args, sizeof(args));

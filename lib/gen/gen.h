@@ -8,7 +8,32 @@
 #include "gen/solution.h"
 #include "model/model.h"
 
+/* Slots of a plan, and of the kernel's struct tcx_args (the prelude hands
+ * the template this count as MAX_SLOTS): D0, D1 and DU, each a size-1
+ * stand-in when the contraction has no such index, then the other
+ * indices.  Sixteen batch indices take all 19. */
 #define PLAN_MAX_SLOTS (TCX_MAX_INDICES + 3)
+
+/* Work-groups a launch has at most along dimensions 1 and 2 on any
+ * device (CUDA's and HIP's limit), and work-items along any dimension
+ * (HIP counts them in 32 bits, as OpenCL devices with a 32-bit size_t do). */
+#define GRID_MAX_GROUPS_YZ 65535
+#define GRID_MAX_ITEMS	   INT32_MAX
+
+/* The kernel's struct tcx_args (kernels/opencl/contract.cl), by slot: all
+ * 64-bit, so that host and device agree, with the MAX_SLOTS the prelude
+ * gives the template. */
+struct kernel_args {
+	int64_t size[PLAN_MAX_SLOTS];
+	int64_t sp[PLAN_MAX_SLOTS]; /* strides in P */
+	int64_t sq[PLAN_MAX_SLOTS]; /* strides in Q */
+	int64_t sc[PLAN_MAX_SLOTS]; /* strides in C */
+	int64_t off_p, off_q, off_c;
+	int64_t ws_stride;
+	int64_t nf2, nb;
+	int64_t conj_p, conj_q;
+	int64_t groups[3]; /* work-groups along D0, D1 and dimension 2, however launched */
+};
 
 /* Everything the generator decided for one (contraction, solution, device). */
 struct kernel_plan {
@@ -71,6 +96,19 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 			    const struct problem *p, struct buffer *a, struct buffer *b,
 			    struct buffer *c, struct buffer *ws, const double alpha[2],
 			    const double beta[2], double *event_ms, struct tcx_error *err);
+
+/* The work sizes of a launch that needs n[d] work-groups of local[d]
+ * work-items along dimension d, within the device's limits
+ * (dev->max_groups, the limits above, and for tests $TCX_MAX_GROUPS,
+ * "X,Y,Z"): n itself when it fits; else the n[0] * n[1] * n[2] groups,
+ * numbered dimension 0 fastest, laid out over as few dimensions as hold
+ * them, with fewer than global[0] / local[0] * global[1] / local[1] spare
+ * groups past the last.  The kernels number their group the same way and
+ * take its place from n (struct tcx_args' groups), so every grid is theirs
+ * and spare groups leave at once.  TCX_ELIMIT when the groups exceed what
+ * the three dimensions can hold together.  Writes global[] (work-items). */
+enum tcx_status plan_grid(const int64_t n[3], const size_t local[3], const struct device_info *dev,
+			  size_t global[3], struct tcx_error *err);
 
 /* A template's text by path under kernels/ ("opencl/contract.cl"): the
  * embedded copy, or $TCX_KERNEL_DIR/path when that is set.  Caller frees. */

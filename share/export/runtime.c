@@ -545,16 +545,19 @@ static TL_STATUS tl_choose(const struct tl_type *T, const struct tl_ident *id,
 	return TL_UP(OK);
 }
 
-/* The kernel arguments (struct tcx_args of the template: all 64-bit). */
+/* The kernel arguments (struct tcx_args of the template: all 64-bit; its
+ * slot arrays have the MAX_SLOTS of the preludes, which the tables check
+ * against TL_MAX_SLOTS). */
 struct tl_args {
-	int64_t size[16];
-	int64_t sp[16];
-	int64_t sq[16];
-	int64_t sc[16];
+	int64_t size[TL_MAX_SLOTS];
+	int64_t sp[TL_MAX_SLOTS];
+	int64_t sq[TL_MAX_SLOTS];
+	int64_t sc[TL_MAX_SLOTS];
 	int64_t off_p, off_q, off_c;
 	int64_t ws_stride;
 	int64_t nf2, nb;
 	int64_t conj_p, conj_q;
+	int64_t groups[3]; /* work-groups along D0, D1 and dimension 2, however launched */
 };
 
 /* alpha and beta as the kernel's SCALAR_T */
@@ -586,9 +589,49 @@ static size_t tl_scalar_of(char t, const double *v, union tl_scalar *out)
 	}
 }
 
-static size_t tl_ceil_div(int64_t a, int64_t b)
+static int64_t tl_ceil_div(int64_t a, int64_t b)
 {
-	return (size_t)((a + b - 1) / b);
+	return (a + b - 1) / b;
+}
+
+/* Work-groups a launch has at most along dimensions 1 and 2 on any device
+ * (CUDA's and HIP's limit), work-items along any dimension (HIP counts them
+ * in 32 bits): tcx's GRID_MAX_GROUPS_YZ and GRID_MAX_ITEMS. */
+#define TL_GRID_MAX_YZ	  65535
+#define TL_GRID_MAX_ITEMS 2147483647
+
+/* The work sizes of a launch of n[d] work-groups of local[d] work-items,
+ * as tcx's plan_grid lays them out: n itself when it fits, else the groups
+ * numbered dimension 0 fastest over as few dimensions as hold them (the
+ * kernels decode their place from n and leave the spare ones).  0 when
+ * they do not fit at all. */
+static int tl_grid(const int64_t n[3], const size_t local[3], size_t global[3])
+{
+	int64_t cap[3], g[3], total = 1;
+	/* no work-groups at all: an empty grid, as tcx has it */
+	int d, fits = n[0] <= 0 || n[1] <= 0 || n[2] <= 0;
+
+	for (d = 0; d < 3; d++) {
+		cap[d] = TL_GRID_MAX_ITEMS / (int64_t)local[d];
+		if (d > 0 && cap[d] > TL_GRID_MAX_YZ)
+			cap[d] = TL_GRID_MAX_YZ;
+		g[d] = n[d];
+	}
+	fits = fits || (n[0] <= cap[0] && n[1] <= cap[1] && n[2] <= cap[2]);
+	if (!fits) {
+		for (d = 0; d < 3; d++)
+			if (!tl_mul(total, n[d], &total))
+				return 0;
+		g[0] = total < cap[0] ? total : cap[0];
+		g[1] = tl_ceil_div(total, g[0]);
+		g[1] = g[1] < cap[1] ? g[1] : cap[1];
+		g[2] = tl_ceil_div(total, g[0] * g[1]);
+		if (g[2] > cap[2])
+			return 0;
+	}
+	for (d = 0; d < 3; d++)
+		global[d] = (size_t)g[d] * local[d];
+	return 1;
 }
 
 /* The launch of one problem, as plan_launch sets it up. */
@@ -599,19 +642,19 @@ struct tl_launch {
 	size_t scalar_bytes;
 	size_t ws_bytes;   /* GlobalSplitU workspace; 0 when none */
 	int64_t total;	   /* elements of C, for the reduction */
-	size_t rglobal[2]; /* the reduction's work sizes (local: 64) */
+	size_t rglobal[3], rlocal[3]; /* the reduction's work sizes */
 };
 
-static void tl_launch_make(const struct tl_type *T, const struct tl_kernel *K,
-			   const struct tl_problem *p, const double *alpha, const double *beta,
-			   struct tl_launch *L)
+static TL_STATUS tl_launch_make(const struct tl_type *T, const struct tl_kernel *K,
+				const struct tl_problem *p, const double *alpha, const double *beta,
+				struct tl_launch *L)
 {
 	int P = T->p_is_a ? 1 : 2, Q = T->p_is_a ? 2 : 1, sl;
-	int64_t f2 = 1, g0;
+	int64_t f2 = 1, n[3];
 	double zero[2] = {0, 0};
 
 	memset(L, 0, sizeof(*L));
-	for (sl = 0; sl < 16; sl++)
+	for (sl = 0; sl < TL_MAX_SLOTS; sl++)
 		L->args.size[sl] = 1;
 	for (sl = 0; sl < T->nslots; sl++) {
 		int id = T->slot[sl];
@@ -635,13 +678,13 @@ static void tl_launch_make(const struct tl_type *T, const struct tl_kernel *K,
 	L->local[0] = (size_t)(K->threads ? K->threads : K->wg[0]);
 	L->local[1] = (size_t)(K->threads ? 1 : K->wg[1]);
 	L->local[2] = (size_t)K->wg[2];
-	L->global[0] = tl_ceil_div(L->args.size[0] * (K->pack[0] >= 0 ? L->args.size[K->pack[0]] : 1),
-				   K->mt0) *
-		       L->local[0];
-	L->global[1] = tl_ceil_div(L->args.size[1] * (K->pack[1] >= 0 ? L->args.size[K->pack[1]] : 1),
-				   K->mt1) *
-		       L->local[1];
-	L->global[2] = (size_t)f2 * (size_t)K->gsu * L->local[2];
+	L->args.groups[0] =
+	    tl_ceil_div(L->args.size[0] * (K->pack[0] >= 0 ? L->args.size[K->pack[0]] : 1), K->mt0);
+	L->args.groups[1] =
+	    tl_ceil_div(L->args.size[1] * (K->pack[1] >= 0 ? L->args.size[K->pack[1]] : 1), K->mt1);
+	L->args.groups[2] = f2 * K->gsu;
+	if (!tl_grid(L->args.groups, L->local, L->global))
+		goto too_many;
 	L->scalar_bytes = tl_scalar_of(T->info.type, alpha ? alpha : zero, &L->alpha);
 	tl_scalar_of(T->info.type, beta ? beta : zero, &L->beta);
 	if (K->gsu > 1) {
@@ -651,10 +694,18 @@ static void tl_launch_make(const struct tl_type *T, const struct tl_kernel *K,
 		L->total = 1;
 		for (k = 0; k < T->info.rank[0]; k++)
 			L->total *= p->size[T->info.indices[0][k]];
-		g0 = L->total < 64 * 65535 ? (int64_t)tl_ceil_div(L->total, 64) * 64 : 64 * 65535;
-		L->rglobal[0] = (size_t)g0;
-		L->rglobal[1] = tl_ceil_div(L->total, g0);
+		/* one work-item per element of C, in groups of 64 */
+		n[0] = tl_ceil_div(L->total, 64);
+		n[1] = n[2] = 1;
+		L->rlocal[0] = 64;
+		L->rlocal[1] = L->rlocal[2] = 1;
+		if (!tl_grid(n, L->rlocal, L->rglobal))
+			goto too_many;
 	}
+	return TL_UP(OK);
+too_many:
+	tl_set_error("%s: kernel %s: too many work-groups for a launch", T->info.name, K->name);
+	return TL_UP(ELAUNCH);
 }
 
 #if TL_WITH_CUDA || TL_WITH_HIP
@@ -912,10 +963,6 @@ static TL_STATUS tl_cl_run(cl_command_queue q, cl_context ctx, cl_program prog,
 		goto out;
 	}
 	{
-		size_t g[2], l[2] = {64, 1};
-
-		g[0] = L->rglobal[0];
-		g[1] = L->rglobal[1];
 		rc = clSetKernelArg(k, 0, sizeof(cl_mem), &c);
 		if (rc == CL_SUCCESS)
 			rc = clSetKernelArg(k, 1, sizeof(cl_mem), &ws);
@@ -928,7 +975,8 @@ static TL_STATUS tl_cl_run(cl_command_queue q, cl_context ctx, cl_program prog,
 		if (rc == CL_SUCCESS)
 			rc = clSetKernelArg(k, 5, sizeof(L->total), &L->total);
 		if (rc == CL_SUCCESS)
-			rc = clEnqueueNDRangeKernel(q, k, 2, NULL, g, l, 0, NULL, NULL);
+			rc = clEnqueueNDRangeKernel(q, k, 3, NULL, L->rglobal, L->rlocal, 0, NULL,
+						    NULL);
 		if (rc != CL_SUCCESS)
 			st = tl_cl_fail("cannot launch the GlobalSplitU reduction", K->name, rc);
 	}
@@ -981,7 +1029,9 @@ static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const stru
 		st = tl_cl_program_get(ctx, dev, K, !p->packed, &prog);
 	if (st)
 		return st;
-	tl_launch_make(T, K, p, alpha, beta, &L);
+	st = tl_launch_make(T, K, p, alpha, beta, &L);
+	if (st)
+		return st;
 	return tl_cl_run((cl_command_queue)queue, ctx, prog, T, K, &L, (cl_mem)c, (cl_mem)a,
 			 (cl_mem)b);
 }

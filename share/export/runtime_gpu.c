@@ -9,7 +9,8 @@
  * compiled per device for its architecture: NVRTC for sm_XY (the newest
  * virtual one NVRTC has when it does not know the device's), hiprtc for
  * the device's gcnArchName ("gfx90a:sramecc+:xnack-").  They are launched
- * as tcx's backends launch them: grid = global / local, the tile's shared
+ * as tcx's backends launch them: grid = global / local (runtime.c's
+ * tl_grid keeps it within every device's limits), the tile's shared
  * memory as the launch's dynamic shared memory.
  *
  * A template: tcx export-lib copies it unchanged; runtime.c includes it
@@ -551,7 +552,9 @@ static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const stru
 		st = tl_gpu_module_get(ctx, d, K, !p->packed, &m);
 	if (st)
 		return st;
-	tl_launch_make(T, K, p, alpha, beta, &L);
+	st = tl_launch_make(T, K, p, alpha, beta, &L);
+	if (st)
+		return st;
 	P = T->p_is_a ? A : B;
 	Q = T->p_is_a ? B : A;
 	dyn = K->lds_bytes > 0 ? (unsigned)K->lds_bytes : 0;
@@ -585,9 +588,11 @@ static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const stru
 		params[3] = &L.alpha;
 		params[4] = &L.beta;
 		params[5] = &L.total;
-		rc = tl_gpu.LaunchKernel(m->reduce, (unsigned)(L.rglobal[0] / 64),
-					 (unsigned)L.rglobal[1], 1, 64, 1, 1, 0, stream, params,
-					 NULL);
+		rc = tl_gpu.LaunchKernel(m->reduce, (unsigned)(L.rglobal[0] / L.rlocal[0]),
+					 (unsigned)(L.rglobal[1] / L.rlocal[1]),
+					 (unsigned)(L.rglobal[2] / L.rlocal[2]),
+					 (unsigned)L.rlocal[0], (unsigned)L.rlocal[1],
+					 (unsigned)L.rlocal[2], 0, stream, params, NULL);
 	}
 	if (W)
 		tl_gpu.MemFreeAsync(W, stream);

@@ -10,9 +10,10 @@
  * bf16, loads) and the shared-memory carving without a GPU; the fp16
  * conversions run compat.h's portable code, not the PTX/HIP instructions.
  *
- * usage: cuda_emulate TYPE [--seed N] [--quick] [--only PARAMSET]
+ * usage: cuda_emulate TYPE [--seed N] [--quick] [--limits] [--only PARAMSET]
  * The tensor-core parameter sets run over the awkward sizes (the 7s and the
  * prime) unless --only names one; --quick limits every set to those.
+ * --limits runs the limits (below) instead of the matrix.
  * Needs a C++17 compiler: $TCX_TEST_CXX, else c++ (exit 77 without one).
  */
 #include <dlfcn.h>
@@ -340,6 +341,13 @@ static enum tcx_status emu_launch(struct device *dev, struct program *p, const s
 		if (!l->local[d] || l->global[d] % l->local[d])
 			return tcx_fail(err, TCX_ELAUNCH, "kernel '%s': global %zu, block %zu",
 					l->kernel, l->global[d], l->local[d]);
+		/* the grid's limits, as the CUDA backend checks them */
+		if (l->global[d] / l->local[d] > (size_t)dev->info.max_groups[d])
+			return tcx_fail(err, TCX_ELIMIT,
+					"kernel '%s': %zu blocks in dimension %d exceed the device "
+					"limit of %lld",
+					l->kernel, l->global[d] / l->local[d], d,
+					(long long)dev->info.max_groups[d]);
 		grid[d] = (unsigned)(l->global[d] / l->local[d]);
 		block[d] = (unsigned)l->local[d];
 		nt *= l->local[d];
@@ -415,6 +423,86 @@ static struct tcx_backend_ops emu_ops = {
     .launch = emu_launch,
 };
 
+/* --limits: instead of the matrix, the limits.  Contractions of the most
+ * indices tcx takes (16 in C, in A, in B, 16 batch indices, which fill
+ * every slot of the kernel's arguments, and 16 bound ones), and launches
+ * of more work-groups than a small artificial grid takes along any
+ * dimension (the emulated device refuses what exceeds its limits, as CUDA
+ * does): the kernels' groups folded over every dimension of the grid, spare
+ * groups, GlobalSplitU's reduction, WorkGroupMapping.  The 16 indices
+ * have sizes of 1 and 2, the later ones (the last slots) 2. */
+static const struct limit_case {
+	const char *expr;
+	const char *sizes;     /* in id order */
+	int64_t max_groups[3]; /* the grid's limits; 0: CUDA's */
+} limit_cases[] = {
+    {"abcdefgh,ijklmnop->abcdefghijklmnop", "2,2,2,1,1,1,1,1,1,1,1,1,2,2,2,2", {0}},
+    {"abcdefghijklmnop,ijklmnop->abcdefgh", "2,2,1,1,1,1,2,2,2,2,1,1,1,1,2,2", {0}},
+    {"ijklmnop,abcdefghijklmnop->abcdefgh", "2,2,1,1,1,1,2,2,2,2,1,1,1,1,2,2", {0}},
+    {"abcdefghijklmnop,abcdefghijklmnop->abcdefghijklmnop", "2,2,2,1,1,1,1,1,1,1,1,1,2,2,2,2", {0}},
+    {"abcdefghijklmnop,abcdefghijklmnop->", "2,2,2,1,1,1,1,1,1,1,1,1,2,2,2,2", {0}},
+    /* a batch of 13 (39 groups along dimension 2 with GlobalSplitU 3) over
+     * tiles of D0 and D1 (9 x 10 of 1x1 tiles, 1 x 2 of 16x8), folded into
+     * a grid of 40 x 5 x 8 */
+    {"C[ijk]=A[ilk]*B[jlk]", "9,10,13,9", {40, 5, 8}},
+    /* one index of many tiles: a grid of 5 x 3 x 40 */
+    {"ik,kj->ij", "97,5,3", {5, 3, 40}},
+};
+
+/* CUDA's grid: work-groups along each dimension */
+static const int64_t cuda_grid[3] = {INT32_MAX, 65535, 65535};
+
+static int run_case(struct device *dev, enum tcx_dtype t, struct tcx_contraction *c,
+		    const struct problem *p, const struct paramset *ps, uint64_t seed,
+		    const char *where, int *runs)
+{
+	struct solution s;
+	struct prepared pr;
+	struct validate_opts o;
+	struct validate_report r;
+	struct strbuf log = STRBUF_INIT;
+	struct tcx_error err = {0};
+	enum tcx_status st;
+
+	solution_default(&s);
+	if (solution_parse(&s, ps->params, &err)) {
+		printf("FAIL params %s: %s\n", ps->name, err.msg);
+		return 1;
+	}
+	validate_opts_default(&o);
+	o.seed = seed;
+	o.threads = 1;
+	if (c->use_beta) {
+		o.alpha[0] = 1.5;
+		o.beta[0] = -0.5;
+		if (dtype_info(t)->complex) {
+			o.alpha[1] = 0.25;
+			o.beta[1] = 0.75;
+		}
+	}
+	(*runs)++;
+	st = contract_prepare(dev, c, p, &s, &pr, &log, &err);
+	if (st == TCX_EREJECT && strstr(err.msg, "EdgeType None")) {
+		(*runs)--;
+		strbuf_release(&log);
+		return 0;
+	}
+	if (st == TCX_EBUILD)
+		printf("%s\n", strbuf_str(&log));
+	strbuf_release(&log);
+	if (!st)
+		st = validate_run(dev, &pr, p, &o, &r, &err);
+	if (!st)
+		return 0;
+	printf("FAIL %-48s %s %-20s: %s (seed %llu)\n", c->expr, where, ps->name, err.msg,
+	       (unsigned long long)o.seed);
+	for (int m = 0; st == TCX_EMISMATCH && m < r.nlist && m < 3; m++)
+		printf("     element %lld: got %g, want %g%s\n", (long long)r.list[m].lin,
+		       r.list[m].got[0], r.list[m].want[0],
+		       r.list[m].unwritten ? " (never written)" : "");
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct device dev;
@@ -422,13 +510,14 @@ int main(int argc, char **argv)
 	struct tcx_error err = {0};
 	uint64_t seed = 1;
 	int failures = 0, runs = 0;
-	bool quick = false;
+	bool quick = false, limits = false;
 	const char *only = NULL; /* one parameter set, by name */
 	const char *cxx = getenv("TCX_TEST_CXX");
-	char cmd[512];
+	char cmd[512], where[64];
 
 	if (argc < 2 || !dtype_parse(argv[1], &t)) {
-		fprintf(stderr, "usage: cuda_emulate TYPE [--seed N] [--quick] [--only PARAMSET]\n");
+		fprintf(stderr, "usage: cuda_emulate TYPE [--seed N] [--quick] [--limits] "
+				"[--only PARAMSET]\n");
 		return 2;
 	}
 	for (int k = 2; k < argc; k++) {
@@ -436,6 +525,8 @@ int main(int argc, char **argv)
 			seed = strtoull(argv[++k], NULL, 10);
 		else if (!strcmp(argv[k], "--quick"))
 			quick = true;
+		else if (!strcmp(argv[k], "--limits"))
+			limits = true;
 		else if (!strcmp(argv[k], "--only") && k + 1 < argc)
 			only = argv[++k];
 	}
@@ -470,12 +561,50 @@ int main(int argc, char **argv)
 	dev.info.max_wg_size = 1024;
 	dev.info.max_wg_dim[0] = dev.info.max_wg_dim[1] = 1024;
 	dev.info.max_wg_dim[2] = 64;
+	memcpy(dev.info.max_groups, cuda_grid, sizeof(cuda_grid));
 	dev.info.simd_width = dev.info.wg_multiple = 32;
 	dev.info.fp64 = dev.info.fp16 = true;
-	printf("CUDA dialect on the host (%s), type %s, seed %llu\n", cxx, dtype_info(t)->name,
-	       (unsigned long long)seed);
+	printf("CUDA dialect on the host (%s), type %s, seed %llu%s\n", cxx, dtype_info(t)->name,
+	       (unsigned long long)seed, limits ? ", the limits" : "");
 
-	for (size_t e = 0; e < ARRAY_SIZE(exprs); e++) {
+	for (size_t e = 0; limits && e < ARRAY_SIZE(limit_cases); e++) {
+		const struct limit_case *lc = &limit_cases[e];
+		struct tcx_contraction *c;
+		int64_t sz[TCX_MAX_INDICES];
+		struct problem p;
+
+		if (notation_parse(lc->expr, t, LAYOUT_BY_STYLE, &c, &err)) {
+			printf("FAIL parse '%s': %s\n", lc->expr, err.msg);
+			failures++;
+			continue;
+		}
+		if (sizes_parse_assign(c, lc->sizes, sz, &err) || problem_init(&p, c, sz, &err)) {
+			printf("FAIL sizes of '%s': %s\n", lc->expr, err.msg);
+			failures++;
+			contraction_free(c);
+			continue;
+		}
+		for (int d = 0; d < 3; d++)
+			dev.info.max_groups[d] = lc->max_groups[d] ? lc->max_groups[d] : cuda_grid[d];
+		snprintf(where, sizeof(where), "grid %lldx%lldx%lld",
+			 (long long)dev.info.max_groups[0], (long long)dev.info.max_groups[1],
+			 (long long)dev.info.max_groups[2]);
+		for (size_t ps = 0; ps < ARRAY_SIZE(paramsets); ps++) {
+			if (!paramset_applies(&paramsets[ps], dtype_info(t)->letter, dev.info.lang,
+					      dev.info.arch) ||
+			    (only && strcmp(only, paramsets[ps].name) != 0))
+				continue;
+			/* the warpgroup kernel, slowest to emulate by far, reads
+			 * its arguments as the others do: the grids only */
+			if (paramsets[ps].cuda == 2 && !only && !lc->max_groups[0])
+				continue;
+			failures += run_case(&dev, t, c, &p, &paramsets[ps],
+					     seed + (uint64_t)(e * 131 + ps), where, &runs);
+		}
+		contraction_free(c);
+	}
+
+	for (size_t e = 0; !limits && e < ARRAY_SIZE(exprs); e++) {
 		struct tcx_contraction *c;
 
 		if (notation_parse(exprs[e], t, LAYOUT_BY_STYLE, &c, &err)) {
@@ -496,14 +625,8 @@ int main(int argc, char **argv)
 				failures++;
 				continue;
 			}
+			snprintf(where, sizeof(where), "set %d", set);
 			for (size_t ps = 0; ps < ARRAY_SIZE(paramsets); ps++) {
-				struct solution s;
-				struct prepared pr;
-				struct validate_opts o;
-				struct validate_report r;
-				struct strbuf log = STRBUF_INIT;
-				enum tcx_status st;
-
 				if (!paramset_applies(&paramsets[ps], dtype_info(t)->letter,
 						      dev.info.lang, dev.info.arch) ||
 				    !size_set_applies(&paramsets[ps], set) ||
@@ -515,48 +638,9 @@ int main(int argc, char **argv)
 				 * --only names one; the GPU matrix runs every size */
 				if (paramsets[ps].cuda && !only && set != 1 && set != 3 && set != 4)
 					continue;
-				solution_default(&s);
-				if (solution_parse(&s, paramsets[ps].params, &err)) {
-					printf("FAIL params %s: %s\n", paramsets[ps].name, err.msg);
-					failures++;
-					continue;
-				}
-				validate_opts_default(&o);
-				o.seed = seed + (uint64_t)(e * 131 + set * 7 + ps);
-				o.threads = 1;
-				if (c->use_beta) {
-					o.alpha[0] = 1.5;
-					o.beta[0] = -0.5;
-					if (dtype_info(t)->complex) {
-						o.alpha[1] = 0.25;
-						o.beta[1] = 0.75;
-					}
-				}
-				runs++;
-				st = contract_prepare(&dev, c, &p, &s, &pr, &log, &err);
-				if (st == TCX_EREJECT && strstr(err.msg, "EdgeType None")) {
-					runs--;
-					strbuf_release(&log);
-					continue;
-				}
-				if (st == TCX_EBUILD)
-					printf("%s\n", strbuf_str(&log));
-				strbuf_release(&log);
-				if (!st)
-					st = validate_run(&dev, &pr, &p, &o, &r, &err);
-				if (st) {
-					failures++;
-					printf("FAIL %-48s set %d %-20s: %s (seed %llu)\n",
-					       exprs[e], set, paramsets[ps].name, err.msg,
-					       (unsigned long long)o.seed);
-					for (int m = 0; st == TCX_EMISMATCH && m < r.nlist && m < 3;
-					     m++)
-						printf("     element %lld: got %g, want %g%s\n",
-						       (long long)r.list[m].lin, r.list[m].got[0],
-						       r.list[m].want[0],
-						       r.list[m].unwritten ? " (never written)"
-									   : "");
-				}
+				failures += run_case(&dev, t, c, &p, &paramsets[ps],
+						     seed + (uint64_t)(e * 131 + set * 7 + ps),
+						     where, &runs);
 			}
 		}
 		contraction_free(c);

@@ -34,6 +34,23 @@ static int failures, checks;
 
 static const struct tl_type *T = &tl_types[0];
 
+/* Whether a launch's grid is within every device's limits (2^31 - 1
+ * work-items along a dimension, 65535 groups along dimensions 1 and 2) and
+ * has a group for each of the n[0] x n[1] x n[2] the kernel counts. */
+static int grid_holds(const size_t *global, const size_t *local, const int64_t *n)
+{
+	int64_t groups = 1;
+	int d;
+
+	for (d = 0; d < 3; d++) {
+		if (global[d] % local[d] || global[d] > TL_GRID_MAX_ITEMS ||
+		    (d > 0 && global[d] / local[d] > TL_GRID_MAX_YZ))
+			return 0;
+		groups *= (int64_t)(global[d] / local[d]);
+	}
+	return groups >= n[0] * n[1] * n[2];
+}
+
 /* the launch of every kernel of the type for problem p: the arguments and
  * work sizes are exact */
 static void check_launches(const char *what, const struct tl_problem *p, int64_t c_elems)
@@ -45,7 +62,8 @@ static void check_launches(const char *what, const struct tl_problem *p, int64_t
 		const struct tl_kernel *K = &T->kernels[k];
 		struct tl_launch L;
 
-		tl_launch_make(T, K, p, &one, NULL, &L);
+		CHECK(tl_launch_make(T, K, p, &one, NULL, &L) == TL_UP(OK), "%s, %s: no launch",
+		      what, K->name);
 		for (sl = 0; sl < T->nslots; sl++) {
 			int id = T->slot[sl];
 
@@ -59,19 +77,30 @@ static void check_launches(const char *what, const struct tl_problem *p, int64_t
 		}
 		CHECK(L.args.ws_stride == p->extent_c, "%s, %s: ws_stride %lld, not %lld", what,
 		      K->name, (long long)L.args.ws_stride, (long long)p->extent_c);
-		CHECK(L.global[0] == (size_t)((L.args.size[0] + K->mt0 - 1) / K->mt0 * K->wg[0]),
-		      "%s, %s: global[0] %zu", what, K->name, L.global[0]);
-		CHECK(L.global[1] == (size_t)((L.args.size[1] + K->mt1 - 1) / K->mt1 * K->wg[1]),
-		      "%s, %s: global[1] %zu", what, K->name, L.global[1]);
+		/* the work-groups along D0 and D1, and a grid within every
+		 * device's limits that holds them all */
+		CHECK(L.args.groups[0] == (L.args.size[0] + K->mt0 - 1) / K->mt0,
+		      "%s, %s: %lld groups along D0", what, K->name, (long long)L.args.groups[0]);
+		CHECK(L.args.groups[1] == (L.args.size[1] + K->mt1 - 1) / K->mt1,
+		      "%s, %s: %lld groups along D1", what, K->name, (long long)L.args.groups[1]);
+		CHECK(grid_holds(L.global, L.local, L.args.groups), "%s, %s: grid %zu x %zu x %zu",
+		      what, K->name, L.global[0], L.global[1], L.global[2]);
 		if (K->gsu > 1) {
 			CHECK(L.ws_bytes == (size_t)K->gsu * (size_t)p->extent_c * 4,
 			      "%s, %s: GlobalSplitU workspace %zu bytes", what, K->name,
 			      L.ws_bytes);
 			CHECK(L.total == c_elems, "%s, %s: the reduction covers %lld, not %lld",
 			      what, K->name, (long long)L.total, (long long)c_elems);
-			CHECK((int64_t)L.rglobal[0] * (int64_t)L.rglobal[1] >= c_elems,
-			      "%s, %s: the reduction's work sizes %zu x %zu miss elements", what,
-			      K->name, L.rglobal[0], L.rglobal[1]);
+			CHECK((int64_t)L.rglobal[0] * (int64_t)L.rglobal[1] *
+				      (int64_t)L.rglobal[2] >=
+				  c_elems,
+			      "%s, %s: the reduction's work sizes %zu x %zu x %zu miss elements",
+			      what, K->name, L.rglobal[0], L.rglobal[1], L.rglobal[2]);
+			CHECK(L.rglobal[0] <= TL_GRID_MAX_ITEMS &&
+				  L.rglobal[1] / L.rlocal[1] <= TL_GRID_MAX_YZ &&
+				  L.rglobal[2] / L.rlocal[2] <= TL_GRID_MAX_YZ,
+			      "%s, %s: the reduction's work sizes %zu x %zu x %zu", what, K->name,
+			      L.rglobal[0], L.rglobal[1], L.rglobal[2]);
 		}
 	}
 }

@@ -112,19 +112,13 @@ static void test_host_model(void)
 
 /* ---- 2. launch arguments ------------------------------------------------ */
 
-/* The kernel's struct tcx_args as plan_launch packs it (all 64-bit). */
-struct args64 {
-	int64_t size[16], sp[16], sq[16], sc[16];
-	int64_t off_p, off_q, off_c, ws_stride, nf2, nb, conj_p, conj_q;
-};
-
 struct rec_device {
 	struct device_base base;
 	struct device_info info;
 };
 
 static struct launch recorded[4];
-static unsigned char recorded_bytes[4][LAUNCH_MAX_ARGS][sizeof(struct args64)];
+static unsigned char recorded_bytes[4][LAUNCH_MAX_ARGS][sizeof(struct kernel_args)];
 static int nrecorded;
 
 static const struct device_info *rec_info(const struct device *dev)
@@ -183,7 +177,7 @@ static void test_launch_args(void)
 	double alpha[2] = {1, 0}, beta[2] = {0, 0};
 	/* any non-NULL handles: the recorder never dereferences them */
 	struct buffer *buf = (struct buffer *)&rd;
-	const struct args64 *a;
+	const struct kernel_args *a;
 
 	CHECK(c != NULL);
 	if (!c)
@@ -224,8 +218,8 @@ static void test_launch_args(void)
 	}
 	/* tcx_contract(C, P, Q, W, args, alpha, beta): args is argument 4 */
 	CHECK(recorded[0].args[4].kind == KARG_BYTES);
-	CHECK(recorded[0].args[4].size == sizeof(struct args64));
-	a = (const struct args64 *)recorded_bytes[0][4];
+	CHECK(recorded[0].args[4].size == sizeof(struct kernel_args));
+	a = (const struct kernel_args *)recorded_bytes[0][4];
 	CHECK(a->size[0] == sizes[0]);		 /* D0 = i, past 2^31 */
 	CHECK(a->sc[1] == sizes[0]);		 /* C's stride of j */
 	CHECK(a->ws_stride == sizes[0] * 3 * 5); /* GlobalSplitU parts apart */

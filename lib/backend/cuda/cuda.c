@@ -483,7 +483,6 @@ struct device {
 	CUdevice cudev;
 	CUcontext ctx; /* the device's primary context, retained */
 	CUstream stream;
-	int max_grid[3];
 	int64_t smem_default; /* shared memory per block without opting in (48 KiB) */
 };
 
@@ -558,6 +557,9 @@ static void describe(CUdevice d, int ordinal, struct device_info *info)
 	info->max_wg_dim[0] = attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
 	info->max_wg_dim[1] = attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
 	info->max_wg_dim[2] = attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+	info->max_groups[0] = attr(d, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+	info->max_groups[1] = attr(d, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+	info->max_groups[2] = attr(d, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
 	info->max_regs_per_wg = attr(d, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
 	info->clock_mhz = attr(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000; /* kHz */
 	info->simd_width = attr(d, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
@@ -657,9 +659,6 @@ static enum tcx_status cuda_open(int index, struct device **out, struct tcx_erro
 		goto out_free_dev;
 	}
 	describe(d->cudev, index, &d->info);
-	d->max_grid[0] = attr(d->cudev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
-	d->max_grid[1] = attr(d->cudev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
-	d->max_grid[2] = attr(d->cudev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
 	d->smem_default = attr(d->cudev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
 	rc = cu.DevicePrimaryCtxRetain(&d->ctx, d->cudev);
 	if (rc != CUDA_SUCCESS) {
@@ -1084,11 +1083,15 @@ static enum tcx_status check_launch(const struct device *dev, const struct kerne
 					"kernel '%s': block size %zu in dimension %d exceeds the "
 					"device limit of %d",
 					k->name, l->local[d], d, di->max_wg_dim[d]);
-		if (l->global[d] / l->local[d] > (size_t)dev->max_grid[d])
-			return tcx_fail(err, TCX_ELIMIT,
-					"kernel '%s': %zu blocks in dimension %d exceed the device "
-					"limit of %d",
-					k->name, l->global[d] / l->local[d], d, dev->max_grid[d]);
+		/* a safety net: plan_grid keeps tcx's launches inside */
+		if (l->global[d] / l->local[d] >
+		    (di->max_groups[d] > 0 ? (size_t)di->max_groups[d] : (size_t)UINT_MAX))
+			return tcx_fail(
+			    err, TCX_ELIMIT,
+			    "kernel '%s': %zu blocks in dimension %d exceed the device "
+			    "limit of %lld",
+			    k->name, l->global[d] / l->local[d], d,
+			    (long long)(di->max_groups[d] > 0 ? di->max_groups[d] : UINT_MAX));
 		grid[d] = (unsigned)(l->global[d] / l->local[d]);
 		block *= l->local[d];
 	}

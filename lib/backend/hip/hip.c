@@ -542,6 +542,9 @@ static void describe(int ordinal, struct device_info *info, char *target, size_t
 	info->max_wg_dim[0] = attr(ordinal, hipDeviceAttributeMaxBlockDimX);
 	info->max_wg_dim[1] = attr(ordinal, hipDeviceAttributeMaxBlockDimY);
 	info->max_wg_dim[2] = attr(ordinal, hipDeviceAttributeMaxBlockDimZ);
+	info->max_groups[0] = attr(ordinal, hipDeviceAttributeMaxGridDimX);
+	info->max_groups[1] = attr(ordinal, hipDeviceAttributeMaxGridDimY);
+	info->max_groups[2] = attr(ordinal, hipDeviceAttributeMaxGridDimZ);
 	info->max_regs_per_wg = attr(ordinal, hipDeviceAttributeMaxRegistersPerBlock);
 	info->clock_mhz = attr(ordinal, hipDeviceAttributeClockRate) / 1000; /* kHz */
 	info->simd_width = attr(ordinal, hipDeviceAttributeWarpSize);
@@ -628,9 +631,6 @@ static enum tcx_status hip_open(int index, struct device **out, struct tcx_error
 	d->base.ops = backend_find("hip");
 	d->ordinal = index;
 	describe(index, &d->info, d->target, sizeof(d->target));
-	d->max_grid[0] = attr(index, hipDeviceAttributeMaxGridDimX);
-	d->max_grid[1] = attr(index, hipDeviceAttributeMaxGridDimY);
-	d->max_grid[2] = attr(index, hipDeviceAttributeMaxGridDimZ);
 	st = use_dev(d, err);
 	if (st)
 		goto out_free_dev;
@@ -1029,11 +1029,21 @@ static enum tcx_status check_launch(const struct device *dev, const struct kerne
 					"kernel '%s': block size %zu in dimension %d exceeds the "
 					"device limit of %d",
 					k->name, l->local[d], d, di->max_wg_dim[d]);
-		if (l->global[d] / l->local[d] > (size_t)dev->max_grid[d])
+		/* a safety net: plan_grid keeps tcx's launches inside */
+		if (l->global[d] / l->local[d] >
+		    (di->max_groups[d] > 0 ? (size_t)di->max_groups[d] : (size_t)UINT_MAX))
+			return tcx_fail(
+			    err, TCX_ELIMIT,
+			    "kernel '%s': %zu blocks in dimension %d exceed the device "
+			    "limit of %lld",
+			    k->name, l->global[d] / l->local[d], d,
+			    (long long)(di->max_groups[d] > 0 ? di->max_groups[d] : UINT_MAX));
+		/* HIP counts a dimension's threads in 32 bits */
+		if (l->global[d] > UINT32_MAX)
 			return tcx_fail(err, TCX_ELIMIT,
-					"kernel '%s': %zu blocks in dimension %d exceed the device "
-					"limit of %d",
-					k->name, l->global[d] / l->local[d], d, dev->max_grid[d]);
+					"kernel '%s': %zu threads in dimension %d exceed HIP's "
+					"limit of %lu",
+					k->name, l->global[d], d, (unsigned long)UINT32_MAX);
 		grid[d] = (unsigned)(l->global[d] / l->local[d]);
 		block *= l->local[d];
 	}
