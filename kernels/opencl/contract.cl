@@ -526,7 +526,8 @@ INLINE void put_c(GLOBAL DATA_T *C, GLOBAL VAL_T *W, long oc, VAL_T r, SCALAR_T 
  * (plan_grid), numbered the same way, and args.groups has how many there
  * are along each; a spare group past the last leaves at once (all of its
  * work-items, before any barrier).  The common grid is those counts
- * themselves, and the decode is once per work-group.  GROUP_PLACE() then
+ * themselves, read without a division; any other is decoded once per
+ * work-group.  GROUP_PLACE() then
  * sets g0, g1 to the work-group's tile coordinates (after
  * WorkGroupMapping), gsu_part to its GlobalSplitU part, and moves baseP,
  * baseQ and baseC by the folded dimension-2 indices.  BOUND_START() gives
@@ -558,14 +559,23 @@ INLINE void put_c(GLOBAL DATA_T *C, GLOBAL VAL_T *W, long oc, VAL_T r, SCALAR_T 
 #endif
 #define GROUP_DECODE()                                                                      \
 	do {                                                                                \
-		long l_ = GROUP_LINEAR();                                                   \
+		if (NGROUPS(0) == args.groups[0] && NGROUPS(1) == args.groups[1]) {        \
+			/* the common grid: the counts themselves, no division */           \
+			g0 = GROUP(0);                                                      \
+			g1 = GROUP(1);                                                      \
+			gz = GROUP(2);                                                      \
+			if (gz >= args.groups[2])                                           \
+				return;                                                     \
+		} else {                                                                    \
+			long l_ = GROUP_LINEAR();                                           \
                                                                                             \
-		if (l_ >= args.groups[0] * args.groups[1] * args.groups[2])                 \
-			return;                                                             \
-		g0 = l_ % args.groups[0];                                                   \
-		l_ /= args.groups[0];                                                       \
-		g1 = l_ % args.groups[1];                                                   \
-		gz = l_ / args.groups[1];                                                   \
+			if (l_ >= args.groups[0] * args.groups[1] * args.groups[2])         \
+				return;                                                     \
+			g0 = l_ % args.groups[0];                                           \
+			l_ /= args.groups[0];                                               \
+			g1 = l_ % args.groups[1];                                           \
+			gz = l_ / args.groups[1];                                           \
+		}                                                                           \
 	} while (0)
 #define GROUP_PLACE()                                                                       \
 	do {                                                                                \
