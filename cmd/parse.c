@@ -6,6 +6,7 @@
 #include "cmd.h"
 #include "model/model.h"
 #include "notation/notation.h"
+#include "plan/merge.h"
 
 static const char *const parse_synopsis[] = {
 	"tcx parse [--format <fmt>] [--type <t>] [--layout <layout>] [--sizes <sizes>] "
@@ -125,6 +126,49 @@ static json_t *rule_json(const struct tcx_contraction *c, const struct classific
 	}
 }
 
+/* The indices that merge (plan/merge.h), with p's sizes and strides, or
+ * without sizes by their places alone (every size taken as 2). */
+static void merge_json(json_t *o, const struct tcx_contraction *c, const struct problem *p)
+{
+	struct tcx_contraction *m = NULL;
+	struct problem tmp, mp;
+	struct merge_map map;
+	int64_t two[TCX_MAX_INDICES];
+	json_t *arr;
+
+	if (!p) {
+		for (int id = 0; id < c->nidx; id++)
+			two[id] = 2;
+		if (problem_init(&tmp, c, two, NULL) != TCX_OK)
+			return;
+	}
+	if (problem_merge(p ? p : &tmp, &m, &mp, &map, NULL) != TCX_OK || !m)
+		return;
+	arr = json_array();
+	for (int k = 0; k < map.n; k++) {
+		json_t *x, *from;
+
+		if (map.count[k] < 2)
+			continue;
+		x = json_object();
+		from = json_array();
+		/* in the order the expression writes them */
+		for (int j = 0; j < map.count[k]; j++) {
+			int f = c->layout == LAYOUT_LAST_FASTEST ? map.count[k] - 1 - j : j;
+
+			json_array_append_new(from, json_string(c->idx[map.from[k][f]].name));
+		}
+		json_object_set_new(x, "indices", from);
+		json_object_set_new(x, "as", json_string(m->idx[k].name));
+		if (p)
+			json_object_set_new(x, "size", json_integer(mp.size[k]));
+		json_array_append_new(arr, x);
+	}
+	json_object_set_new(o, "merged", arr);
+	json_object_set_new(o, "merged_expression", json_string(m->expr));
+	contraction_free(m);
+}
+
 static json_t *describe(const struct tcx_contraction *c, const struct problem *p)
 {
 	json_t *o = json_object(), *arr, *t;
@@ -237,6 +281,7 @@ static json_t *describe(const struct tcx_contraction *c, const struct problem *p
 		json_object_set_new(o, "flops", json_real(problem_flops(p)));
 		json_object_set_new(o, "min_bytes", json_real(problem_min_bytes(p, c->use_beta)));
 	}
+	merge_json(o, c, p);
 	return o;
 }
 
@@ -335,6 +380,27 @@ static void print_table(json_t *o, bool sized)
 	if (sized) {
 		printf("flops       %.6g\n", json_real_value(json_object_get(o, "flops")));
 		printf("min bytes   %.6g\n", json_real_value(json_object_get(o, "min_bytes")));
+	}
+	if (json_object_get(o, "merged")) {
+		json_t *m = json_object_get(o, "merged"), *g;
+		size_t gi;
+
+		printf("merged      ");
+		json_array_foreach(m, gi, g) {
+			json_t *from = json_object_get(g, "indices"), *v;
+			size_t j;
+
+			printf("%s", gi ? "; " : "");
+			json_array_foreach(from, j, v) printf("%s%s", j ? "," : "", json_string_value(v));
+			printf(" -> %s", json_string_value(json_object_get(g, "as")));
+			if (json_object_get(g, "size"))
+				printf(" (one index of %lld)",
+				       (long long)json_integer_value(json_object_get(g, "size")));
+		}
+		if (json_array_size(m) == 0)
+			printf("size-1 indices only");
+		printf("\n            planned as %s\n",
+		       json_string_value(json_object_get(o, "merged_expression")));
 	}
 }
 

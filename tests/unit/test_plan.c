@@ -1,0 +1,132 @@
+/* test_plan.c - the planner's steps (lib/plan): index merging, checked by
+ * what merges and by the merged problem computing what the original does,
+ * on the same memory, with the host reference. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "backend/host/host.h"
+#include "notation/notation.h"
+#include "plan/merge.h"
+#include "run/run.h"
+
+static struct tcx_contraction *parse(const char *e, enum tcx_dtype t)
+{
+	struct tcx_contraction *c = NULL;
+	struct tcx_error err;
+
+	if (notation_parse(e, t, LAYOUT_BY_STYLE, &c, &err) != TCX_OK)
+		fprintf(stderr, "parse '%s': %s\n", e, err.msg);
+	return c;
+}
+
+/* The original and the merged problem on one set of random tensors give
+ * the same C (the same products, summed in the same order). */
+static void same_result(const struct problem *p, const struct problem *mp)
+{
+	const double one[2] = { 1, 0 }, half[2] = { 0.5, 0.25 };
+	size_t esz = (size_t)dtype_info(p->c->dtype)->bytes;
+	void *a = make_tensor(p, T_A, INIT_RANDOM, 7, NULL);
+	void *b = make_tensor(p, T_B, INIT_RANDOM, 7, NULL);
+	void *c1 = make_tensor(p, T_C, INIT_RANDOM, 7, NULL);
+	void *c2 = malloc((size_t)p->extent[T_C] * esz);
+
+	CHECK(mp->extent[T_A] == p->extent[T_A] && mp->extent[T_B] == p->extent[T_B] &&
+	      mp->extent[T_C] == p->extent[T_C]);
+	if (a && b && c1 && c2) {
+		memcpy(c2, c1, (size_t)p->extent[T_C] * esz);
+		CHECK(host_contract(p, a, b, c1, one, half, 1, NULL) == TCX_OK);
+		CHECK(host_contract(mp, a, b, c2, one, half, 1, NULL) == TCX_OK);
+		CHECK_MSG(memcmp(c1, c2, (size_t)p->extent[T_C] * esz) == 0, "'%s' vs '%s'",
+			  p->c->expr, mp->c->expr);
+	}
+	free(a);
+	free(b);
+	free(c1);
+	free(c2);
+}
+
+/* Merges `expr` at `sizes` (by name); checks the merged expression and,
+ * when it merged, the result. */
+static void check_merge(const char *expr, enum tcx_dtype t, const char *sizes,
+			const char *strides, const char *want)
+{
+	struct tcx_contraction *c = parse(expr, t), *m = NULL;
+	struct problem p, mp;
+	struct merge_map map;
+	int64_t sz[TCX_MAX_INDICES];
+	struct tcx_error err;
+
+	if (!c) {
+		CHECK(c != NULL);
+		return;
+	}
+	CHECK(sizes_parse_assign_zero(c, sizes, sz, &err) == TCX_OK);
+	CHECK(problem_init(&p, c, sz, &err) == TCX_OK);
+	if (strides)
+		CHECK(problem_parse_strides(&p, strides, &err) == TCX_OK);
+	CHECK(problem_merge(&p, &m, &mp, &map, &err) == TCX_OK);
+	if (!want) {
+		CHECK_MSG(m == NULL, "'%s' merged into '%s'", expr, m ? m->expr : "");
+	} else {
+		CHECK_MSG(m && strcmp(m->expr, want) == 0, "'%s': got '%s', want '%s'", expr,
+			  m ? m->expr : "(nothing merged)", want);
+		if (m) {
+			for (int k = 0; k < map.n; k++) {
+				int64_t v = 1;
+
+				for (int j = 0; j < map.count[k]; j++) {
+					v *= p.size[map.from[k][j]];
+					CHECK(map.to[map.from[k][j]] == k);
+				}
+				CHECK(mp.size[k] == v);
+			}
+			same_result(&p, &mp);
+		}
+	}
+	contraction_free(m);
+	contraction_free(c);
+}
+
+static void test_merge(void)
+{
+	/* TCCG's CCSD(T): b, c adjacent in C and B; i, j in C and A */
+	check_merge("C[a,b,c,i,j,k]=A[i,j,m,a]*B[m,k,b,c]", TCX_DTYPE_S,
+		    "a=4,b=3,c=2,i=5,j=2,k=3,m=4", NULL, "C[a,bc,ij,k] = A[ij,m,a] * B[m,k,bc]");
+	/* nothing to merge: a GEMM, a batched GEMM, and i, k not adjacent */
+	check_merge("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, "i=3,j=4,k=5", NULL, NULL);
+	check_merge("C[ijk]=A[ilk]*B[jlk]", TCX_DTYPE_S, "i=3,j=4,k=5,l=2", NULL, NULL);
+	/* two bound indices in the same order in A and B */
+	check_merge("C[ij]=A[ikl]*B[klj]", TCX_DTYPE_D, "i=3,j=4,k=5,l=2", NULL,
+		    "C[i,j] = A[i,kl] * B[kl,j]");
+	/* ... and in the other order in B: no */
+	check_merge("C[ij]=A[ikl]*B[lkj]", TCX_DTYPE_S, "i=3,j=4,k=5,l=2", NULL, NULL);
+	/* einsum: the last index fastest, names as written; complex with
+	 * conjugation and beta */
+	check_merge("ijkl,klm->ijm", TCX_DTYPE_C, "i=2,j=3,k=4,l=5,m=3", NULL,
+		    "C[m,ij] = A[kl,ij] * B[m,kl]");
+	check_merge("C[i,j,k]=alpha*conj(A[i,j,l])*B[l,k] + beta*C[i,j,k]", TCX_DTYPE_Z,
+		    "i=2,j=3,k=4,l=5", NULL, "C[ij,k] = alpha*conj(A[ij,l]) * B[l,k] + beta*C[ij,k]");
+	/* a size-1 index joins an index of its class wherever it is */
+	check_merge("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, "i=1,j=4,k=5", NULL, NULL);
+	check_merge("C[ijk]=A[ik]*B[kj]", TCX_DTYPE_S, "i=3,j=1,k=5", NULL, NULL);
+	check_merge("C[i,j,l]=A[i,k,l]*B[k,j]", TCX_DTYPE_S, "i=3,j=4,k=5,l=1", NULL,
+		    "C[il,j] = A[il,k] * B[k,j]");
+	/* explicit strides: padded rows keep i, j apart in A; packed ones
+	 * merge; an empty problem is left alone */
+	check_merge("C[i,j,k]=A[i,j,l]*B[l,k]", TCX_DTYPE_S, "i=3,j=4,k=2,l=5",
+		    "A=[1,4,16],B=[1,5],C=[1,3,12]", NULL);
+	check_merge("C[i,j,k]=A[i,j,l]*B[l,k]", TCX_DTYPE_S, "i=3,j=4,k=2,l=5",
+		    "A=[1,3,12],B=[1,5],C=[1,3,12]", "C[ij,k] = A[ij,l] * B[l,k]");
+	check_merge("C[i,j,k]=A[i,j,l]*B[l,k]", TCX_DTYPE_S, "i=3,j=0,k=2,l=5", NULL, NULL);
+	/* fp16: rounding of the same sums in the same order */
+	check_merge("C[a,b,c]=A[a,b,k]*B[k,c]", TCX_DTYPE_H, "a=3,b=5,c=4,k=6", NULL,
+		    "C[ab,c] = A[ab,k] * B[k,c]");
+}
+
+int main(void)
+{
+	test_merge();
+	return check_done();
+}
