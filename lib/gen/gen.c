@@ -359,6 +359,67 @@ static enum tcx_status check_wgmma(struct kernel_plan *k, const struct device_in
 	return TCX_OK;
 }
 
+/* One role the solution names (TileIndexA/B, UnrollIndex): the index's id,
+ * which must be of class `want`. */
+static enum tcx_status role_index(const struct tcx_contraction *c, const char *param,
+				  const char *name, enum index_class want, int *id,
+				  struct tcx_error *err)
+{
+	static const char *const what[] = { "a free index of A", "a free index of B", "",
+					    "a bound index" };
+
+	*id = contraction_find(c, name);
+	if (*id < 0)
+		REJECT("%s '%s' is not an index of %s", param, name, c->expr);
+	if (c->idx[*id].cls != want)
+		REJECT("%s '%s' is not %s", param, name, what[want]);
+	return TCX_OK;
+}
+
+/* The roles a solution chooses instead of classify's rules: the free index
+ * each operand's tiles run along, then D0 and D1 by the same rule (the one
+ * with the shorter stride in C is D0), and the unrolled bound index. */
+static enum tcx_status apply_roles(struct kernel_plan *k, const struct problem *p,
+				   struct tcx_error *err)
+{
+	const struct solution *s = &k->sol;
+	const struct tcx_contraction *c = k->c;
+	struct classification *cls = &k->cls;
+	static const char *const names[2] = { "TileIndexA", "TileIndexB" };
+	static const enum index_class want[2] = { IDX_FREE_A, IDX_FREE_B };
+	enum tcx_status st;
+	int id;
+
+	for (int x = 0; x < 2; x++) {
+		if (!s->tile_index[x][0])
+			continue;
+		st = role_index(c, names[x], s->tile_index[x], want[x], &id, err);
+		if (st)
+			return st;
+		cls->free01[x ? T_B : T_A] = id;
+	}
+	if (s->tile_index[0][0] || s->tile_index[1][0]) {
+		const int fa = cls->free01[T_A], fb = cls->free01[T_B];
+
+		if (fa == IDX_VIRTUAL || fb == IDX_VIRTUAL) {
+			cls->d0_from_a = fb == IDX_VIRTUAL;
+		} else {
+			double sa = order_key(c, p, T_C, fa), sb = order_key(c, p, T_C, fb);
+
+			cls->d0_from_a = sa < sb || (sa == sb && fa < fb);
+		}
+		cls->d0 = cls->d0_from_a ? fa : fb;
+		cls->d1 = cls->d0_from_a ? fb : fa;
+	}
+	if (s->unroll_index[0]) {
+		st = role_index(c, "UnrollIndex", s->unroll_index, IDX_BOUND, &id, err);
+		if (st)
+			return st;
+		cls->du = id;
+	}
+	return TCX_OK;
+}
+
 enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem *p,
 			  const struct solution *sol, const struct device_info *dev,
 			  struct kernel_plan *k, struct tcx_error *err)
@@ -392,6 +453,9 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 	}
 	k->packed = !(p && p->explicit_strides);
 	classify(c, k->packed ? NULL : p, &k->cls);
+	st = apply_roles(k, k->packed ? NULL : p, err);
+	if (st)
+		return st;
 	k->p_is_a = k->cls.d0_from_a;
 	P = k->p_is_a ? T_A : T_B;
 	Q = k->p_is_a ? T_B : T_A;

@@ -9,7 +9,7 @@
 
 #include "gen/solution.h"
 
-enum ptype { PT_INT, PT_BOOL, PT_INTS, PT_EDGE };
+enum ptype { PT_INT, PT_BOOL, PT_INTS, PT_EDGE, PT_NAME };
 
 struct param_def {
 	const char *name;
@@ -45,6 +45,9 @@ static const struct param_def params[] = {
 	{ "Occupancy", "OCC", PT_INT, OFF(occupancy), 1, true, 0, 32 },
 	{ "TF32x3", NULL, PT_BOOL, OFF(tf32x3), 1, true, 0, 1 },
 	{ "PackFreeIndices", NULL, PT_BOOL, OFF(pack_free), 1, true, 0, 1 },
+	{ "TileIndexA", NULL, PT_NAME, OFF(tile_index[0]), 1, true, 0, 0 },
+	{ "TileIndexB", NULL, PT_NAME, OFF(tile_index[1]), 1, true, 0, 0 },
+	{ "UnrollIndex", NULL, PT_NAME, OFF(unroll_index), 1, true, 0, 0 },
 	{ "TestSkipLastU", NULL, PT_INT, OFF(test_skip_last_u), 1, true, 0, 1 },
 	/* join-only: checked against the WorkGroup and ThreadTile it joins */
 	{ "MacroTile", "MT", PT_INTS, OFF(mt_join), 2, false, 1, 4096 },
@@ -127,6 +130,9 @@ const struct param_doc param_docs[] = {
 	{ "Occupancy", "n", "tcx: work-groups per compute unit to fit registers for (CUDA; 0: any)" },
 	{ "TF32x3", "True|False", "tcx: fp32 on tensor cores as three tf32 products (fp32 accuracy)" },
 	{ "PackFreeIndices", "True|False", "tcx: tile two free indices of each operand as one (warpgroups)" },
+	{ "TileIndexA", "<index>", "tcx: the free index of A its tiles run along (default: automatic)" },
+	{ "TileIndexB", "<index>", "tcx: the free index of B its tiles run along (default: automatic)" },
+	{ "UnrollIndex", "<index>", "tcx: the bound index of the unrolled loop (default: automatic)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -265,6 +271,19 @@ enum tcx_status solution_set(struct solution *s, const char *name, json_t *value
 				}
 		}
 		goto bad;
+	case PT_NAME: {
+		const char *v = json_is_string(value) ? json_string_value(value) : NULL;
+		size_t n = v ? strlen(v) : 0;
+
+		/* an index name as the notation takes it; "" is automatic */
+		if (!v || n >= TCX_INDEX_NAME_MAX)
+			goto bad;
+		for (size_t k = 0; k < n; k++)
+			if (!isalnum((unsigned char)v[k]) && v[k] != '_')
+				goto bad;
+		memcpy(field, v, n + 1);
+		return TCX_OK;
+	}
 	case PT_INTS: {
 		int tmp[8];
 
@@ -297,6 +316,7 @@ bad:
 							      : " (expected a list)")
 		      : p->type == PT_BOOL ? " (expected True or False)"
 		      : p->type == PT_EDGE ? " (expected Branch, ShiftPtr or None)"
+		      : p->type == PT_NAME ? " (expected an index name)"
 					   : " (expected a whole number)");
 	free(text);
 	return st;
@@ -469,7 +489,8 @@ json_t *solution_to_json(const struct solution *s)
 		 * of solutions written before them stay as they were */
 		if ((strcmp(p->name, "TestSkipLastU") == 0 && !s->test_skip_last_u) ||
 		    (strcmp(p->name, "TF32x3") == 0 && !s->tf32x3) ||
-		    (strcmp(p->name, "PackFreeIndices") == 0 && !s->pack_free))
+		    (strcmp(p->name, "PackFreeIndices") == 0 && !s->pack_free) ||
+		    (p->type == PT_NAME && !*field))
 			continue;
 		switch (p->type) {
 		case PT_INT:
@@ -481,6 +502,9 @@ json_t *solution_to_json(const struct solution *s)
 		case PT_EDGE:
 			json_object_set_new(o, p->name,
 					    json_string(edge_names[*(const enum edge_type *)field]));
+			break;
+		case PT_NAME:
+			json_object_set_new(o, p->name, json_string(field));
 			break;
 		case PT_INTS: {
 			json_t *a = json_array();
@@ -530,19 +554,23 @@ void solution_name(const struct solution *s, char *buf, size_t len)
 {
 	static const char edge_letter[] = { 'B', 'S', 'N' };
 
-	char occ[16] = "", mi[56] = "";
+	char occ[16] = "", mi[56] = "", roles[64] = "";
 
 	if (s->occupancy)
 		snprintf(occ, sizeof(occ), "_OCC%d", s->occupancy);
 	if (s->mi[0])
 		snprintf(mi, sizeof(mi), "_MI%dx%dx%dx%d%s%s", s->mi[0], s->mi[1], s->mi[2],
 			 s->mi[3], s->tf32x3 ? "_TF32X3" : "", s->pack_free ? "_PK" : "");
+	if (s->tile_index[0][0] || s->tile_index[1][0] || s->unroll_index[0])
+		snprintf(roles, sizeof(roles), "_I%s.%s.%s", s->tile_index[0][0] ? s->tile_index[0] : "*",
+			 s->tile_index[1][0] ? s->tile_index[1] : "*",
+			 s->unroll_index[0] ? s->unroll_index : "*");
 	snprintf(buf, len,
-		 "MT%dx%dx%d_WG%dx%dx%d_TT%dx%d_VW%d_GSU%d_PGR%d_PLR%d_E%c_WGM%d_NLC%dx%d_LT%d%s%s%s%s%s",
+		 "MT%dx%dx%d_WG%dx%dx%d_TT%dx%d_VW%d_GSU%d_PGR%d_PLR%d_E%c_WGM%d_NLC%dx%d_LT%d%s%s%s%s%s%s",
 		 s->wg[0] * s->tt[0], s->wg[1] * s->tt[1], s->depth_u, s->wg[0], s->wg[1], s->wg[2],
 		 s->tt[0], s->tt[1], s->vw, s->gsu, s->pgr, s->plr, edge_letter[s->edge], s->wgm,
 		 s->nlc[0], s->nlc[1], s->loop_tail, s->use_lds ? "" : "_DIRECT",
-		 s->const_sizes ? "_CS" : "", s->lds_pad ? "_PAD" : "", occ, mi);
+		 s->const_sizes ? "_CS" : "", s->lds_pad ? "_PAD" : "", occ, mi, roles);
 }
 
 bool solution_equal(const struct solution *a, const struct solution *b)

@@ -35,6 +35,11 @@ struct solution {
 	int occupancy;      /* Occupancy: work-groups per compute unit (0: the compiler's choice) */
 	bool tf32x3;        /* TF32x3: fp32 on tensor cores as hi*lo + lo*hi + hi*hi in tf32 */
 	bool pack_free;     /* PackFreeIndices: D0, D1 also span the next free index of P, Q */
+	/* tcx's role choices, by index name ("" automatic: the rules of
+	 * model.h's classify): the free index of A (B) that its tiles run
+	 * along, and the bound index of the unrolled loop */
+	char tile_index[2][TCX_INDEX_NAME_MAX]; /* TileIndexA, TileIndexB */
+	char unroll_index[TCX_INDEX_NAME_MAX];  /* UnrollIndex */
 	int test_skip_last_u; /* TestSkipLastU: deliberately wrong, for tests */
 	/* Tensile v2 parameters, turned into WorkGroup/ThreadTile/DepthU by
 	 * solution_finalize; 0 when not given */
