@@ -195,7 +195,8 @@ static enum tcx_status timed_launch(struct device *dev, const struct prepared *p
 	double t0 = now_seconds();
 	enum tcx_status st;
 
-	st = plan_launch(&pr->plan, dev, pr->prog, p, s->a, s->b, s->c, s->ws, o->alpha, o->beta,
+	st = plan_launch(&pr->plan, dev, pr->prog, pr->kp ? pr->kp : p, s->a, s->b, s->c, s->ws,
+			 o->alpha, o->beta,
 			 ev_ms, err);
 	if (!st)
 		st = device_finish(dev, err);

@@ -16,6 +16,7 @@ enum tcx_status contract_prepare(struct device *dev, const struct tcx_contractio
 
 	memset(out, 0, sizeof(*out));
 	out->host = device_is_host(dev);
+	out->kp = p;
 	out->empty = p && problem_empty_index(p) >= 0;
 	if (out->host || out->empty) {
 		out->plan.c = c;
@@ -125,7 +126,8 @@ enum tcx_status contract_host_arrays(struct device *dev, const struct prepared *
 	}
 	if (st)
 		goto out;
-	st = plan_launch(&pr->plan, dev, pr->prog, p, ba, bb, bc, bw, alpha, beta, event_ms, err);
+	st = plan_launch(&pr->plan, dev, pr->prog, pr->kp ? pr->kp : p, ba, bb, bc, bw, alpha, beta,
+			 event_ms, err);
 	if (!st)
 		st = device_finish(dev, err);
 	if (!st)

@@ -14,13 +14,20 @@ struct prepared {
 	double compile_s;       /* 0 when the program came from a cache */
 	bool host;              /* the host reference device: no kernel */
 	bool empty;             /* an index of size 0: no kernel either */
+	/* the problem the kernel runs, as given to contract_prepare (borrowed):
+	 * the caller's, or the planner's merged form of it (plan/planner.h),
+	 * which describes the same memory with fewer indices */
+	const struct problem *kp;
 };
 
 /* Plans, generates and builds.  TCX_EREJECT when the solution cannot run
  * this problem (the reason in err); TCX_EBUILD with the compiler's log
  * appended to `log` (may be NULL).  An empty problem (problem_empty_index)
  * gets no kernel: there is nothing to sum, and contract_host_arrays does
- * what remains, C = beta * C, on the host. */
+ * what remains, C = beta * C, on the host.  p must outlive the prepared
+ * kernel: launches run it (out->kp), whatever problem they are then given
+ * for the buffers (one with the same memory: the original of a merged
+ * problem). */
 enum tcx_status contract_prepare(struct device *dev, const struct tcx_contraction *c,
 				 const struct problem *p, const struct solution *s,
 				 struct prepared *out, struct strbuf *log, struct tcx_error *err);
