@@ -9,6 +9,7 @@
 #include "backend/host/host.h"
 #include "notation/notation.h"
 #include "plan/merge.h"
+#include "plan/planner.h"
 #include "run/run.h"
 
 static struct tcx_contraction *parse(const char *e, enum tcx_dtype t)
@@ -125,8 +126,88 @@ static void test_merge(void)
 		    "C[ab,c] = A[ab,k] * B[k,c]");
 }
 
+/* Plans `expr` at `sizes` for a described GPU (or PoCL-like CPU when gpu
+ * is NULL); the plan must be one the device takes, and with `want` its
+ * solution name must contain that text. */
+static void check_plan(const char *expr, enum tcx_dtype t, const char *sizes, const char *gpu,
+		       const char *want, const char *planned_as)
+{
+	struct tcx_contraction *c = parse(expr, t);
+	struct device_info dev;
+	struct problem p;
+	struct tcx_plan pl;
+	struct kernel_plan k;
+	int64_t sz[TCX_MAX_INDICES];
+	char name[256];
+	struct tcx_error err;
+
+	if (!c) {
+		CHECK(c != NULL);
+		return;
+	}
+	if (gpu) {
+		CHECK(plan_known_device(gpu, &dev));
+	} else {
+		/* a CPU as PoCL describes one */
+		memset(&dev, 0, sizeof(dev));
+		snprintf(dev.name, sizeof(dev.name), "cpu");
+		snprintf(dev.lang, sizeof(dev.lang), "opencl");
+		dev.type = DEV_CPU;
+		dev.compute_units = 2;
+		dev.clock_mhz = 2000;
+		dev.pref_vector_float = 16;
+		dev.max_wg_size = 4096;
+		dev.max_wg_dim[0] = dev.max_wg_dim[1] = dev.max_wg_dim[2] = 4096;
+		dev.local_mem = 1 << 20;
+		dev.fp64 = true;
+	}
+	CHECK(sizes_parse_assign(c, sizes, sz, &err) == TCX_OK);
+	CHECK(problem_init(&p, c, sz, &err) == TCX_OK);
+	CHECK_MSG(planner_plan(&p, &dev, &pl, &err) == TCX_OK, "%s: %s", expr, err.msg);
+	CHECK(pl.valid > 0 && pl.valid <= pl.considered);
+	CHECK(pl.best.time_s > 0 && pl.best.compute_s >= 0 && pl.best.memory_s >= 0);
+	CHECK(!pl.has_second || pl.second.time_s >= pl.best.time_s);
+	/* the choice is one the kernel generator takes for the planned problem */
+	CHECK(plan_make(pl.kp.c, &pl.kp, &pl.best.sol, &dev, &k, &err) == TCX_OK);
+	solution_name(&pl.best.sol, name, sizeof(name));
+	if (want)
+		CHECK_MSG(strstr(name, want) != NULL, "%s: chose %s, want %s", expr, name, want);
+	if (planned_as)
+		CHECK_MSG(strcmp(pl.kp.c->expr, planned_as) == 0, "%s: planned as %s", expr,
+			  pl.kp.c->expr);
+	plan_release(&pl);
+	contraction_free(c);
+}
+
+static void test_planner(void)
+{
+	/* fp32 on Hopper: the tensor cores, through TF32x3 (fp32's accuracy) */
+	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, "i=4096,j=4096,k=4096", "h100", "_TF32X3",
+		   NULL);
+	/* CCSD(T): merged, and C's fast index a is the tile's (coalesced stores
+	 * of a memory-bound problem) */
+	check_plan("C[a,b,c,i,j,k]=A[i,j,m,a]*B[m,k,b,c]", TCX_DTYPE_S,
+		   "a=24,b=20,c=20,i=24,j=20,k=20,m=24", "h200", "_Ia.",
+		   "C[a,bc,ij,k] = A[ij,m,a] * B[m,k,bc]");
+	/* B's fast index n is bound: the unrolled loop runs along it */
+	check_plan("C[i,j,k,l]=A[i,m,j,n]*B[n,l,m,k]", TCX_DTYPE_S,
+		   "i=96,j=84,k=84,l=84,m=84,n=96", "h100", ".n", NULL);
+	/* fp16 on Hopper, fp64 (no warpgroup kernel for it) and complex types */
+	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_H, "i=1024,j=1024,k=1024", "h200", "_MI64x", NULL);
+	check_plan("C[ijk]=A[ilk]*B[jlk]", TCX_DTYPE_D, "i=77,j=61,k=3,l=129", "h100", NULL, NULL);
+	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_Z, "i=33,j=17,k=9", "h100", NULL, NULL);
+	/* a long sum into a few outputs: GlobalSplitU */
+	check_plan("C[ij]=A[ikl]*B[lkj]", TCX_DTYPE_S, "i=128,j=128,k=384,l=384", "h100", "_GSU",
+		   NULL);
+	/* CPUs: the direct kernel with wide vectors */
+	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, "i=512,j=512,k=512", NULL, "_DIRECT", NULL);
+	check_plan("ijkl,klm->ijm", TCX_DTYPE_C, "i=6,j=5,k=4,l=3,m=7", NULL, "_DIRECT",
+		   "C[m,ij] = A[kl,ij] * B[m,kl]");
+}
+
 int main(void)
 {
 	test_merge();
+	test_planner();
 	return check_done();
 }

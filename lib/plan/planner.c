@@ -1,0 +1,535 @@
+/* planner.c - the planner (planner.h): candidate solutions per kernel
+ * family, the device model, and the choice. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "notation/notation.h"
+#include "plan/planner.h"
+
+/* ---- the device model ---------------------------------------------------- */
+
+/* Rates measured on the GPUs tcx knows (bench/results/: the committed
+ * reports), as sustained by the kernel families on large tiles; other
+ * devices get rates from their description. */
+struct known_gpu {
+	const char *name;      /* a substring of the device's name */
+	double bw;             /* HBM copy, bytes/s */
+	double simt_s;         /* fp32 SIMT GEMM, FLOP/s */
+	double wgmma_s;        /* fp32 TF32x3 warpgroup GEMM */
+	double wgmma_h;        /* fp16/bf16 warpgroup GEMM */
+};
+
+static const struct known_gpu known_gpus[] = {
+	{ "H200", 4.2e12, 48e12, 110e12, 640e12 },
+	{ "H100", 3.0e12, 45e12, 107e12, 610e12 },
+};
+
+void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
+			  struct plan_device *m)
+{
+	const bool cplx = dtype_info(t)->complex;
+	const bool wide = t == TCX_DTYPE_D || t == TCX_DTYPE_Z;
+	const bool half = t == TCX_DTYPE_H || t == TCX_DTYPE_B;
+	const double clock = (dev->clock_mhz > 0 ? dev->clock_mhz : 1000) * 1e6;
+
+	memset(m, 0, sizeof(*m));
+	snprintf(m->name, sizeof(m->name), "%s", dev->name);
+	m->type = dev->type;
+	m->units = dev->compute_units > 0 ? dev->compute_units : 1;
+	m->cache = dev->cache_bytes > 0 ? (double)dev->cache_bytes : 4e6;
+	if (dev->type == DEV_GPU || dev->type == DEV_ACCEL) {
+		const bool cuda = strcmp(dev->lang, "cuda") == 0;
+
+		/* 128 fp32 lanes a unit on NVIDIA, 64 elsewhere, at 70% */
+		m->simt_flops = m->units * (cuda ? 128 : 64) * 2.0 * clock * 0.7;
+		if (wide)
+			m->simt_flops /= dev->cc_major >= 7 ? 2 : 16;
+		m->bw = 0.8e12;
+		m->uncoalesced = 8;
+		m->reread = 0.1;
+		m->launch_s = 5e-6;
+		m->wave_s = 2e-6;
+		m->mma = cuda && dev->cc_major >= 8 && (half || t == TCX_DTYPE_S);
+		m->wgmma = cuda && dev->cc_major == 9 && (half || t == TCX_DTYPE_S);
+		if (m->mma)
+			m->mma_flops = half ? m->simt_flops * 3 : m->simt_flops * 1.5;
+		for (size_t k = 0; k < ARRAY_SIZE(known_gpus); k++)
+			if (strstr(dev->name, known_gpus[k].name)) {
+				m->bw = known_gpus[k].bw;
+				if (!wide && !cplx)
+					m->simt_flops = known_gpus[k].simt_s;
+				if (m->wgmma)
+					m->wgmma_flops = half ? known_gpus[k].wgmma_h
+							      : known_gpus[k].wgmma_s;
+				break;
+			}
+		if (m->wgmma && m->wgmma_flops == 0)
+			m->wgmma_flops = half ? m->simt_flops * 12 : m->simt_flops * 2;
+	} else {
+		/* CPUs (PoCL): explicit vectors of the preferred width, two FMA
+		 * units a core, at about a quarter of that in generated code */
+		int vw = dev->pref_vector_float > 0 ? dev->pref_vector_float : 8;
+
+		m->simt_flops = m->units * vw * 2.0 * 2.0 * clock * 0.25;
+		if (wide)
+			m->simt_flops /= 2;
+		m->bw = 10e9 * (m->units < 8 ? m->units : 8) / 2;
+		m->uncoalesced = 4;
+		m->reread = 0.05;
+		m->launch_s = 60e-6;
+		m->wave_s = 0;
+	}
+	if (cplx) {
+		/* a complex product is four real ones (the flop count says 8) */
+		m->simt_flops *= 1.0;
+	}
+}
+
+bool plan_known_device(const char *name, struct device_info *d)
+{
+	static const struct {
+		const char *key, *name;
+		int64_t mem;
+	} gpus[] = {
+		{ "h100", "NVIDIA H100 80GB HBM3", (int64_t)80 << 30 },
+		{ "h200", "NVIDIA H200", (int64_t)141 << 30 },
+	};
+
+	for (size_t k = 0; k < ARRAY_SIZE(gpus); k++) {
+		if (strcasecmp(name, gpus[k].key) != 0)
+			continue;
+		memset(d, 0, sizeof(*d));
+		snprintf(d->id, sizeof(d->id), "%s (described, not opened)", gpus[k].key);
+		snprintf(d->backend, sizeof(d->backend), "cuda");
+		snprintf(d->name, sizeof(d->name), "%s", gpus[k].name);
+		snprintf(d->vendor, sizeof(d->vendor), "NVIDIA");
+		snprintf(d->arch, sizeof(d->arch), "sm_90");
+		snprintf(d->lang, sizeof(d->lang), "cuda");
+		d->type = DEV_GPU;
+		d->compute_units = 132;
+		d->global_mem = gpus[k].mem;
+		d->max_alloc = gpus[k].mem;
+		d->local_mem = 227 * 1024;
+		d->local_mem_per_cu = 228 * 1024;
+		d->cache_bytes = 50 << 20;
+		d->max_wg_size = 1024;
+		d->max_wg_dim[0] = d->max_wg_dim[1] = 1024;
+		d->max_wg_dim[2] = 64;
+		d->max_regs_per_wg = 65536;
+		d->clock_mhz = 1980;
+		d->simd_width = d->wg_multiple = 32;
+		d->pref_vector_float = 1;
+		d->fp64 = d->fp16 = true;
+		d->timer_events = d->local_mem_real = true;
+		d->cc_major = 9;
+		d->cc_minor = 0;
+		return true;
+	}
+	return false;
+}
+
+static int64_t slot_size(const struct kernel_plan *k, const struct problem *p, int sl)
+{
+	int id = k->slot[sl];
+
+	return id < 0 ? 1 : p->size[id];
+}
+
+static int64_t slot_stride(const struct kernel_plan *k, const struct problem *p,
+			   enum tensor_role t, int sl)
+{
+	int id = k->slot[sl];
+
+	return id < 0 ? 1 : p->stride[t][id];
+}
+
+static double ceil_div(double a, double b)
+{
+	return ceil(a / b);
+}
+
+/* Work-groups one compute unit holds at once. */
+static int occupancy(const struct kernel_plan *k, const struct plan_device *m)
+{
+	int occ;
+
+	if (m->type != DEV_GPU && m->type != DEV_ACCEL)
+		return 1;
+	if (k->wgmma)
+		return k->sol.occupancy > 0 ? k->sol.occupancy : 1;
+	occ = 2048 / (k->nt > 0 ? k->nt : 1);
+	if (k->lds_bytes > 0) {
+		int by_lds = (int)(228 * 1024 / k->lds_bytes);
+
+		occ = by_lds < occ ? by_lds : occ;
+	}
+	if (k->sol.occupancy > 0 && k->sol.occupancy < occ)
+		occ = k->sol.occupancy;
+	return occ < 1 ? 1 : occ > 16 ? 16 : occ;
+}
+
+void plan_predict(const struct plan_device *m, const struct problem *kp,
+		  const struct kernel_plan *k, struct plan_choice *out)
+{
+	const struct solution *s = &k->sol;
+	const enum tensor_role P = k->p_is_a ? T_A : T_B, Q = k->p_is_a ? T_B : T_A;
+	const int es = dtype_info(kp->c->dtype)->bytes;
+	const double cplx = dtype_info(kp->c->dtype)->complex ? 4 : 1;
+	double s0 = (double)slot_size(k, kp, 0), s1 = (double)slot_size(k, kp, 1);
+	double su = (double)slot_size(k, kp, 2), fold = 1, outer = 1;
+	double tiles, waves, kpad, tile_flops, rate, occ, slots, pen_p, pen_q, pen_c;
+	double bytes_p, bytes_q, bytes_c, useful;
+
+	if (k->pack_slot[0] >= 0)
+		s0 *= (double)slot_size(k, kp, k->pack_slot[0]);
+	if (k->pack_slot[1] >= 0)
+		s1 *= (double)slot_size(k, kp, k->pack_slot[1]);
+	for (int sl = 3; sl < 3 + k->nf2; sl++)
+		if (sl != k->pack_slot[0] && sl != k->pack_slot[1])
+			fold *= (double)slot_size(k, kp, sl);
+	for (int sl = 3 + k->nf2; sl < k->nslots; sl++)
+		outer *= (double)slot_size(k, kp, sl);
+
+	/* the tiles, their padded work, and how they fill the device */
+	tiles = ceil_div(s0, k->mt0) * ceil_div(s1, k->mt1) * fold * s->gsu;
+	kpad = ceil_div(su, s->depth_u) * s->depth_u * outer / s->gsu;
+	tile_flops = 2.0 * cplx * k->mt0 * k->mt1 * kpad;
+	rate = k->wgmma ? m->wgmma_flops : k->mi ? m->mma_flops : m->simt_flops;
+	if (rate <= 0)
+		rate = m->simt_flops;
+	occ = occupancy(k, m);
+	slots = m->units * occ;
+	waves = ceil_div(tiles, slots);
+	/* every slot of a wave runs at the rate's share of one slot, so a
+	 * wave takes one tile's time; a partly filled last wave too */
+	out->compute_s = waves * tile_flops * slots / rate;
+	useful = 2.0 * cplx * s0 * s1 * fold * su * outer;
+	out->tile_util = useful / (tiles * tile_flops);
+
+	/* memory: each operand once, and again for every further tile along
+	 * the other side, less what the cache keeps; loads that step by more
+	 * than one element along both of the tile's directions, and stores
+	 * that do along D0, move whole sectors for one element */
+	pen_p = (slot_stride(k, kp, P, 0) == 1 || slot_stride(k, kp, P, 2) == 1 ||
+		 slot_size(k, kp, 0) * slot_size(k, kp, 2) == 1)
+			? 1 : m->uncoalesced;
+	pen_q = (slot_stride(k, kp, Q, 1) == 1 || slot_stride(k, kp, Q, 2) == 1 ||
+		 slot_size(k, kp, 1) * slot_size(k, kp, 2) == 1)
+			? 1 : m->uncoalesced;
+	pen_c = slot_stride(k, kp, T_C, 0) == 1 || slot_size(k, kp, 0) == 1 ? 1 : m->uncoalesced;
+	bytes_p = (double)problem_count(kp, P) * es;
+	bytes_q = (double)problem_count(kp, Q) * es;
+	bytes_c = (double)problem_count(kp, T_C) * es * (kp->c->use_beta ? 2 : 1);
+	/* a small operand stays in the cache whatever the order */
+	bytes_p *= pen_p * (1 + (ceil_div(s1, k->mt1) - 1) *
+				    (bytes_p * pen_p < m->cache / 2 ? 0 : m->reread));
+	bytes_q *= pen_q * (1 + (ceil_div(s0, k->mt0) - 1) *
+				    (bytes_q * pen_q < m->cache / 2 ? 0 : m->reread));
+	bytes_c *= pen_c;
+	if (s->gsu > 1) /* partial sums written, then read and reduced */
+		bytes_c += 2.0 * (double)problem_count(kp, T_C) * es * s->gsu * (es < 4 ? 4.0 / es : 1);
+	out->memory_s = (bytes_p + bytes_q + bytes_c) / m->bw;
+	out->overhead_s = m->launch_s * (s->gsu > 1 ? 2 : 1) + waves * m->wave_s;
+	out->time_s = fmax(out->compute_s, out->memory_s) + out->overhead_s;
+	out->limit = out->overhead_s > fmax(out->compute_s, out->memory_s) ? "overhead"
+		     : out->compute_s >= out->memory_s			     ? "compute"
+										     : "memory";
+	out->sol = *s;
+}
+
+/* ---- candidates ------------------------------------------------------------ */
+
+#define MAX_CANDIDATES 4096
+
+struct cands {
+	int n;
+	struct solution s[MAX_CANDIDATES];
+};
+
+static void add(struct cands *cs, const struct solution *s)
+{
+	if (cs->n < MAX_CANDIDATES)
+		cs->s[cs->n++] = *s;
+}
+
+/* GlobalSplitU choices: split the bound loop when the output alone cannot
+ * fill the device. */
+static void add_gsu(struct cands *cs, const struct solution *s, double out_tiles, double units,
+		    double k)
+{
+	add(cs, s);
+	for (int g = 2; g <= 64; g *= 2) {
+		struct solution x = *s;
+
+		if (out_tiles * g > 4 * units || k / g < 4.0 * (s->depth_u > 0 ? s->depth_u : 16))
+			break;
+		x.gsu = g;
+		add(cs, &x);
+	}
+}
+
+/* The CPU family (PoCL): no local memory (it is ordinary RAM there), wide
+ * explicit vectors along D0 and a register block per work-item. */
+static void cands_cpu(const struct problem *p, struct cands *cs)
+{
+	const enum tcx_dtype t = p->c->dtype;
+	const bool cplx = dtype_info(t)->complex;
+	static const int tt1s[] = { 8, 4 };
+
+	for (int v = 0; v < 2; v++)
+		for (size_t j = 0; j < ARRAY_SIZE(tt1s); j++) {
+			struct solution s;
+
+			solution_default(&s);
+			s.use_lds = false;
+			s.wg[0] = s.wg[1] = s.wg[2] = 1;
+			s.pgr = s.plr = false;
+			s.depth_u = 16;
+			if (cplx) {
+				s.vw = 1;
+				s.tt[0] = v ? 2 : 4;
+				s.tt[1] = tt1s[j];
+			} else {
+				s.vw = t == TCX_DTYPE_D ? 8 : 16;
+				s.tt[0] = v ? s.vw : 2 * s.vw;
+				s.tt[1] = tt1s[j];
+			}
+			add(cs, &s);
+		}
+}
+
+/* The SIMT family on GPUs: local-memory tiles of 32 to 128 a side. */
+static void cands_simt(const struct problem *p, const struct plan_device *m, double units,
+		       struct cands *cs)
+{
+	const enum tcx_dtype t = p->c->dtype;
+	const bool cplx = dtype_info(t)->complex, wide = t == TCX_DTYPE_D || t == TCX_DTYPE_Z;
+	static const int shapes[][4] = {
+		/* WG0, WG1, TT0, TT1 */
+		{ 16, 16, 8, 8 }, { 16, 16, 4, 4 }, { 16, 16, 8, 4 }, { 16, 16, 4, 8 },
+		{ 16, 8, 4, 4 },  { 8, 16, 4, 4 },  { 8, 8, 4, 4 },
+	};
+
+	(void)m;
+	for (size_t k = 0; k < ARRAY_SIZE(shapes); k++) {
+		struct solution s;
+		double tiles;
+
+		if ((cplx || wide) && shapes[k][2] * shapes[k][3] > 32)
+			continue;
+		solution_default(&s);
+		s.wg[0] = shapes[k][0];
+		s.wg[1] = shapes[k][1];
+		s.tt[0] = shapes[k][2];
+		s.tt[1] = shapes[k][3];
+		s.depth_u = 16;
+		s.vw = cplx ? 1 : wide ? 2 : 4;
+		while (s.vw > 1 && (s.tt[0] % s.vw || s.tt[1] % s.vw))
+			s.vw /= 2;
+		tiles = 1;
+		(void)tiles;
+		add(cs, &s);
+	}
+	(void)units;
+}
+
+/* Hopper's warpgroup family: MatrixInstruction [64, N, K, 1], one or two
+ * consumer warpgroups, tiles of 64 to 256 a side; fp32 through TF32x3
+ * (fp32's accuracy), PackFreeIndices on and off. */
+static void cands_wgmma(const struct problem *p, struct cands *cs)
+{
+	const enum tcx_dtype t = p->c->dtype;
+	static const int shapes[][5] = {
+		/* MT0, MT1, WG0, WG1, MI_N */
+		{ 128, 128, 32, 8, 128 }, { 128, 256, 32, 8, 256 }, { 64, 128, 16, 8, 128 },
+		{ 128, 64, 32, 8, 64 },   { 64, 256, 16, 8, 256 },  { 64, 64, 16, 8, 64 },
+	};
+
+	for (size_t k = 0; k < ARRAY_SIZE(shapes); k++)
+		for (int pk = 0; pk < 2; pk++) {
+			struct solution s;
+
+			solution_default(&s);
+			s.wg[0] = shapes[k][2];
+			s.wg[1] = shapes[k][3];
+			s.tt[0] = shapes[k][0] / shapes[k][2];
+			s.tt[1] = shapes[k][1] / shapes[k][3];
+			s.vw = 1;
+			s.wgm = 8;
+			s.mi[0] = 64;
+			s.mi[1] = shapes[k][4];
+			s.mi[2] = t == TCX_DTYPE_S ? 8 : 16;
+			s.mi[3] = 1;
+			s.depth_u = t == TCX_DTYPE_S ? 32 : 64;
+			s.tf32x3 = t == TCX_DTYPE_S;
+			s.pack_free = pk;
+			add(cs, &s);
+		}
+}
+
+/* Role choices worth a try: for each operand the free index its tiles
+ * would run along by classify's rule, the one that moves fastest in the
+ * operand (coalesced loads) and the one that moves fastest in C
+ * (coalesced stores); for the unrolled loop the rule's, and the bound
+ * index that moves fastest in A, in B.  At most three of each. */
+struct roles {
+	int n[3];
+	char name[3][3][TCX_INDEX_NAME_MAX]; /* [A, B, unroll][choice]; "" the rule's */
+};
+
+static void role_add(struct roles *r, int x, const struct tcx_contraction *c, int id, int rule)
+{
+	if (id < 0 || id == rule)
+		return;
+	for (int k = 1; k < r->n[x]; k++)
+		if (strcmp(r->name[x][k], c->idx[id].name) == 0)
+			return;
+	snprintf(r->name[x][r->n[x]++], TCX_INDEX_NAME_MAX, "%s", c->idx[id].name);
+}
+
+/* The index of class k that moves fastest in tensor t, or -1. */
+static int fastest(const struct problem *p, enum index_class k, enum tensor_role t)
+{
+	int best = -1;
+
+	for (int id = 0; id < p->c->nidx; id++)
+		if (p->c->idx[id].cls == k && p->size[id] > 1 &&
+		    (best < 0 || p->stride[t][id] < p->stride[t][best]))
+			best = id;
+	return best;
+}
+
+static void list_roles(const struct problem *p, struct roles *r)
+{
+	struct classification cls;
+
+	classify(p->c, p->explicit_strides ? p : NULL, &cls);
+	memset(r, 0, sizeof(*r));
+	for (int x = 0; x < 3; x++)
+		r->n[x] = 1; /* the rule's */
+	role_add(r, 0, p->c, fastest(p, IDX_FREE_A, T_A), cls.free01[T_A]);
+	role_add(r, 0, p->c, fastest(p, IDX_FREE_A, T_C), cls.free01[T_A]);
+	role_add(r, 1, p->c, fastest(p, IDX_FREE_B, T_B), cls.free01[T_B]);
+	role_add(r, 1, p->c, fastest(p, IDX_FREE_B, T_C), cls.free01[T_B]);
+	role_add(r, 2, p->c, fastest(p, IDX_BOUND, T_A), cls.du);
+	role_add(r, 2, p->c, fastest(p, IDX_BOUND, T_B), cls.du);
+}
+
+/* Every candidate once with each combination of roles. */
+static void cross_roles(struct cands *cs, const struct roles *r)
+{
+	const int base = cs->n;
+
+	for (int a = 0; a < r->n[0]; a++)
+		for (int b = 0; b < r->n[1]; b++)
+			for (int u = 0; u < r->n[2]; u++) {
+				if (a == 0 && b == 0 && u == 0)
+					continue;
+				for (int k = 0; k < base; k++) {
+					struct solution x = cs->s[k];
+
+					memcpy(x.tile_index[0], r->name[0][a], TCX_INDEX_NAME_MAX);
+					memcpy(x.tile_index[1], r->name[1][b], TCX_INDEX_NAME_MAX);
+					memcpy(x.unroll_index, r->name[2][u], TCX_INDEX_NAME_MAX);
+					add(cs, &x);
+				}
+			}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+enum tcx_status planner_plan(const struct problem *p, const struct device_info *dev,
+			     struct tcx_plan *pl, struct tcx_error *err)
+{
+	const double t0 = now_s();
+	struct cands *cs;
+	struct tcx_error why = { 0 };
+	enum tcx_status st;
+	double out_tiles, kvol;
+
+	memset(pl, 0, sizeof(*pl));
+	st = problem_merge(p, &pl->merged, &pl->kp, &pl->map, err);
+	if (st)
+		return st;
+	if (!pl->merged)
+		pl->kp = *p;
+	plan_device_defaults(dev, p->c->dtype, &pl->model);
+
+	cs = malloc(sizeof(*cs));
+	if (!cs) {
+		plan_release(pl);
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	}
+	cs->n = 0;
+	if (pl->model.type == DEV_GPU || pl->model.type == DEV_ACCEL) {
+		if (pl->model.wgmma)
+			cands_wgmma(&pl->kp, cs);
+		cands_simt(&pl->kp, &pl->model, pl->model.units, cs);
+	} else {
+		cands_cpu(&pl->kp, cs);
+	}
+	{
+		struct roles r;
+
+		list_roles(&pl->kp, &r);
+		cross_roles(cs, &r);
+	}
+	/* GlobalSplitU where the output is a few tiles and the sum is long */
+	out_tiles = (double)problem_count(&pl->kp, T_C) / (128.0 * 128.0);
+	kvol = (double)problem_bound_volume(&pl->kp);
+	for (int k = 0, n = cs->n; k < n && pl->model.type == DEV_GPU; k++) {
+		struct cands extra;
+
+		extra.n = 0;
+		add_gsu(&extra, &cs->s[k], out_tiles, pl->model.units, kvol);
+		for (int j = 1; j < extra.n; j++)
+			add(cs, &extra.s[j]);
+	}
+
+	for (int k = 0; k < cs->n; k++) {
+		struct kernel_plan kpl;
+		struct plan_choice ch;
+
+		pl->considered++;
+		if (plan_make(pl->kp.c, &pl->kp, &cs->s[k], dev, &kpl, &why) != TCX_OK ||
+		    plan_accepts(&kpl, &pl->kp, &why) != TCX_OK)
+			continue;
+		pl->valid++;
+		plan_predict(&pl->model, &pl->kp, &kpl, &ch);
+		if (pl->valid == 1 || ch.time_s < pl->best.time_s) {
+			if (pl->valid > 1) {
+				pl->second = pl->best;
+				pl->has_second = true;
+			}
+			pl->best = ch;
+		} else if (!pl->has_second || ch.time_s < pl->second.time_s) {
+			pl->second = ch;
+			pl->has_second = true;
+		}
+	}
+	free(cs);
+	pl->plan_s = now_s() - t0;
+	if (!pl->valid) {
+		plan_release(pl);
+		return tcx_fail(err, TCX_EREJECT, "no solution the planner knows runs this problem: %s",
+				why.msg[0] ? why.msg : "none was listed");
+	}
+	return TCX_OK;
+}
+
+void plan_release(struct tcx_plan *pl)
+{
+	if (!pl)
+		return;
+	contraction_free(pl->merged);
+	pl->merged = NULL;
+}

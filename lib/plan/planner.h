@@ -1,0 +1,80 @@
+/* planner.h - a kernel for any contraction, with no tuning: the planner
+ * merges the problem's indices (merge.h), lists the solutions the device
+ * and the kernel families allow for it (tile shapes, tensor-core shapes,
+ * which index each tile and the unrolled loop run along, GlobalSplitU for
+ * short outputs), ranks them by a model of the device -- tiles and waves
+ * over its compute units, the compute and memory roofline, how well each
+ * operand's loads and C's stores coalesce -- and picks the fastest.  It is
+ * what `tcx run`, `bench` and `validate` use when no --params, --solution
+ * or --logic is given, and what `tcx plan` explains. */
+#ifndef TCX_PLAN_PLANNER_H
+#define TCX_PLAN_PLANNER_H
+
+#include "backend/backend.h"
+#include "gen/gen.h"
+#include "plan/merge.h"
+
+/* The model's view of a device: what its kernels sustain, per family.
+ * Defaults come from the device's description (plan_device_defaults);
+ * the rates are the model's parameters. */
+struct plan_device {
+	char name[128];
+	enum device_type type;
+	int units;            /* compute units (SMs, CUs, cores) */
+	double simt_flops;    /* FLOP/s of the SIMT kernels on full tiles, this type */
+	double mma_flops;     /* mma.sync tensor cores; 0 where the device has none */
+	double wgmma_flops;   /* Hopper's warpgroup kernel (fp32: TF32x3); 0 where none */
+	double bw;            /* bytes/s of device memory */
+	double cache;         /* bytes of the last-level cache */
+	double uncoalesced;   /* traffic factor of loads or stores that do not coalesce */
+	double reread;        /* fraction of a re-read panel that misses the cache */
+	double launch_s;      /* a launch's fixed cost */
+	double wave_s;        /* each wave of tiles: filling the pipeline, storing C */
+	bool wgmma, mma;      /* the kernel families this device runs */
+};
+
+/* The device model for a device and element type, from what the backend
+ * says of it (and, for the GPUs tcx knows, measured rates). */
+void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
+			  struct plan_device *out);
+
+/* One ranked solution. */
+struct plan_choice {
+	struct solution sol;
+	double time_s;        /* predicted */
+	double compute_s, memory_s, overhead_s;
+	const char *limit;    /* "compute", "memory" or "overhead": the larger term */
+	double tile_util;     /* useful share of the tiles' work (edges, padding) */
+};
+
+/* A plan: the problem the kernel runs (the caller's, or its merged form),
+ * and the solutions the model ranked first and second. */
+struct tcx_plan {
+	struct tcx_contraction *merged; /* owned; NULL when nothing merged */
+	struct merge_map map;
+	struct problem kp;              /* the problem planned: merged, or the caller's */
+	struct plan_device model;
+	int considered, valid;          /* solutions listed, and those the device takes */
+	struct plan_choice best, second;
+	bool has_second;
+	double plan_s;                  /* seconds the planner took */
+};
+
+/* Plans p for dev.  The plan refers to p's contraction when nothing
+ * merged (keep it alive); release with plan_release.  TCX_EREJECT when no
+ * solution of any family can run it (err says why: the last reason). */
+enum tcx_status planner_plan(const struct problem *p, const struct device_info *dev,
+			     struct tcx_plan *out, struct tcx_error *err);
+void plan_release(struct tcx_plan *pl);
+
+/* A GPU described without opening it, for planning what tcx would run
+ * there: "H100" (NVIDIA H100 80GB HBM3) or "H200" (case does not matter).
+ * False for a name it does not know. */
+bool plan_known_device(const char *name, struct device_info *out);
+
+/* The model's prediction for one solution on problem kp (already made
+ * into kernel plan k). */
+void plan_predict(const struct plan_device *m, const struct problem *kp,
+		  const struct kernel_plan *k, struct plan_choice *out);
+
+#endif /* TCX_PLAN_PLANNER_H */
