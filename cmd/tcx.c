@@ -14,13 +14,14 @@
 /* Each subcommand is defined in cmd/<name>.c. */
 extern const struct cmd cmd_parse_def, cmd_sizes_def, cmd_devices_def, cmd_validate_def,
 	cmd_run_def, cmd_bench_def, cmd_tune_def, cmd_results_def, cmd_logic_def;
-extern const struct cmd cmd_export_lib_def;
+extern const struct cmd cmd_export_lib_def, cmd_plan_def;
 
 /* One row per subcommand, in the order `tcx --help` lists them. */
 static const struct cmd *const command_table[] = {
 	&cmd_parse_def,
 	&cmd_sizes_def,
 	&cmd_devices_def,
+	&cmd_plan_def,
 	&cmd_validate_def,
 	&cmd_run_def,
 	&cmd_bench_def,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# schemas.sh - the --format json output of parse, sizes, devices, validate,
+# schemas.sh - the --format json output of parse, plan, sizes, devices, validate,
 # results, tune (the summary and --explain) and logic (show, lookup, eval)
 # validates against its schema in share/schemas/ (tests/docs/jsonschema.py,
 # standard library only), over outputs that reach every optional part of the
@@ -60,6 +60,11 @@ check parse "sizes, strides, alpha, beta, conj" parse \
 check parse "degenerate: a dot product" parse 'i,i->' --format json
 check parse "degenerate: an outer product, fp16" parse 'C[ij]=A[i]*B[j]' -t h --sizes 7,9 \
 	--format json
+check plan "a merged problem on a described H100" plan \
+	'C[a,b,c,i,j,k]=A[i,j,m,a]*B[m,k,b,c]' --sizes a=24,b=20,c=20,i=24,j=20,k=20,m=24 \
+	--for h100 --format json
+check plan "fp64 on a described H200" plan 'C[ij]=A[ik]*B[kj]' --sizes 5,7,3 \
+	--for h200 -t d --format json
 check sizes "a range and an exact size" sizes 'C[ijk]=A[ilk]*B[jlk]' \
 	--range '[64,32,16,300],0,[2],[8]' --exact 5,6,7,8 --format json
 check devices "the device list" devices --format json

@@ -1,0 +1,264 @@
+/* plan.c - `tcx plan`: what tcx runs for a contraction when nobody tuned
+ * it, and why: the merged problem, the solution the planner's model ranks
+ * first, its predicted time and the bound that limits it, and the
+ * runner-up. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "gen/solution.h"
+#include "notation/notation.h"
+#include "plan/planner.h"
+
+static const char *const plan_synopsis[] = {
+	"tcx plan --sizes <sizes> [--type <t>] [--device <id> | --for <gpu>] [--strides <strides>] "
+	"[--layout <layout>] [--format <fmt>] <expr>",
+	NULL,
+};
+
+static const struct cmd_option plan_options[] = {
+	{ "sizes", 's', required_argument, "<sizes>",
+	  "index sizes, 'i=64,j=32,...' or '64,32,...' in index-number order", OV_NONE, NULL },
+	{ "type", 't', required_argument, "<t>", "element type: s d c z h b (default s)", OV_ENUM,
+	  "s d c z h b" },
+	{ "device", 'd', required_argument, "<id>", "device id from 'tcx devices'", OV_DEVICE,
+	  NULL },
+	{ "for", 0x100, required_argument, "<gpu>",
+	  "plan for a GPU tcx knows without opening one: h100 or h200", OV_ENUM, "h100 h200" },
+	{ "strides", 0x101, required_argument, "<strides>",
+	  "explicit strides, 'A=[1,64],B=[..],C=[..]'", OV_NONE, NULL },
+	{ "layout", 'l', required_argument, "<layout>", "first-fastest or last-fastest", OV_ENUM,
+	  "first-fastest last-fastest" },
+	{ "format", 'f', required_argument, "<fmt>", "table (default) or json", OV_ENUM,
+	  "table json" },
+	{ NULL, 0, 0, NULL, NULL, OV_NONE, NULL },
+};
+
+static const char *const plan_examples[] = {
+	"tcx plan 'C[a,b,c,i,j,k]=A[i,j,m,a]*B[m,k,b,c]' --sizes a=24,b=20,c=20,i=24,j=20,k=20,m=24 "
+	"--for h100",
+	"tcx plan 'ik,kj->ij' --sizes i=4096,j=4096,k=4096 --format json",
+	NULL,
+};
+
+int cmd_plan(int argc, char **argv);
+const struct cmd cmd_plan_def = {
+	"plan", cmd_plan, plan_synopsis,
+	"Show the kernel tcx picks for a contraction without tuning, and why",
+	plan_options, plan_examples, "expr", 0,
+	NULL,
+};
+
+/* A solution as --params text: the parameters that differ from the
+ * defaults (solution_default), Tensile's spellings. */
+static void params_text(const struct solution *s, struct strbuf *sb)
+{
+	struct solution d;
+	json_t *o = solution_to_json(s), *def, *v;
+	const char *key;
+
+	solution_default(&d);
+	def = solution_to_json(&d);
+	json_object_foreach(o, key, v)
+	{
+		if (json_equal(v, json_object_get(def, key)))
+			continue;
+		strbuf_addf(sb, "%s%s=", sb->len ? "," : "", key);
+		if (json_is_array(v)) {
+			size_t i;
+			json_t *x;
+
+			strbuf_addc(sb, '[');
+			json_array_foreach(v, i, x)
+				strbuf_addf(sb, "%s%lld", i ? "," : "", (long long)json_integer_value(x));
+			strbuf_addc(sb, ']');
+		} else if (json_is_boolean(v)) {
+			strbuf_adds(sb, json_is_true(v) ? "True" : "False");
+		} else if (json_is_string(v)) {
+			strbuf_adds(sb, json_string_value(v));
+		} else {
+			strbuf_addf(sb, "%lld", (long long)json_integer_value(v));
+		}
+	}
+	json_decref(o);
+	json_decref(def);
+}
+
+static json_t *choice_json(const struct plan_choice *ch, double flops)
+{
+	json_t *o = json_object();
+	struct strbuf params = STRBUF_INIT;
+	char name[256];
+
+	solution_name(&ch->sol, name, sizeof(name));
+	params_text(&ch->sol, &params);
+	json_object_set_new(o, "solution_name", json_string(name));
+	json_object_set_new(o, "params", json_string(strbuf_str(&params)));
+	json_object_set_new(o, "solution", solution_to_json(&ch->sol));
+	json_object_set_new(o, "predicted_ms", json_num(ch->time_s * 1e3));
+	json_object_set_new(o, "predicted_gflops", json_num(flops / ch->time_s / 1e9));
+	json_object_set_new(o, "compute_ms", json_num(ch->compute_s * 1e3));
+	json_object_set_new(o, "memory_ms", json_num(ch->memory_s * 1e3));
+	json_object_set_new(o, "overhead_ms", json_num(ch->overhead_s * 1e3));
+	json_object_set_new(o, "limit", json_string(ch->limit));
+	json_object_set_new(o, "tile_utilization", json_num(ch->tile_util));
+	strbuf_release(&params);
+	return o;
+}
+
+static json_t *plan_json(const struct tcx_contraction *c, const struct problem *p,
+			 const struct device_info *dev, const struct tcx_plan *pl)
+{
+	json_t *o = json_object(), *sz = json_object();
+	const double flops = problem_flops(p);
+
+	json_object_set_new(o, "expression", json_string(c->expr));
+	json_object_set_new(o, "device", json_string(dev->id));
+	json_object_set_new(o, "device_name", json_string(dev->name));
+	for (int id = 0; id < c->nidx; id++)
+		json_object_set_new(sz, c->idx[id].name, json_integer(p->size[id]));
+	json_object_set_new(o, "sizes", sz);
+	json_object_set_new(o, "planned_as", json_string(pl->kp.c->expr));
+	json_object_set_new(o, "flops", json_num(flops));
+	json_object_set_new(o, "min_bytes", json_num(problem_min_bytes(p, c->use_beta)));
+	json_object_set_new(o, "choice", choice_json(&pl->best, flops));
+	json_object_set_new(o, "runner_up", pl->has_second ? choice_json(&pl->second, flops)
+							    : json_null());
+	json_object_set_new(o, "considered", json_integer(pl->considered));
+	json_object_set_new(o, "valid", json_integer(pl->valid));
+	json_object_set_new(o, "plan_ms", json_num(pl->plan_s * 1e3));
+	return o;
+}
+
+static void print_choice(const char *label, json_t *ch)
+{
+	printf("%-11s %s\n", label, json_string_value(json_object_get(ch, "solution_name")));
+	printf("            predicted %.4g ms (%.4g GFLOP/s), %s-bound: compute %.3g ms, memory "
+	       "%.3g ms, overhead %.3g ms; %.0f%% of the tiles' work is useful\n",
+	       json_real_value(json_object_get(ch, "predicted_ms")),
+	       json_real_value(json_object_get(ch, "predicted_gflops")),
+	       json_string_value(json_object_get(ch, "limit")),
+	       json_real_value(json_object_get(ch, "compute_ms")),
+	       json_real_value(json_object_get(ch, "memory_ms")),
+	       json_real_value(json_object_get(ch, "overhead_ms")),
+	       100 * json_real_value(json_object_get(ch, "tile_utilization")));
+	printf("            --params '%s'\n", json_string_value(json_object_get(ch, "params")));
+}
+
+static void print_table(json_t *o)
+{
+	json_t *sz = json_object_get(o, "sizes"), *v;
+	const char *key;
+	bool first = true;
+
+	printf("device      %s (%s)\n", json_string_value(json_object_get(o, "device_name")),
+	       json_string_value(json_object_get(o, "device")));
+	printf("problem     %s  sizes ", json_string_value(json_object_get(o, "expression")));
+	json_object_foreach(sz, key, v)
+	{
+		printf("%s%s=%lld", first ? "" : ",", key, (long long)json_integer_value(v));
+		first = false;
+	}
+	printf("\nplanned as  %s\n", json_string_value(json_object_get(o, "planned_as")));
+	print_choice("choice", json_object_get(o, "choice"));
+	if (!json_is_null(json_object_get(o, "runner_up")))
+		print_choice("runner-up", json_object_get(o, "runner_up"));
+	printf("considered  %lld solutions, %lld of them valid here, in %.3g ms\n",
+	       (long long)json_integer_value(json_object_get(o, "considered")),
+	       (long long)json_integer_value(json_object_get(o, "valid")),
+	       json_real_value(json_object_get(o, "plan_ms")));
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	const char *type = NULL, *layout = NULL, *sizes = NULL, *strides = NULL, *devid = NULL;
+	const char *gpu = NULL;
+	enum out_format fmt = FMT_TABLE;
+	struct tcx_contraction *c = NULL;
+	struct device *dev = NULL;
+	struct device_info known;
+	const struct device_info *di;
+	struct tcx_error err = { 0 };
+	struct tcx_plan pl;
+	struct problem p;
+	enum tcx_status st;
+	json_t *o;
+	int r, ret;
+
+	while ((r = cmd_getopt(&cmd_plan_def, argc, argv)) != -1) {
+		switch (r) {
+		case 's':
+			sizes = optarg;
+			break;
+		case 't':
+			type = optarg;
+			break;
+		case 'd':
+			devid = optarg;
+			break;
+		case 0x100:
+			gpu = optarg;
+			break;
+		case 0x101:
+			strides = optarg;
+			break;
+		case 'l':
+			layout = optarg;
+			break;
+		case 'f':
+			if (!parse_format(optarg, &fmt, FMT_ALLOW(FMT_TABLE) | FMT_ALLOW(FMT_JSON)))
+				return usage_error(&cmd_plan_def, "unknown format '%s'", optarg);
+			break;
+		case 'h':
+			return 0;
+		default:
+			return TCX_EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc)
+		return usage_error(&cmd_plan_def, optind >= argc ? "missing the expression"
+								 : "too many arguments");
+	if (!sizes)
+		return usage_error(&cmd_plan_def, "give the sizes: --sizes i=..,j=..");
+	if (gpu && devid)
+		return usage_error(&cmd_plan_def, "--device and --for cannot be used together");
+	if (gpu && !plan_known_device(gpu, &known))
+		return usage_error(&cmd_plan_def, "unknown GPU '%s' for --for: h100 or h200", gpu);
+	ret = load_contraction(argv[optind], type, layout, &c);
+	if (ret)
+		return ret;
+	ret = load_problem(c, sizes, strides, &p);
+	if (ret)
+		goto out;
+	if (problem_empty_index(&p) >= 0) {
+		ret = error("index '%s' has size 0: an empty problem runs no kernel, so there is "
+			    "nothing to plan",
+			    c->idx[problem_empty_index(&p)].name);
+		ret = TCX_EXIT_USAGE;
+		goto out;
+	}
+	if (gpu) {
+		di = &known;
+	} else {
+		ret = open_device(devid, &dev);
+		if (ret)
+			goto out;
+		di = device_info_of(dev);
+	}
+	st = planner_plan(&p, di, &pl, &err);
+	if (st) {
+		ret = report(st, &err);
+		goto out;
+	}
+	o = plan_json(c, &p, di, &pl);
+	if (fmt == FMT_JSON)
+		print_json(stdout, o);
+	else
+		print_table(o);
+	json_decref(o);
+	plan_release(&pl);
+out:
+	device_close(dev);
+	contraction_free(c);
+	return ret;
+}
