@@ -16,6 +16,7 @@
 #include "bench/svg.h"
 #include "logic/logic.h"
 #include "notation/notation.h"
+#include "plan/planner.h"
 
 static const char *const bench_synopsis[] = {
 	"tcx bench (--range <spec> | --exact <spec>)... [--type <t>] [--device <id>] "
@@ -316,6 +317,7 @@ struct run_ctx {
 	struct tcx_contraction *c;
 	struct device *dev;
 	struct solution sol, vsol;
+	bool planning;           /* the planner picks each size's solution */
 	struct logic *lg;        /* --logic, else NULL */
 	double peak;             /* for this element type; 0 when unknown */
 	FILE *fp;
@@ -444,7 +446,7 @@ static enum tcx_status prepare_one(struct run_ctx *x, const struct problem *p,
 				   struct tcx_error *err)
 {
 	struct device_base before = *(struct device_base *)x->dev;
-	enum tcx_status st = contract_prepare(x->dev, x->c, p, s, pr, NULL, err);
+	enum tcx_status st = contract_prepare(x->dev, p->c, p, s, pr, NULL, err);
 
 	t->origin = kernel_origin(&before, (struct device_base *)x->dev);
 	t->status = size_status(st);
@@ -463,6 +465,9 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 	struct prepared pa, pb;
 	struct timed *a = calloc(1, sizeof(*a)), *b = NULL;
 	const struct solution *sa = &x->sol;
+	struct solution planned;
+	struct tcx_plan pl;
+	bool have_plan = false;
 	double ratio[3] = { NAN, NAN, NAN };
 	json_t *row, *sizes;
 	int pick = 0;
@@ -482,16 +487,34 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 	st = problem_init(&p, x->c, sz, err);
 	if (st)
 		goto out_free;
+	if (x->planning) {
+		st = planner_plan(&p, device_info_of(x->dev), &pl, err);
+		if (st == TCX_EREJECT) {
+			a->status = "rejected";
+			a->origin = "";
+			snprintf(a->reason, sizeof(a->reason), "%s", err->msg);
+			pick = -1;
+		} else if (st) {
+			goto out_free;
+		} else {
+			have_plan = true;
+			planned = pl.best.sol;
+			sa = &planned;
+		}
+	}
 	if (pick >= 0) {
-		st = prepare_one(x, &p, sa, &pa, a, err);
+		/* the planner's problem, when it planned: p merged, same memory */
+		st = prepare_one(x, have_plan ? &pl.kp : &p, sa, &pa, a, err);
 		if (st && !a->status)
 			goto out_free;
-	} else {
+	} else if (!x->planning) {
 		st = TCX_EREJECT;
 		a->status = "rejected";
 		a->origin = "";
 		snprintf(a->reason, sizeof(a->reason),
 			 "the logic file '%s' selects no solution for this size", x->cli->logic);
+	} else {
+		st = TCX_EREJECT;
 	}
 	if (b) {
 		enum tcx_status stb = prepare_one(x, &p, &x->vsol, &pb, b, err);
@@ -540,6 +563,14 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		json_object_set_new(sizes, x->c->idx[id].name, json_integer(sz[id]));
 	json_object_set_new(row, "sizes", sizes);
 	timed_json(row, a, x->peak);
+	if (have_plan) {
+		json_t *pj = json_object();
+
+		json_object_set_new(pj, "planned_as", json_string(pl.kp.c->expr));
+		json_object_set_new(pj, "predicted_ms", jnum(pl.best.time_s * 1e3));
+		json_object_set_new(pj, "limit", json_string(pl.best.limit));
+		json_object_set_new(row, "plan", pj);
+	}
 	if (b) {
 		json_t *v = json_object(), *q = json_object();
 		bool both = strcmp(a->status, "ok") == 0 && strcmp(b->status, "ok") == 0;
@@ -562,6 +593,8 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		fflush(x->fp);
 	}
 out_free:
+	if (have_plan)
+		plan_release(&pl);
 	free(a);
 	free(b);
 	return st;
@@ -646,12 +679,16 @@ static int gate(json_t *doc, const struct bench_doc *base, double t, const char 
 	return n;
 }
 
-/* The solution name of a row's first (which 0) or versus (1) solution. */
+/* The series a row's first (which 0) or versus (1) result belongs to: its
+ * solution's name, or the planner's, whose choice may differ by size but
+ * is one line: what tcx runs untuned. */
 static const char *side_name(json_t *row, int which)
 {
 	json_t *side = which ? json_object_get(row, "versus") : row;
 	const char *name = json_string_value(json_object_get(side, "solution_name"));
 
+	if (!which && name && *name && json_object_get(row, "plan"))
+		return "the planner's choice";
 	return name ? name : "";
 }
 
@@ -915,6 +952,8 @@ static int run_mode(struct bench_cli *cli, int argc, char **argv)
 	    strcmp(x.lg->device_name, device_info_of(x.dev)->name) != 0)
 		warning("logic file '%s' was made for '%s', not '%s'", cli->logic,
 			x.lg->device_name, device_info_of(x.dev)->name);
+	x.planning = planner_wanted(cli->params, cli->solfile, cli->logic) &&
+		     !device_is_host(x.dev);
 	ret = load_solution(cli->params, cli->solfile, x.c, device_info_of(x.dev), &x.sol);
 	if (!ret && cli->versus)
 		ret = load_solution(cli->versus, NULL, x.c, device_info_of(x.dev), &x.vsol);

@@ -158,6 +158,18 @@ struct device_info;
 int load_solution(const char *params, const char *file, const struct tcx_contraction *c,
 		  const struct device_info *dev, struct solution *s);
 
+/* Whether the planner picks the solution: none was given (--params,
+ * --solution, --logic) and $TCX_PLANNER is not 0, which keeps the
+ * built-in default instead. */
+bool planner_wanted(const char *params, const char *file, const char *logic);
+/* The planner's solution for p on dev (plan/planner.h), said with -v; the
+ * kernel then runs pl->kp, p's merged form or p itself.  An empty problem
+ * gets the built-in default (it runs no kernel).  Release pl with
+ * plan_release.  Returns an exit code. */
+struct tcx_plan;
+int plan_solution(const struct problem *p, const struct device_info *dev, struct tcx_plan *pl,
+		  struct solution *s);
+
 /* Loads library logic and checks it is for contraction c; exit code. */
 struct logic;
 int load_logic(const char *path, const struct tcx_contraction *c, struct logic **out);

@@ -8,6 +8,7 @@
 #include "backend/backend.h"
 #include "io/npy.h"
 #include "notation/notation.h"
+#include "plan/planner.h"
 #include "run/run.h"
 
 static const char *const run_synopsis[] = {
@@ -141,6 +142,8 @@ int cmd_run(int argc, char **argv)
 	struct problem p;
 	struct solution s;
 	struct prepared pr;
+	struct tcx_plan pl;
+	bool planned = false;
 	int64_t sizes[TCX_MAX_INDICES];
 	void *cin = NULL;
 	enum tcx_status st;
@@ -274,10 +277,17 @@ int cmd_run(int argc, char **argv)
 	ret = open_device(devid, &dev);
 	if (ret)
 		goto out;
-	ret = load_solution(params, solfile, c, device_info_of(dev), &s);
+	if (planner_wanted(params, solfile, NULL)) {
+		ret = plan_solution(&p, device_info_of(dev), &pl, &s);
+		planned = !ret;
+	} else {
+		ret = load_solution(params, solfile, c, device_info_of(dev), &s);
+	}
 	if (ret)
 		goto out;
-	st = contract_prepare(dev, c, &p, &s, &pr, NULL, &err);
+	/* the kernel runs the planned problem: p's merged form, same memory */
+	st = contract_prepare(dev, planned ? pl.kp.c : c, planned ? &pl.kp : &p, &s, &pr, NULL,
+			      &err);
 	if (st) {
 		ret = report(st, &err);
 		goto out;
@@ -304,6 +314,8 @@ int cmd_run(int argc, char **argv)
 	else if (strcmp(outpath, "-") != 0)
 		verbose("wrote %s", outpath);
 out:
+	if (planned)
+		plan_release(&pl);
 	for (int t = 0; t < 3; t++)
 		npy_release(&arr[t]);
 	free(result.data);

@@ -15,6 +15,7 @@
 #include "logic/yamlin.h"
 #include "logic/yamlout.h"
 #include "notation/notation.h"
+#include "plan/planner.h"
 
 int verbosity;
 volatile int interrupted;
@@ -540,6 +541,39 @@ int load_solution(const char *params, const char *file, const struct tcx_contrac
 	if (params)
 		st = solution_parse(s, params, &err);
 	return st ? report(st, &err) : 0;
+}
+
+bool planner_wanted(const char *params, const char *file, const char *logic)
+{
+	const char *e = getenv("TCX_PLANNER");
+
+	return !params && !file && !logic && !(e && strcmp(e, "0") == 0);
+}
+
+int plan_solution(const struct problem *p, const struct device_info *dev, struct tcx_plan *pl,
+		  struct solution *s)
+{
+	struct tcx_error err = { 0 };
+	enum tcx_status st;
+	char name[256];
+
+	if (problem_empty_index(p) >= 0 || dev->type == DEV_HOST) {
+		memset(pl, 0, sizeof(*pl));
+		pl->kp = *p;
+		solution_heuristic(p->c, dev, s);
+		return 0;
+	}
+	st = planner_plan(p, dev, pl, &err);
+	if (st)
+		return report(st, &err);
+	*s = pl->best.sol;
+	solution_name(s, name, sizeof(name));
+	verbose("planner: %s%s%s, predicted %.3g ms (%s-bound), %d of %d solutions valid, in "
+		"%.2g ms",
+		pl->merged ? pl->kp.c->expr : "", pl->merged ? " with " : "", name,
+		pl->best.time_s * 1e3, pl->best.limit, pl->valid, pl->considered,
+		pl->plan_s * 1e3);
+	return 0;
 }
 
 void default_store_path(char *buf, size_t len)

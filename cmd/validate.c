@@ -10,6 +10,7 @@
 #include "gen/gen.h"
 #include "logic/logic.h"
 #include "notation/notation.h"
+#include "plan/planner.h"
 #include "run/run.h"
 
 static const char *const validate_synopsis[] = {
@@ -175,8 +176,9 @@ static json_t *report_json(const struct tcx_contraction *c, const struct problem
 }
 
 static void print_report(const struct tcx_contraction *c, const struct problem *p,
-			 const struct device_info *dev, const struct solution *s,
-			 const struct validate_report *r, enum tcx_status st)
+			 const char *planned_as, const struct device_info *dev,
+			 const struct solution *s, const struct validate_report *r,
+			 enum tcx_status st)
 {
 	char name[128], sol[256], where[256], empty[128];
 	bool cplx = dtype_info(c->dtype)->complex;
@@ -192,6 +194,8 @@ static void print_report(const struct tcx_contraction *c, const struct problem *
 		printf("\nsolution    none: %s (no kernel runs)\n", empty);
 	else
 		printf("\nsolution    %s\n", sol);
+	if (planned_as)
+		printf("planned as  %s\n", planned_as);
 	printf("seed        %llu\n", (unsigned long long)r->seed);
 	if (r->custom_tol)
 		printf("bound       |err| <= %g + %g * |ref|\n", r->atol, r->rtol);
@@ -251,6 +255,8 @@ int cmd_validate(int argc, char **argv)
 	struct problem p;
 	struct solution s;
 	struct prepared pr;
+	struct tcx_plan pl;
+	bool planned = false;
 	struct tcx_error err = { 0 };
 	struct strbuf log = STRBUF_INIT;
 	enum tcx_status st;
@@ -365,12 +371,17 @@ int cmd_validate(int argc, char **argv)
 		ret = load_logic(logicfile, c, &lg);
 		if (!ret)
 			ret = logic_solution_for(lg, logicfile, p.size, &s);
+	} else if (planner_wanted(params, solfile, NULL)) {
+		ret = plan_solution(&p, device_info_of(dev), &pl, &s);
+		planned = !ret;
 	} else {
 		ret = load_solution(params, solfile, c, device_info_of(dev), &s);
 	}
 	if (ret)
 		goto out;
-	st = contract_prepare(dev, c, &p, &s, &pr, &log, &err);
+	/* the kernel runs the planned problem: p's merged form, same memory */
+	st = contract_prepare(dev, planned ? pl.kp.c : c, planned ? &pl.kp : &p, &s, &pr, &log,
+			      &err);
 	if (st) {
 		if (st == TCX_EREJECT || st == TCX_ELIMIT)
 			tcx_error_prefix(&err, "solution rejected");
@@ -391,15 +402,20 @@ int cmd_validate(int argc, char **argv)
 	if (fmt == FMT_JSON) {
 		json_t *j = report_json(c, &p, device_info_of(dev), &s, &r, st);
 
+		if (planned && pl.merged)
+			json_object_set_new(j, "planned_as", json_string(pl.kp.c->expr));
 		print_json(stdout, j);
 		json_decref(j);
 	} else {
-		print_report(c, &p, device_info_of(dev), &s, &r, st);
+		print_report(c, &p, planned && pl.merged ? pl.kp.c->expr : NULL,
+			     device_info_of(dev), &s, &r, st);
 	}
 	if (st)
 		error("validation failed: %s (seed %llu)", err.msg, (unsigned long long)o.seed);
 	ret = exit_code(st);
 out:
+	if (planned)
+		plan_release(&pl);
 	logic_free(lg);
 	strbuf_release(&log);
 	device_close(dev);
