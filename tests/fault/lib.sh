@@ -64,10 +64,16 @@ EOF
 }
 
 # expect_store_ok DB: SQLite's own check passes and tcx opens the store.
+# A writer killed before its first write may leave the empty file it
+# created: that is no store yet (tcx results refuses it, tcx tune takes it
+# as a new one), and nothing was lost.
 expect_store_ok() {
 	local ic
 
 	checks=$((checks + 1))
+	if [ -f "$1" ] && [ ! -s "$1" ]; then
+		return
+	fi
 	ic=$(sqlite3 "$1" 'PRAGMA integrity_check;' 2>&1)
 	[ "$ic" = ok ] || fail "store '$1' fails integrity_check: $ic"
 	"$TCX" results --db "$1" >/dev/null 2>"$scratch/.results.err" ||
