@@ -11,9 +11,8 @@
 #include <time.h>
 
 #include "logic/logic.h"
-#include "logic/yamlin.h"
-#include "logic/yamlout.h"
 #include "notation/notation.h"
+#include "yaml/ydoc.h"
 
 static const char index_chars[] = "ijklmnopqrstuvwxyz";
 

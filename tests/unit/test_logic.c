@@ -894,6 +894,20 @@ static void test_errors(void)
 	free(asm_lite);
 }
 
+/* Logic files are YAML as configs are (lib/yaml): the same refusals in the
+ * same words, at the place. */
+static void test_yaml_rules(void)
+{
+	expect_error("tcx-logic: 1\nsolutions: []\ntcx-logic: 1\n", TCX_EPARSE,
+		     "t.yaml:3:1: duplicate key 'tcx-logic' (first at line 1)", "duplicate key");
+	expect_error("- a\n---\n- b\n", TCX_EPARSE, "t.yaml:2:1: a second YAML document",
+		     "two documents");
+	expect_error("- &x a\n- *x\n", TCX_EPARSE,
+		     "t.yaml:2:3: aliases ('*x') are not supported: write the value out", "alias");
+	expect_error("- a\n- b\xff\n", TCX_EPARSE,
+		     "t.yaml:2:4: malformed YAML: invalid leading UTF-8 octet", "not UTF-8");
+}
+
 int main(void)
 {
 	const char *base = getenv("TMPDIR");
@@ -914,6 +928,7 @@ int main(void)
 	test_analyze_degenerate();
 	test_analyze_random();
 	test_errors();
+	test_yaml_rules();
 	{
 		static const char *const names[] = {"a.yaml",  "b.yaml", "v3.yaml",
 						    "v4.yaml", "r.yaml", "r3.yaml"};
