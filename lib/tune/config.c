@@ -3,8 +3,8 @@
  * sections 1-5).
  *
  * lib/yaml reads the text into a tree of nodes with their places, which is
- * checked here and turned into the model.  Every error names the place as
- * FILE:LINE:COL, 1-based.
+ * checked here and turned into the model; lib/logic/ptype.c reads the
+ * ProblemType.  Every error names the place as FILE:LINE:COL, 1-based.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "bench/bench.h"
+#include "logic/ptype.h"
 #include "notation/notation.h"
 #include "tune/config.h"
 #include "yaml/ydoc.h"
@@ -42,9 +43,6 @@ const struct config_param *config_step_find(const struct config_step *s, const c
 			return &s->params[k];
 	return NULL;
 }
-
-/* Tensile's index characters, by id. */
-static const char index_chars[] = "ijklmnopqrstuvwxyz";
 
 struct loader {
 	const char *name;
@@ -113,378 +111,42 @@ static enum tcx_status not_whole(struct loader *ld, const struct ynode *n, const
 
 /* ---- ProblemType ------------------------------------------------------ */
 
-/* A boolean key of ProblemType: True/False (or 0/1, as Python reads them). */
-static enum tcx_status pt_bool(struct loader *ld, const struct ynode *pt, const char *key, bool def,
-			       bool *out)
-{
-	const struct ynode *v = ymap_get(pt, key);
-	int64_t i;
-	int b;
-
-	*out = def;
-	if (!v)
-		return TCX_OK;
-	if ((b = ynode_bool(v)) >= 0) {
-		*out = b;
-		return TCX_OK;
-	}
-	if (ynode_int(v, &i) && (i == 0 || i == 1)) {
-		*out = i == 1;
-		return TCX_OK;
-	}
-	if (v->kind == YNODE_SCALAR && !ynode_is_null(v))
-		return fail_node(ld, v, "'%s' must be True or False, found '%s'", key, v->text);
-	return fail_node(ld, v, "'%s' must be True or False, found %s", key, ynode_what(v));
-}
-
-struct assignments {
-	int n;
-	int id[TCX_MAX_INDICES];
+/* The keys config.h promises in problem_type where the mapping lacks them,
+ * beside Expression and Name: Tensile's derived values. */
+static const char *const derived_keys[] = {
+    "NumIndicesC", "TotalIndices", "IndexAssignmentsA", "IndexAssignmentsB",
+    "IndicesFree", "IndicesBatch", "IndicesSummation",
 };
 
-static enum tcx_status pt_ids(struct loader *ld, const struct ynode *pt, const char *key,
-			      struct assignments *a)
+static bool set_missing(json_t *o, const char *key, json_t *v)
 {
-	const struct ynode *v = ymap_get(pt, key);
-
-	a->n = 0;
-	if (!v)
-		return fail_node(ld, pt, "ProblemType of a TensorContraction has no '%s'", key);
-	if (v->kind != YNODE_SEQ)
-		return fail_node(ld, v,
-				 "'%s' must be a list of index ids such as [0, 3, 2], found %s",
-				 key, ynode_what(v));
-	if (v->n > TCX_MAX_INDICES)
-		return fail_node(ld, v, "'%s' has %zu ids: tcx handles at most %d indices", key,
-				 v->n, TCX_MAX_INDICES);
-	for (size_t k = 0; k < v->n; k++) {
-		const struct ynode *x = v->kid[k];
-		int64_t id;
-
-		if (!ynode_int(x, &id))
-			return fail_node(ld, x,
-					 "'%s' holds %s where an index id (0, 1, 2 ...) belongs",
-					 key, ynode_what(x));
-		if (id < 0 || id >= TCX_MAX_INDICES)
-			return fail_node(
-			    ld, x, "index id %lld in '%s' is out of range: ids run from 0 to %d",
-			    (long long)id, key, TCX_MAX_INDICES - 1);
-		for (int j = 0; j < a->n; j++)
-			if (a->id[j] == id)
-				return fail_node(ld, x, "index id %lld appears twice in '%s'",
-						 (long long)id, key);
-		a->id[a->n++] = (int)id;
+	if (json_object_get(o, key)) {
+		json_decref(v);
+		return true;
 	}
-	return TCX_OK;
-}
-
-static bool has_id(const struct assignments *a, int id)
-{
-	for (int k = 0; k < a->n; k++)
-		if (a->id[k] == id)
-			return true;
-	return false;
-}
-
-static void add_tensor(struct strbuf *sb, const char *name, const struct assignments *a, bool conj)
-{
-	if (conj)
-		strbuf_adds(sb, "conj(");
-	strbuf_adds(sb, name);
-	strbuf_addc(sb, '[');
-	for (int k = 0; k < a->n; k++) {
-		if (k)
-			strbuf_addc(sb, ',');
-		strbuf_addc(sb, index_chars[a->id[k]]);
-	}
-	strbuf_addc(sb, ']');
-	if (conj)
-		strbuf_addc(sb, ')');
-}
-
-/* Checks Tensile's index assignments (tensile-compat.md section 2) and writes
- * the expression that keeps the ids: first index fastest, C as ids 0..nc-1,
- * A and B as assigned, the summation ids in a Sum[...] in increasing order. */
-static enum tcx_status tensile_expression(struct loader *ld, const struct ynode *pt, int nc,
-					  const struct assignments *a, const struct assignments *b,
-					  bool beta, bool conja, bool conjb, struct strbuf *sb)
-{
-	struct assignments c = {0}, sum = {0};
-	int total = nc;
-
-	for (int k = 0; k < a->n; k++)
-		total = TCX_MAX(total, a->id[k] + 1);
-	for (int k = 0; k < b->n; k++)
-		total = TCX_MAX(total, b->id[k] + 1);
-	for (int id = 0; id < total; id++) {
-		bool ina = has_id(a, id), inb = has_id(b, id);
-
-		if (id < nc) {
-			if (!ina && !inb)
-				return fail_node(
-				    ld, pt,
-				    "index %d ('%c') of C is in neither IndexAssignmentsA "
-				    "nor IndexAssignmentsB",
-				    id, index_chars[id]);
-			c.id[c.n++] = id;
-		} else if (!ina || !inb) {
-			return fail_node(
-			    ld, pt,
-			    "summation index %d ('%c') must be in both IndexAssignmentsA "
-			    "and IndexAssignmentsB, but %s",
-			    id, index_chars[id],
-			    ina	  ? "is only in IndexAssignmentsA"
-			    : inb ? "is only in IndexAssignmentsB"
-				  : "is in neither");
-		} else {
-			sum.id[sum.n++] = id;
-		}
-	}
-	add_tensor(sb, "C", &c, false);
-	strbuf_adds(sb, " = ");
-	if (sum.n) {
-		add_tensor(sb, "Sum", &sum, false);
-		strbuf_addc(sb, ' ');
-	}
-	add_tensor(sb, "A", a, conja);
-	strbuf_adds(sb, " * ");
-	add_tensor(sb, "B", b, conjb);
-	if (beta) {
-		strbuf_adds(sb, " + beta*");
-		add_tensor(sb, "C", &c, false);
-	}
-	return strbuf_status(sb, ld->err);
-}
-
-static bool key_in(const char *key, const char *const *list, size_t n)
-{
-	for (size_t k = 0; k < n; k++)
-		if (strcmp(key, list[k]) == 0)
-			return true;
-	return false;
-}
-
-static const char *const gemm_keys[] = {"TransposeA", "TransposeB", "Batched"};
-static const char *const contraction_keys[] = {"NumIndicesC", "NumDimensionsC", "IndexAssignmentsA",
-					       "IndexAssignmentsB"};
-static const char *const common_keys[] = {
-    "OperationType",	       "DataType",	    "UseBeta",		 "UseInitialStrides",
-    "HighPrecisionAccumulate", "ComplexConjugateA", "ComplexConjugateB", "Expression"};
-
-/* Warns about keys that do not apply to this ProblemType. */
-static void pt_warn_keys(struct loader *ld, const struct ynode *pt, bool expression, bool gemm)
-{
-	for (size_t k = 0; k < ymap_size(pt); k++) {
-		const struct ynode *key = ymap_key(pt, k);
-		const char *s = key->text;
-		bool g = key_in(s, gemm_keys, ARRAY_SIZE(gemm_keys));
-		bool c = key_in(s, contraction_keys, ARRAY_SIZE(contraction_keys));
-
-		if (expression) {
-			if (g || c || strcmp(s, "UseBeta") == 0 ||
-			    strncmp(s, "ComplexConjugate", 16) == 0)
-				ynode_warn(ld->name, key,
-					  "'%s' ignored: 'Expression' defines the contraction", s);
-		} else if (g && !gemm) {
-			ynode_warn(ld->name, key, "'%s' ignored: it applies to OperationType GEMM only",
-				  s);
-		} else if (c && gemm) {
-			ynode_warn(ld->name, key,
-				  "'%s' ignored: it applies to OperationType "
-				  "TensorContraction only",
-				  s);
-		}
-		if (!g && !c && !key_in(s, common_keys, ARRAY_SIZE(common_keys)))
-			ynode_warn(ld->name, key, "unknown key '%s' in ProblemType ignored", s);
-	}
-}
-
-static enum tcx_status json_ids(json_t *obj, const char *key, const int *ids, int n)
-{
-	json_t *arr;
-
-	if (json_object_get(obj, key))
-		return TCX_OK;
-	arr = json_array();
-	if (!arr)
-		return TCX_ENOMEM;
-	for (int k = 0; k < n; k++)
-		if (json_array_append_new(arr, json_integer(ids[k]))) {
-			json_decref(arr);
-			return TCX_ENOMEM;
-		}
-	return json_object_set_new(obj, key, arr) ? TCX_ENOMEM : TCX_OK;
-}
-
-/* Adds the derived keys that the mapping does not have (config.h). */
-static enum tcx_status pt_derive(struct loader *ld, const struct tcx_contraction *c, json_t *obj)
-{
-	int ids[TCX_MAX_INDICES], n, cls[3][TCX_MAX_INDICES], ncls[3] = {0, 0, 0};
-	char name[128];
-	enum tcx_status st = TCX_OK;
-
-	contraction_tensile_name(c, name, sizeof(name));
-	if (!json_object_get(obj, "Expression") &&
-	    json_object_set_new(obj, "Expression", json_string(c->expr)))
-		return nomem(ld);
-	if (!json_object_get(obj, "Name") && json_object_set_new(obj, "Name", json_string(name)))
-		return nomem(ld);
-	if (!json_object_get(obj, "NumIndicesC") &&
-	    json_object_set_new(obj, "NumIndicesC", json_integer(c->rank[T_C])))
-		return nomem(ld);
-	if (!json_object_get(obj, "TotalIndices") &&
-	    json_object_set_new(obj, "TotalIndices", json_integer(c->nidx)))
-		return nomem(ld);
-	n = contraction_dims(c, T_A, ids);
-	st = st ? st : json_ids(obj, "IndexAssignmentsA", ids, n);
-	n = contraction_dims(c, T_B, ids);
-	st = st ? st : json_ids(obj, "IndexAssignmentsB", ids, n);
-	for (int id = 0; id < c->nidx; id++) {
-		int k = c->idx[id].cls == IDX_BOUND ? 2 : c->idx[id].cls == IDX_BATCH ? 1 : 0;
-
-		cls[k][ncls[k]++] = id;
-	}
-	st = st ? st : json_ids(obj, "IndicesFree", cls[0], ncls[0]);
-	st = st ? st : json_ids(obj, "IndicesBatch", cls[1], ncls[1]);
-	st = st ? st : json_ids(obj, "IndicesSummation", cls[2], ncls[2]);
-	return st ? nomem(ld) : TCX_OK;
-}
-
-/* Tensile's OperationType GEMM or TensorContraction: the expression that
- * keeps its index ids. */
-static enum tcx_status tensile_problem(struct loader *ld, const struct ynode *pt, struct strbuf *sb)
-{
-	const struct ynode *op = ymap_get(pt, "OperationType"), *v;
-	struct assignments a, b;
-	bool gemm = true, beta, conja, conjb;
-	int64_t nc;
-	enum tcx_status st;
-
-	if (op && op->kind != YNODE_SCALAR)
-		return fail_node(ld, op,
-				 "'OperationType' must be GEMM or TensorContraction, found %s",
-				 ynode_what(op));
-	if (op && strcasecmp(op->text, "TensorContraction") == 0)
-		gemm = false;
-	else if (op && strcasecmp(op->text, "GEMM") != 0)
-		return fail_node(ld, op,
-				 "unknown OperationType '%s': expected GEMM or TensorContraction",
-				 op->text);
-	pt_warn_keys(ld, pt, false, gemm);
-	if ((st = pt_bool(ld, pt, "UseBeta", true, &beta)) ||
-	    (st = pt_bool(ld, pt, "ComplexConjugateA", false, &conja)) ||
-	    (st = pt_bool(ld, pt, "ComplexConjugateB", false, &conjb)))
-		return st;
-	if (gemm) {
-		bool ta, tb, batched;
-		int s;
-
-		if ((st = pt_bool(ld, pt, "TransposeA", false, &ta)) ||
-		    (st = pt_bool(ld, pt, "TransposeB", true, &tb)) ||
-		    (st = pt_bool(ld, pt, "Batched", false, &batched)))
-			return st;
-		/* tensile-compat.md section 2, "GEMM -> indices" */
-		s = batched ? 3 : 2;
-		nc = batched ? 3 : 2;
-		a = (struct assignments){2, {ta ? s : 0, ta ? 0 : s}};
-		b = (struct assignments){2, {tb ? 1 : s, tb ? s : 1}};
-		if (batched) {
-			a.id[a.n++] = 2;
-			b.id[b.n++] = 2;
-		}
-		return tensile_expression(ld, pt, (int)nc, &a, &b, beta, conja, conjb, sb);
-	}
-	v = ymap_get(pt, "NumIndicesC");
-	if (!v && (v = ymap_get(pt, "NumDimensionsC")))
-		ynode_warn(ld->name, v,
-			  "'NumDimensionsC' read as 'NumIndicesC', the name Tensile's code uses");
-	else if (v && ymap_get(pt, "NumDimensionsC"))
-		ynode_warn(ld->name, ymap_get(pt, "NumDimensionsC"),
-			  "'NumDimensionsC' ignored: 'NumIndicesC' is given");
-	if (!v)
-		return fail_node(ld, pt, "ProblemType of a TensorContraction has no 'NumIndicesC'");
-	if (!ynode_int(v, &nc) || nc < 0 || nc > TCX_MAX_INDICES)
-		return fail_node(ld, v, "'NumIndicesC' must be a whole number from 0 to %d",
-				 TCX_MAX_INDICES);
-	if ((st = pt_ids(ld, pt, "IndexAssignmentsA", &a)) ||
-	    (st = pt_ids(ld, pt, "IndexAssignmentsB", &b)))
-		return st;
-	return tensile_expression(ld, pt, (int)nc, &a, &b, beta, conja, conjb, sb);
+	return v && json_object_set_new(o, key, v) == 0;
 }
 
 static enum tcx_status load_problem_type(struct loader *ld, const struct ynode *pt,
 					 struct config_problem *prob)
 {
-	const struct ynode *dt, *ex;
-	struct strbuf sb = STRBUF_INIT;
-	struct tcx_error perr;
-	enum tcx_dtype dtype;
-	bool hpa, strides;
-	const char *text;
-	enum tcx_status st;
+	char name[128];
+	json_t *derived;
+	bool ok;
+	enum tcx_status st = ptype_read(pt, ld->name, PTYPE_WRITTEN, &prob->type, ld->err);
 
-	if (pt->kind != YNODE_MAP)
-		return fail_node(ld, pt, "ProblemType must be a mapping, found %s", ynode_what(pt));
-	st = ynode_to_json(pt, ld->name, &prob->problem_type, ld->err);
-	if (st)
+	if (st || (st = ynode_to_json(pt, ld->name, &prob->problem_type, ld->err)))
 		return st;
-	dt = ymap_get(pt, "DataType");
-	if (!dt)
-		return fail_node(ld, pt, "ProblemType has no 'DataType' (s, d, c, z, h or b)");
-	if (dt->kind != YNODE_SCALAR)
-		return fail_node(ld, dt, "'DataType' must be a letter or a number, found %s",
-				 ynode_what(dt));
-	if (!dtype_parse(dt->text, &dtype))
-		return fail_node(
-		    ld, dt, "unknown DataType '%s': expected s, d, c, z, h, b or Tensile's number",
-		    dt->text);
-	if ((st = pt_bool(ld, pt, "HighPrecisionAccumulate", false, &hpa)) ||
-	    (st = pt_bool(ld, pt, "UseInitialStrides", false, &strides)))
-		return st;
-	if (strides)
-		ynode_warn(ld->name, ymap_get(pt, "UseInitialStrides"),
-			  "'UseInitialStrides' ignored: tcx takes strides per problem instance");
-	ex = ymap_get(pt, "Expression");
-	if (ex) {
-		if (ymap_get(pt, "OperationType"))
-			return fail_node(ld, ymap_get(pt, "OperationType"),
-					 "ProblemType has both 'Expression' and 'OperationType': "
-					 "give one");
-		if (ex->kind != YNODE_SCALAR || ynode_is_null(ex))
-			return fail_node(ld, ex,
-					 "'Expression' must be text such as "
-					 "\"C[ijk]=A[ilk]*B[jlk]\", found %s",
-					 ynode_what(ex));
-		pt_warn_keys(ld, pt, true, false);
-		text = ex->text;
-	} else {
-		st = tensile_problem(ld, pt, &sb);
-		if (st)
-			goto out_release_sb;
-		text = strbuf_str(&sb);
-	}
-	st = notation_parse(text, dtype, LAYOUT_BY_STYLE, &prob->type, &perr);
-	if (st) {
-		if (ex)
-			st = fail_at(ld, st, ex->line, ynode_text_col(ex, perr.col),
-				     "cannot parse Expression '%s': %s", text, perr.msg);
-		else
-			st = fail_at(ld, st, pt->line, pt->col, "ProblemType gives '%s': %s", text,
-				     perr.msg);
-		goto out_release_sb;
-	}
-	prob->type->hpa = hpa;
-	/* Tensile's ids must survive the round trip through the notation */
-	for (int id = 0; !ex && id < prob->type->nidx; id++)
-		if (prob->type->idx[id].name[0] != index_chars[id]) {
-			st = fail_node(
-			    ld, pt, "internal error: ProblemType ids not preserved in '%s'", text);
-			goto out_release_sb;
-		}
-	st = pt_derive(ld, prob->type, prob->problem_type);
-out_release_sb:
-	strbuf_release(&sb);
-	return st;
+	derived = ptype_derive(prob->type);
+	contraction_tensile_name(prob->type, name, sizeof(name));
+	ok = derived &&
+	     set_missing(prob->problem_type, "Expression", json_string(prob->type->expr)) &&
+	     set_missing(prob->problem_type, "Name", json_string(name));
+	for (size_t k = 0; ok && k < ARRAY_SIZE(derived_keys); k++)
+		ok = set_missing(prob->problem_type, derived_keys[k],
+				 json_incref(json_object_get(derived, derived_keys[k])));
+	json_decref(derived);
+	return ok ? TCX_OK : nomem(ld);
 }
 
 /* ---- ProblemSizes ----------------------------------------------------- */

@@ -17,7 +17,8 @@
  *     every phase absent);
  *   - ProblemType as tcx's {Expression: "C[ijk]=A[ilk]*B[jlk]", DataType: s},
  *     or Tensile's OperationType GEMM (TransposeA/B, Batched) or
- *     TensorContraction (NumIndicesC, IndexAssignmentsA/B);
+ *     TensorContraction (NumIndicesC, IndexAssignmentsA/B), read by
+ *     logic/ptype.h as a mapping a person wrote;
  *   - phases as lists of steps, each step a mapping of parameter names to
  *     lists of candidate values; JoinParameters as a list of names;
  *     ProblemSizes in a step of the Common, BenchmarkFork, BenchmarkJoin and
