@@ -6,10 +6,10 @@
 
 #include <jansson.h>
 #include <sqlite3.h>
-#include <yaml.h>
 
 #include "cmd.h"
 #include "backend/backend.h"
+#include "yaml/ydoc.h"
 
 /* Each subcommand is defined in cmd/<name>.c. */
 extern const struct cmd cmd_parse_def, cmd_sizes_def, cmd_devices_def, cmd_validate_def,
@@ -134,7 +134,7 @@ static void print_version(void)
 			       listed ? "no devices found" : err.msg);
 		}
 	}
-	printf("libraries: libyaml %s, jansson %s, SQLite %s\n", yaml_get_version_string(),
+	printf("libraries: libyaml %s, jansson %s, SQLite %s\n", ydoc_libyaml_version(),
 	       jansson_version_str(), sqlite3_libversion());
 	free(devs);
 	strbuf_release(&why);

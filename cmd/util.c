@@ -12,8 +12,7 @@
 #include "gen/solution.h"
 #include "gen/gen.h"
 #include "logic/logic.h"
-#include "logic/yamlin.h"
-#include "logic/yamlout.h"
+#include "yaml/ydoc.h"
 #include "notation/notation.h"
 #include "plan/planner.h"
 

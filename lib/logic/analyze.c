@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "logic/logic.h"
+#include "logic/ptype.h"
 
 #define NOT_MEASURED (-2.0)
 
@@ -470,7 +471,7 @@ enum tcx_status logic_analyze(struct logic *l, const struct logic_table *t, doub
 		return st;
 	a.t = t;
 	a.nidx = t->nidx;
-	if (logic_index_order(l->type, a.order) != a.nidx)
+	if (ptype_index_order(l->type, a.order) != a.nidx)
 		return tcx_fail(err, TCX_EINVAL, "cannot order the indices of '%s'", l->type->expr);
 	a.alive = malloc(sizeof(bool) * (size_t)t->nsol);
 	if (!a.alive) {

@@ -1,8 +1,7 @@
 /* logic.c - library logic in memory: tcx's YAML format (docs/logic-format.md)
  * read and written, format detection, the checks lookups rely on, range
- * trees, lookups, and Tensile's ProblemType mapping to and from a
- * contraction.  Tensile's list forms are in tensile.c, the analysis in
- * analyze.c. */
+ * trees and lookups.  Tensile's list forms are in tensile.c, its
+ * ProblemType mapping in ptype.c, the analysis in analyze.c. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,11 +10,9 @@
 #include <time.h>
 
 #include "logic/logic.h"
-#include "logic/yamlin.h"
-#include "logic/yamlout.h"
+#include "logic/ptype.h"
 #include "notation/notation.h"
-
-static const char index_chars[] = "ijklmnopqrstuvwxyz";
+#include "yaml/ydoc.h"
 
 static enum tcx_status nomem(struct tcx_error *err)
 {
@@ -43,372 +40,6 @@ static json_t *ints_json(const int *v, int n)
 			return NULL;
 		}
 	return a;
-}
-
-/* ---- Tensile's ProblemType -------------------------------------------- */
-
-struct ids {
-	int n;
-	int id[TCX_MAX_INDICES];
-};
-
-static int pos_of(const struct ids *a, int id)
-{
-	for (int k = 0; k < a->n; k++)
-		if (a->id[k] == id)
-			return k;
-	return -1;
-}
-
-static enum tcx_status pt_bool(json_t *pt, const char *key, bool def, const char *where, bool *out,
-			       struct tcx_error *err)
-{
-	json_t *v = json_object_get(pt, key);
-
-	*out = def;
-	if (!v || json_is_null(v))
-		return TCX_OK;
-	if (json_is_boolean(v)) {
-		*out = json_is_true(v);
-		return TCX_OK;
-	}
-	if (json_is_integer(v) && (json_integer_value(v) == 0 || json_integer_value(v) == 1)) {
-		*out = json_integer_value(v) == 1;
-		return TCX_OK;
-	}
-	if (json_is_string(v) && (strcasecmp(json_string_value(v), "true") == 0 ||
-				  strcasecmp(json_string_value(v), "false") == 0)) {
-		*out = strcasecmp(json_string_value(v), "true") == 0;
-		return TCX_OK;
-	}
-	return tcx_fail(err, TCX_EPARSE, "%s: ProblemType's '%s' must be True or False", where,
-			key);
-}
-
-static enum tcx_status pt_ids(json_t *pt, const char *key, const char *where, struct ids *a,
-			      struct tcx_error *err)
-{
-	json_t *v = json_object_get(pt, key), *x;
-	size_t k;
-
-	a->n = 0;
-	if (!json_is_array(v))
-		return tcx_fail(
-		    err, TCX_EPARSE,
-		    "%s: ProblemType's '%s' must be a list of index ids such as [0, 3, 2]", where,
-		    key);
-	if (json_array_size(v) > TCX_MAX_INDICES)
-		return tcx_fail(
-		    err, TCX_EPARSE,
-		    "%s: ProblemType's '%s' has %zu ids: tcx handles at most %d indices", where,
-		    key, json_array_size(v), TCX_MAX_INDICES);
-	json_array_foreach(v, k, x)
-	{
-		json_int_t id;
-
-		if (!json_is_integer(x))
-			return tcx_fail(err, TCX_EPARSE,
-					"%s: ProblemType's '%s' holds something other than an "
-					"index id",
-					where, key);
-		id = json_integer_value(x);
-		if (id < 0 || id >= TCX_MAX_INDICES)
-			return tcx_fail(
-			    err, TCX_EPARSE,
-			    "%s: index id %lld in ProblemType's '%s' is out of range 0..%d", where,
-			    (long long)id, key, TCX_MAX_INDICES - 1);
-		if (pos_of(a, (int)id) >= 0)
-			return tcx_fail(err, TCX_EPARSE,
-					"%s: index id %lld appears twice in ProblemType's '%s'",
-					where, (long long)id, key);
-		a->id[a->n++] = (int)id;
-	}
-	return TCX_OK;
-}
-
-static void add_tensor(struct strbuf *sb, const char *name, const struct ids *a, bool conj)
-{
-	if (conj)
-		strbuf_adds(sb, "conj(");
-	strbuf_adds(sb, name);
-	strbuf_addc(sb, '[');
-	for (int k = 0; k < a->n; k++)
-		strbuf_addc(sb, index_chars[a->id[k]]);
-	strbuf_addc(sb, ']');
-	if (conj)
-		strbuf_addc(sb, ')');
-}
-
-/* The expression that keeps Tensile's ids (as the config loader writes it). */
-static enum tcx_status tensile_expression(int nc, const struct ids *a, const struct ids *b,
-					  bool beta, bool conja, bool conjb, const char *where,
-					  struct strbuf *sb, struct tcx_error *err)
-{
-	struct ids c = {0}, sum = {0};
-	int total = nc;
-
-	for (int k = 0; k < a->n; k++)
-		total = TCX_MAX(total, a->id[k] + 1);
-	for (int k = 0; k < b->n; k++)
-		total = TCX_MAX(total, b->id[k] + 1);
-	for (int id = 0; id < total; id++) {
-		bool ina = pos_of(a, id) >= 0, inb = pos_of(b, id) >= 0;
-
-		if (id < nc) {
-			if (!ina && !inb)
-				return tcx_fail(err, TCX_EPARSE,
-						"%s: index %d ('%c') of C is in neither "
-						"IndexAssignmentsA nor IndexAssignmentsB",
-						where, id, index_chars[id]);
-			c.id[c.n++] = id;
-		} else if (!ina || !inb) {
-			return tcx_fail(err, TCX_EPARSE,
-					"%s: summation index %d ('%c') must be in both "
-					"IndexAssignmentsA and IndexAssignmentsB",
-					where, id, index_chars[id]);
-		} else {
-			sum.id[sum.n++] = id;
-		}
-	}
-	add_tensor(sb, "C", &c, false);
-	strbuf_adds(sb, " = ");
-	if (sum.n) {
-		add_tensor(sb, "Sum", &sum, false);
-		strbuf_addc(sb, ' ');
-	}
-	add_tensor(sb, "A", a, conja);
-	strbuf_adds(sb, " * ");
-	add_tensor(sb, "B", b, conjb);
-	if (beta) {
-		strbuf_adds(sb, " + beta*");
-		add_tensor(sb, "C", &c, false);
-	}
-	return strbuf_status(sb, err);
-}
-
-static enum tcx_status pt_dtype(json_t *pt, const char *where, enum tcx_dtype *out,
-				struct tcx_error *err)
-{
-	json_t *v = json_object_get(pt, "DataType");
-	char buf[32];
-
-	if (json_is_integer(v))
-		snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
-	else if (json_is_string(v))
-		snprintf(buf, sizeof(buf), "%s", json_string_value(v));
-	else
-		return tcx_fail(err, TCX_EPARSE,
-				"%s: ProblemType has no 'DataType' (a letter or Tensile's number)",
-				where);
-	if (!dtype_parse(buf, out))
-		return tcx_fail(
-		    err, TCX_EPARSE,
-		    "%s: unknown DataType '%s' in ProblemType: expected s, d, c, z, h, b "
-		    "or Tensile's number",
-		    where, buf);
-	return TCX_OK;
-}
-
-enum tcx_status logic_type_from_tensile(json_t *pt, const char *where, struct tcx_contraction **out,
-					struct tcx_error *err)
-{
-	struct strbuf sb = STRBUF_INIT;
-	struct tcx_error perr = {0};
-	enum tcx_dtype dtype;
-	bool hpa, beta, conja, conjb;
-	json_t *ex, *op;
-	const char *text;
-	enum tcx_status st;
-	struct ids a, b;
-
-	*out = NULL;
-	if (!json_is_object(pt))
-		return tcx_fail(err, TCX_EPARSE, "%s: ProblemType must be a mapping", where);
-	if ((st = pt_dtype(pt, where, &dtype, err)) ||
-	    (st = pt_bool(pt, "HighPrecisionAccumulate", false, where, &hpa, err)) ||
-	    (st = pt_bool(pt, "UseBeta", true, where, &beta, err)) ||
-	    (st = pt_bool(pt, "ComplexConjugateA", false, where, &conja, err)) ||
-	    (st = pt_bool(pt, "ComplexConjugateB", false, where, &conjb, err)))
-		return st;
-	ex = json_object_get(pt, "Expression");
-	op = json_object_get(pt, "OperationType");
-	if (ex) {
-		if (!json_is_string(ex))
-			return tcx_fail(err, TCX_EPARSE,
-					"%s: ProblemType's 'Expression' must be text such as "
-					"\"C[ijk]=A[ilk]*B[jlk]\"",
-					where);
-		text = json_string_value(ex);
-	} else if (json_object_get(pt, "IndexAssignmentsA") ||
-		   json_object_get(pt, "IndexAssignmentsB")) {
-		json_t *nc = json_object_get(pt, "NumIndicesC");
-
-		if (!nc)
-			nc = json_object_get(pt, "NumDimensionsC");
-		if (!json_is_integer(nc) || json_integer_value(nc) < 0 ||
-		    json_integer_value(nc) > TCX_MAX_INDICES)
-			return tcx_fail(
-			    err, TCX_EPARSE,
-			    "%s: ProblemType's 'NumIndicesC' must be a whole number from "
-			    "0 to %d",
-			    where, TCX_MAX_INDICES);
-		if ((st = pt_ids(pt, "IndexAssignmentsA", where, &a, err)) ||
-		    (st = pt_ids(pt, "IndexAssignmentsB", where, &b, err)) ||
-		    (st = tensile_expression((int)json_integer_value(nc), &a, &b, beta, conja,
-					     conjb, where, &sb, err)))
-			goto out;
-		text = strbuf_str(&sb);
-	} else if (!op || (json_is_string(op) && strcasecmp(json_string_value(op), "GEMM") == 0)) {
-		bool ta, tb, batched;
-		int s;
-
-		if ((st = pt_bool(pt, "TransposeA", false, where, &ta, err)) ||
-		    (st = pt_bool(pt, "TransposeB", true, where, &tb, err)) ||
-		    (st = pt_bool(pt, "Batched", false, where, &batched, err)))
-			return st;
-		/* tensile-compat.md section 2, "GEMM -> indices" */
-		s = batched ? 3 : 2;
-		a = (struct ids){2, {ta ? s : 0, ta ? 0 : s}};
-		b = (struct ids){2, {tb ? 1 : s, tb ? s : 1}};
-		if (batched) {
-			a.id[a.n++] = 2;
-			b.id[b.n++] = 2;
-		}
-		st = tensile_expression(batched ? 3 : 2, &a, &b, beta, conja, conjb, where, &sb,
-					err);
-		if (st)
-			goto out;
-		text = strbuf_str(&sb);
-	} else {
-		return tcx_fail(err, TCX_EPARSE,
-				"%s: ProblemType has neither 'Expression' nor 'IndexAssignmentsA' "
-				"and 'IndexAssignmentsB'",
-				where);
-	}
-	st = notation_parse(text, dtype, LAYOUT_BY_STYLE, out, &perr);
-	if (st) {
-		st = tcx_fail(err, st, "%s: cannot parse the problem type '%s': %s", where, text,
-			      perr.msg);
-		goto out;
-	}
-	(*out)->hpa = hpa;
-	for (int id = 0; !ex && id < (*out)->nidx; id++)
-		if ((*out)->idx[id].name[0] != index_chars[id]) {
-			contraction_free(*out);
-			*out = NULL;
-			st = tcx_fail(err, TCX_EPARSE,
-				      "%s: ProblemType's index ids are not preserved in '%s'",
-				      where, text);
-			goto out;
-		}
-out:
-	strbuf_release(&sb);
-	return st;
-}
-
-/* Tensile's derived keys (v3.2+ rules, tensile-compat.md section 6). */
-struct derived {
-	struct ids a, b, free, batch, sum;
-	int i01a, i01b, i0, i1, iu;
-	bool d0_from_a;
-};
-
-static void derive(const struct tcx_contraction *c, struct derived *d)
-{
-	memset(d, 0, sizeof(*d));
-	d->a.n = contraction_dims(c, T_A, d->a.id);
-	d->b.n = contraction_dims(c, T_B, d->b.id);
-	for (int id = 0; id < c->nidx; id++) {
-		struct ids *s = c->idx[id].cls == IDX_BOUND   ? &d->sum
-				: c->idx[id].cls == IDX_BATCH ? &d->batch
-							      : &d->free;
-
-		s->id[s->n++] = id;
-	}
-	d->i01a = d->i01b = d->iu = -1;
-	for (int k = 0; k < d->a.n && d->i01a < 0; k++)
-		if (c->idx[d->a.id[k]].cls == IDX_FREE_A)
-			d->i01a = d->a.id[k];
-	for (int k = 0; k < d->b.n && d->i01b < 0; k++)
-		if (c->idx[d->b.id[k]].cls == IDX_FREE_B)
-			d->i01b = d->b.id[k];
-	for (int k = 0; k < d->sum.n; k++)
-		d->iu = TCX_MAX(d->iu, d->sum.id[k]);
-	d->d0_from_a = d->i01a >= 0 && (d->i01b < 0 || d->i01a < d->i01b);
-	d->i0 = d->d0_from_a ? d->i01a : d->i01b;
-	d->i1 = d->d0_from_a ? d->i01b : d->i01a;
-}
-
-int logic_index_order(const struct tcx_contraction *c, int *order)
-{
-	struct derived d;
-	int n = 0, last[3];
-
-	derive(c, &d);
-	last[0] = d.iu;
-	last[1] = d.i0;
-	last[2] = d.i1;
-	for (int id = 0; id < c->nidx; id++)
-		if (id != d.iu && id != d.i0 && id != d.i1)
-			order[n++] = id;
-	for (int k = 0; k < 3; k++)
-		if (last[k] >= 0)
-			order[n++] = last[k];
-	return n;
-}
-
-json_t *logic_problem_type(const struct tcx_contraction *c)
-{
-	struct derived d;
-	json_t *o = json_object();
-	int pa, pb, ua, ub;
-	bool ok;
-
-	if (!o)
-		return NULL;
-	derive(c, &d);
-	pa = d.i01a >= 0 ? pos_of(&d.a, d.i01a) : -1;
-	pb = d.i01b >= 0 ? pos_of(&d.b, d.i01b) : -1;
-	ua = d.iu >= 0 ? pos_of(&d.a, d.iu) : -1;
-	ub = d.iu >= 0 ? pos_of(&d.b, d.iu) : -1;
-	/* in Tensile's (Python's) sorted key order */
-	ok = set_new(o, "AssignedDerivedParameters", json_true()) &&
-	     set_new(o, "Batched", json_boolean(d.batch.n > 0)) &&
-	     set_new(o, "ComplexConjugateA", json_boolean(c->conj[T_A])) &&
-	     set_new(o, "ComplexConjugateB", json_boolean(c->conj[T_B])) &&
-	     set_new(o, "DataType", json_integer(dtype_info(c->dtype)->tensile_number)) &&
-	     set_new(o, "HighPrecisionAccumulate", json_boolean(c->hpa)) &&
-	     set_new(o, "Index0", json_integer(d.i0)) &&
-	     set_new(o, "Index01A", json_integer(d.i01a)) &&
-	     set_new(o, "Index01B", json_integer(d.i01b)) &&
-	     set_new(o, "Index1", json_integer(d.i1)) &&
-	     set_new(o, "IndexAssignmentsA", ints_json(d.a.id, d.a.n)) &&
-	     set_new(o, "IndexAssignmentsB", ints_json(d.b.id, d.b.n)) &&
-	     set_new(o, "IndexUnroll", json_integer(d.iu)) &&
-	     set_new(o, "IndexUnrollA", json_integer(ua)) &&
-	     set_new(o, "IndexUnrollB", json_integer(ub)) &&
-	     set_new(o, "IndicesBatch", ints_json(d.batch.id, d.batch.n)) &&
-	     set_new(o, "IndicesFree", ints_json(d.free.id, d.free.n)) &&
-	     set_new(o, "IndicesSummation", ints_json(d.sum.id, d.sum.n)) &&
-	     set_new(o, "NumIndicesBatch", json_integer(d.batch.n)) &&
-	     set_new(o, "NumIndicesC", json_integer(c->rank[T_C])) &&
-	     set_new(o, "NumIndicesFree", json_integer(d.free.n)) &&
-	     set_new(o, "NumIndicesSummation", json_integer(d.sum.n)) &&
-	     set_new(o, "OperationType", json_string("TensorContraction")) &&
-	     set_new(o, "TLUA", json_boolean(pa >= 0 && ua >= 0 && pa < ua)) &&
-	     set_new(o, "TLUB", json_boolean(pb >= 0 && ub >= 0 && pb < ub)) &&
-	     set_new(o, "Tensor0", json_integer(d.d0_from_a ? 0 : 1)) &&
-	     set_new(o, "Tensor1", json_integer(d.d0_from_a ? 1 : 0)) &&
-	     set_new(o, "TileA", json_integer(d.d0_from_a ? 0 : 1)) &&
-	     set_new(o, "TileB", json_integer(d.d0_from_a ? 1 : 0)) &&
-	     set_new(o, "TotalIndices", json_integer(c->nidx)) &&
-	     set_new(o, "UseBeta", json_boolean(c->use_beta)) &&
-	     set_new(o, "UseInitialStrides", json_false());
-	if (!ok) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
 }
 
 /* ---- the model -------------------------------------------------------- */
@@ -442,7 +73,7 @@ enum tcx_status logic_set_type(struct logic *l, const struct tcx_contraction *c,
 
 	if (st)
 		return st;
-	pt = logic_problem_type(copy);
+	pt = ptype_derive(copy);
 	if (!pt) {
 		contraction_free(copy);
 		return nomem(err);
@@ -451,7 +82,7 @@ enum tcx_status logic_set_type(struct logic *l, const struct tcx_contraction *c,
 	json_decref(l->problem_type);
 	l->type = copy;
 	l->problem_type = pt;
-	l->norder = logic_index_order(copy, l->index_order);
+	l->norder = ptype_index_order(copy, l->index_order);
 	return TCX_OK;
 }
 
@@ -868,20 +499,23 @@ enum tcx_status logic_read_device_names(json_t *v, const char *where, struct log
 	return TCX_OK;
 }
 
-static enum tcx_status read_problem(json_t *p, const char *name, struct logic *l,
-				    struct tcx_error *err)
+/* The problem: p, and its node pn for the ProblemType's places. */
+static enum tcx_status read_problem(json_t *p, const struct ynode *pn, const char *name,
+				    struct logic *l, struct tcx_error *err)
 {
 	json_t *ex = json_object_get(p, "expression"), *ty = json_object_get(p, "type");
 	json_t *lay = json_object_get(p, "layout"), *pt = json_object_get(p, "ProblemType");
 	json_t *names = json_object_get(p, "indices");
+	const struct ynode *ptn = ymap_get(pn, "ProblemType");
 	char where[512];
 	enum tcx_status st;
 
 	snprintf(where, sizeof(where), "%s: problem", name);
 	if (!json_is_object(p))
 		return tcx_fail(err, TCX_EPARSE, "%s: 'problem' must be a mapping", name);
-	if (pt && !json_is_object(pt))
-		return tcx_fail(err, TCX_EPARSE, "%s: 'ProblemType' must be a mapping", where);
+	if (ptn && ptn->kind != YNODE_MAP)
+		return ynode_fail(err, name, ptn, "ProblemType must be a mapping, found %s",
+				  ynode_what(ptn));
 	if (ex) {
 		struct tcx_error perr = {0};
 		enum tcx_dtype dt = TCX_DTYPE_S;
@@ -893,7 +527,7 @@ static enum tcx_status read_problem(json_t *p, const char *name, struct logic *l
 			return tcx_fail(err, TCX_EPARSE,
 					"%s: 'type' must be an element type: s, d, c, z, h or b",
 					where);
-		if (!ty && pt && (st = pt_dtype(pt, where, &dt, err)))
+		if (!ty && ptn && (st = ptype_dtype(ptn, name, &dt, err)))
 			return st;
 		if (lay && json_is_string(lay) &&
 		    strcmp(json_string_value(lay), "first-fastest") == 0)
@@ -909,15 +543,16 @@ static enum tcx_status read_problem(json_t *p, const char *name, struct logic *l
 		if (st)
 			return tcx_fail(err, st, "%s: cannot parse expression '%s': %s", where,
 					json_string_value(ex), perr.msg);
-		if (pt) {
+		if (ptn) {
 			bool hpa;
 
-			if ((st = pt_bool(pt, "HighPrecisionAccumulate", false, where, &hpa, err)))
+			if ((st = ptype_bool(ptn, "HighPrecisionAccumulate", false, name, &hpa,
+					     err)))
 				return st;
 			l->type->hpa = hpa;
 		}
-	} else if (pt) {
-		if ((st = logic_type_from_tensile(pt, where, &l->type, err)))
+	} else if (ptn) {
+		if ((st = ptype_read(ptn, name, PTYPE_DERIVED, &l->type, err)))
 			return st;
 	} else {
 		return tcx_fail(err, TCX_EPARSE, "%s: has neither 'expression' nor 'ProblemType'",
@@ -941,7 +576,7 @@ static enum tcx_status read_problem(json_t *p, const char *name, struct logic *l
 					where, k, l->type->idx[k].name);
 		}
 	}
-	l->problem_type = pt ? json_deep_copy(pt) : logic_problem_type(l->type);
+	l->problem_type = pt ? json_deep_copy(pt) : ptype_derive(l->type);
 	return l->problem_type ? TCX_OK : nomem(err);
 }
 
@@ -1104,8 +739,8 @@ static const char *const tcx_keys[] = {
     "index_order", "exact",  "range",	 "selector",	 "tensile", "created",
 };
 
-static enum tcx_status from_tcx(json_t *doc, const char *name, struct logic *l,
-				struct tcx_error *err)
+static enum tcx_status from_tcx(json_t *doc, const struct ynode *tree, const char *name,
+				struct logic *l, struct tcx_error *err)
 {
 	json_t *ver = json_object_get(doc, "tcx-logic"), *dev = json_object_get(doc, "device");
 	json_t *v, *t;
@@ -1152,7 +787,7 @@ static enum tcx_status from_tcx(json_t *doc, const char *name, struct logic *l,
 	v = json_object_get(doc, "problem");
 	if (!v)
 		return tcx_fail(err, TCX_EPARSE, "%s: no 'problem'", name);
-	if ((st = read_problem(v, name, l, err)))
+	if ((st = read_problem(v, ymap_get(tree, "problem"), name, l, err)))
 		return st;
 	v = json_object_get(doc, "solutions");
 	if (!v)
@@ -1164,7 +799,7 @@ static enum tcx_status from_tcx(json_t *doc, const char *name, struct logic *l,
 		if ((st = logic_read_index_order(v, name, l, err)))
 			return st;
 	} else {
-		l->norder = logic_index_order(l->type, l->index_order);
+		l->norder = ptype_index_order(l->type, l->index_order);
 	}
 	if ((st = logic_read_exact(json_object_get(doc, "exact"), name, l, err)) ||
 	    (st = range_from_json(json_object_get(doc, "range"), l, name, &l->range, err)))
@@ -1193,22 +828,19 @@ static enum tcx_status from_tcx(json_t *doc, const char *name, struct logic *l,
 	return TCX_OK;
 }
 
-enum tcx_status logic_load_json(json_t *doc, const char *name, struct logic **out,
-				struct tcx_error *err)
+/* The logic of a document read into both a tree and JSON; takes both. */
+static enum tcx_status load_doc(struct ynode *tree, json_t *doc, const char *name,
+				struct logic **out, struct tcx_error *err)
 {
-	struct logic *l;
-	enum tcx_status st;
+	struct logic *l = NULL;
+	enum tcx_status st = logic_new(&l, err);
 
-	*out = NULL;
-	if (!name)
-		name = "<string>";
-	st = logic_new(&l, err);
 	if (st)
-		return st;
+		goto out_free_doc;
 	if (json_is_object(doc) && json_object_get(doc, "tcx-logic"))
-		st = from_tcx(doc, name, l, err);
+		st = from_tcx(doc, tree, name, l, err);
 	else if (json_is_array(doc))
-		st = logic_from_tensile(doc, name, l, err);
+		st = logic_from_tensile(doc, tree, name, l, err);
 	else
 		st = tcx_fail(err, TCX_EPARSE,
 			      "%s: not a logic file: expected tcx's mapping with 'tcx-logic' or "
@@ -1218,42 +850,37 @@ enum tcx_status logic_load_json(json_t *doc, const char *name, struct logic **ou
 		st = logic_check(l, name, err);
 	if (st) {
 		logic_free(l);
-		return st;
+		goto out_free_doc;
 	}
 	*out = l;
-	return TCX_OK;
+out_free_doc:
+	json_decref(doc);
+	ynode_free(tree);
+	return st;
 }
 
 enum tcx_status logic_load_string(const char *text, size_t len, const char *name,
 				  struct logic **out, struct tcx_error *err)
 {
+	struct ynode *tree;
 	json_t *doc;
 	enum tcx_status st;
 
 	*out = NULL;
 	if (!name)
 		name = "<string>";
-	st = yaml_to_json(text, len, name, &doc, err);
-	if (st)
-		return st;
-	st = logic_load_json(doc, name, out, err);
-	json_decref(doc);
-	return st;
+	st = ydoc_load(text, len, name, &tree, &doc, err);
+	return st ? st : load_doc(tree, doc, name, out, err);
 }
 
 enum tcx_status logic_load(const char *path, struct logic **out, struct tcx_error *err)
 {
-	char *text;
-	size_t len;
-	enum tcx_status st;
+	struct ynode *tree;
+	json_t *doc;
+	enum tcx_status st = ydoc_load_file(path, &tree, &doc, err);
 
 	*out = NULL;
-	st = read_file(path, &text, &len, err);
-	if (st)
-		return st;
-	st = logic_load_string(text, len, path, out, err);
-	free(text);
-	return st;
+	return st ? st : load_doc(tree, doc, path, out, err);
 }
 
 /* ---- tcx's format: writing -------------------------------------------- */
@@ -1327,7 +954,7 @@ static json_t *problem_json(const struct logic *l)
 		json_decref(names);
 	ok = ok &&
 	     set_new(p, "ProblemType",
-		     l->problem_type ? json_deep_copy(l->problem_type) : logic_problem_type(c));
+		     l->problem_type ? json_deep_copy(l->problem_type) : ptype_derive(c));
 	if (!ok) {
 		json_decref(p);
 		return NULL;

@@ -102,7 +102,7 @@ struct logic {
 enum tcx_status logic_new(struct logic **out, struct tcx_error *err);
 
 /* Sets the problem type: a copy of c, Tensile's derived ProblemType mapping
- * (logic_problem_type) and Tensile's index order (logic_index_order). */
+ * (ptype_derive) and Tensile's index order (ptype_index_order). */
 enum tcx_status logic_set_type(struct logic *l, const struct tcx_contraction *c,
 			       struct tcx_error *err);
 
@@ -111,14 +111,12 @@ enum tcx_status logic_set_type(struct logic *l, const struct tcx_contraction *c,
  * solution indices in range, sizes per index, the range tree as deep as the
  * index order with the last threshold of every level -1.  On failure *out
  * is NULL and err says why: TCX_EIO, TCX_EPARSE ("FILE:LINE:COL: ..." for
- * malformed YAML; "FILE: <item>: ..." for content), TCX_ERANGE, TCX_ENOMEM. */
+ * malformed YAML (lib/yaml/ydoc.h) and the ProblemType (ptype.h); "FILE:
+ * <item>: ..." for other content), TCX_ERANGE, TCX_ENOMEM. */
 enum tcx_status logic_load(const char *path, struct logic **out, struct tcx_error *err);
 /* The same for len bytes of text; name stands for the file in messages. */
 enum tcx_status logic_load_string(const char *text, size_t len, const char *name,
 				  struct logic **out, struct tcx_error *err);
-/* The same for a document already read into JSON (borrowed). */
-enum tcx_status logic_load_json(json_t *doc, const char *name, struct logic **out,
-				struct tcx_error *err);
 
 /* Writes l in tcx's format, atomically ("-" is standard output). */
 enum tcx_status logic_write(const struct logic *l, const char *path, struct tcx_error *err);
@@ -184,23 +182,6 @@ enum tcx_status logic_analyze(struct logic *l, const struct logic_table *t, doub
 
 /* ---- helpers shared by lib/logic's files, and useful to callers ---- */
 
-/* Tensile's derived ProblemType mapping for c (the caller's): OperationType
- * TensorContraction, DataType as Tensile's number, NumIndicesC,
- * IndexAssignmentsA/B, UseBeta, Index0/Index1/IndexUnroll (Tensile v3.2+
- * rules), TLUA/TLUB, IndicesFree/Batch/Summation, ... in sorted order. */
-json_t *logic_problem_type(const struct tcx_contraction *c);
-/* Builds a contraction from a ProblemType mapping: tcx's Expression, or
- * Tensile's IndexAssignmentsA/B with NumIndicesC, or OperationType GEMM with
- * TransposeA/B and Batched; DataType as a letter or Tensile's number.
- * Tensile's index ids are kept.  `where` prefixes messages. */
-enum tcx_status logic_type_from_tensile(json_t *pt, const char *where, struct tcx_contraction **out,
-					struct tcx_error *err);
-/* Tensile's index order for range rules: the ids other than DU, D0 and D1
- * ascending, then DU, D0, D1 (Index0/Index1/IndexUnroll by Tensile's rules;
- * ids a degenerate contraction lacks are left out).  Returns the count,
- * which is c's number of indices. */
-int logic_index_order(const struct tcx_contraction *c, int *order);
-
 /* Range trees. */
 void range_free(struct range_node *n);
 bool range_equal(const struct range_node *a, const struct range_node *b);
@@ -226,9 +207,11 @@ enum tcx_status logic_read_exact(json_t *v, const char *name, struct logic *l,
 enum tcx_status logic_read_index_order(json_t *v, const char *name, struct logic *l,
 				       struct tcx_error *err);
 
-/* Tensile's list form (tensile.c). */
-enum tcx_status logic_from_tensile(json_t *doc, const char *name, struct logic *l,
-				   struct tcx_error *err);
+/* Tensile's list form (tensile.c): doc and the tree it was read from (for
+ * the ProblemType's places). */
+struct ynode;
+enum tcx_status logic_from_tensile(json_t *doc, const struct ynode *tree, const char *name,
+				   struct logic *l, struct tcx_error *err);
 enum tcx_status logic_to_tensile(const struct logic *l, int format, json_t **out,
 				 struct tcx_error *err);
 

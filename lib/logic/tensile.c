@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "logic/logic.h"
+#include "logic/ptype.h"
 
 static enum tcx_status nomem(struct tcx_error *err)
 {
@@ -93,8 +94,8 @@ static enum tcx_status read_solutions(json_t *v, const char *name, int item, str
 	return TCX_OK;
 }
 
-enum tcx_status logic_from_tensile(json_t *doc, const char *name, struct logic *l,
-				   struct tcx_error *err)
+enum tcx_status logic_from_tensile(json_t *doc, const struct ynode *tree, const char *name,
+				   struct logic *l, struct tcx_error *err)
 {
 	size_t n = json_array_size(doc);
 	json_t *v, *ver;
@@ -146,9 +147,8 @@ enum tcx_status logic_from_tensile(json_t *doc, const char *name, struct logic *
 	if ((st = logic_read_device_names(json_array_get(doc, (size_t)pos), where, l, err)))
 		return st;
 	pos++;
-	snprintf(where, sizeof(where), "%s: item %d", name, pos + 1);
 	v = json_array_get(doc, (size_t)pos);
-	if ((st = logic_type_from_tensile(v, where, &l->type, err)))
+	if ((st = ptype_read(tree->kid[pos], name, PTYPE_DERIVED, &l->type, err)))
 		return st;
 	l->problem_type = json_deep_copy(v);
 	if (!l->problem_type)
@@ -223,7 +223,7 @@ static json_t *problem_type(const struct logic *l)
 	if (pt && json_object_get(pt, "IndexAssignmentsA") && json_object_get(pt, "Index0") &&
 	    json_is_integer(json_object_get(pt, "DataType")))
 		return json_deep_copy(pt);
-	return logic_problem_type(l->type);
+	return ptype_derive(l->type);
 }
 
 /* A solution state as Tensile's logic files hold it: the file's own when

@@ -1,22 +1,22 @@
 /* config.c - reads a Tensile v2.x/v3.x tuning config (or tcx's extension of
- * v3) with libyaml into struct config (the grammar: config.h and
- * docs/tensile-compat.md sections 1-5).
+ * v3) into struct config (the grammar: config.h and docs/tensile-compat.md
+ * sections 1-5).
  *
- * Two passes: libyaml's events become a small tree of nodes with their
- * marks (aliases refused, depth, node count and size bounded), then the tree
- * is checked and turned into the model.  Every error names the place as
- * FILE:LINE:COL, 1-based.
+ * lib/yaml reads the text into a tree of nodes with their places, which is
+ * checked here and turned into the model; lib/logic/ptype.c reads the
+ * ProblemType.  Every error names the place as FILE:LINE:COL, 1-based.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
-#include <yaml.h>
 
 #include "bench/bench.h"
+#include "logic/ptype.h"
 #include "notation/notation.h"
 #include "tune/config.h"
+#include "yaml/ydoc.h"
 
 const char *const phase_key[PH_COUNT] = {
     [PH_INITIAL] = "InitialSolutionParameters",
@@ -44,74 +44,13 @@ const struct config_param *config_step_find(const struct config_step *s, const c
 	return NULL;
 }
 
-/* Tensile's index characters, by id. */
-static const char index_chars[] = "ijklmnopqrstuvwxyz";
-
-/* ---- the document tree ---------------------------------------------- */
-
-enum ykind { Y_SCALAR, Y_SEQ, Y_MAP };
-
-struct ynode {
-	enum ykind kind;
-	unsigned line, col; /* 1-based */
-	bool plain;	    /* a plain, untagged scalar (typed by its text) */
-	yaml_scalar_style_t style;
-	char *text;	 /* scalars: the value, NUL-terminated */
-	size_t n, alloc; /* children: list items; mapping key, value, key, ... */
-	struct ynode **kid;
-};
-
 struct loader {
 	const char *name;
 	struct tcx_error *err;
-	size_t nodes;
 	const struct tcx_contraction *type; /* of the problem being read */
 };
 
-static void ynode_free(struct ynode *n)
-{
-	if (!n)
-		return;
-	for (size_t k = 0; k < n->n; k++)
-		ynode_free(n->kid[k]);
-	free(n->kid);
-	free(n->text);
-	free(n);
-}
-
-static size_t map_size(const struct ynode *m)
-{
-	return m->n / 2;
-}
-
-static struct ynode *map_key(const struct ynode *m, size_t k)
-{
-	return m->kid[2 * k];
-}
-
-static struct ynode *map_val(const struct ynode *m, size_t k)
-{
-	return m->kid[2 * k + 1];
-}
-
-static struct ynode *map_get(const struct ynode *m, const char *key)
-{
-	for (size_t k = 0; k < map_size(m); k++)
-		if (strcmp(map_key(m, k)->text, key) == 0)
-			return map_val(m, k);
-	return NULL;
-}
-
 /* ---- messages -------------------------------------------------------- */
-
-static enum tcx_status vfail_at(struct loader *ld, enum tcx_status code, unsigned line,
-				unsigned col, const char *fmt, va_list ap)
-{
-	char msg[TCX_ERROR_SIZE];
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	return tcx_fail_at(ld->err, code, line, col, "%s:%u:%u: %s", ld->name, line, col, msg);
-}
 
 static enum tcx_status fail_at(struct loader *ld, enum tcx_status code, unsigned line, unsigned col,
 			       const char *fmt, ...) TCX_PRINTF(5, 6);
@@ -122,7 +61,7 @@ static enum tcx_status fail_at(struct loader *ld, enum tcx_status code, unsigned
 	enum tcx_status st;
 
 	va_start(ap, fmt);
-	st = vfail_at(ld, code, line, col, fmt, ap);
+	st = ydoc_vfail(ld->err, code, ld->name, line, col, fmt, ap);
 	va_end(ap);
 	return st;
 }
@@ -136,351 +75,17 @@ static enum tcx_status fail_node(struct loader *ld, const struct ynode *n, const
 	enum tcx_status st;
 
 	va_start(ap, fmt);
-	st = vfail_at(ld, TCX_EPARSE, n->line, n->col, fmt, ap);
+	st = ydoc_vfail(ld->err, TCX_EPARSE, ld->name, n->line, n->col, fmt, ap);
 	va_end(ap);
 	return st;
-}
-
-static void warn_node(struct loader *ld, const struct ynode *n, const char *fmt, ...)
-    TCX_PRINTF(3, 4);
-static void warn_node(struct loader *ld, const struct ynode *n, const char *fmt, ...)
-{
-	char msg[TCX_ERROR_SIZE];
-	va_list ap;
-
-	if (!tcx_log_enabled(TCX_LOG_WARN))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	tcx_log(TCX_LOG_WARN, "%s:%u:%u: %s", ld->name, n->line, n->col, msg);
 }
 
 static enum tcx_status nomem(struct loader *ld)
 {
-	return tcx_fail(ld->err, TCX_ENOMEM, "%s: out of memory reading the config", ld->name);
+	return ydoc_nomem(ld->err, ld->name);
 }
 
-static bool is_null(const struct ynode *n)
-{
-	static const char *const nulls[] = {"", "~", "null", "Null", "NULL"};
-
-	if (n->kind != Y_SCALAR || !n->plain)
-		return false;
-	for (size_t k = 0; k < ARRAY_SIZE(nulls); k++)
-		if (strcmp(n->text, nulls[k]) == 0)
-			return true;
-	return false;
-}
-
-/* What a node is, for "expected X, found Y" messages. */
-static const char *kind_word(const struct ynode *n)
-{
-	if (n->kind == Y_SEQ)
-		return "a list";
-	if (n->kind == Y_MAP)
-		return "a mapping";
-	if (is_null(n))
-		return "nothing";
-	return "a single value";
-}
-
-/* ---- building the tree from libyaml's events -------------------------- */
-
-static enum tcx_status yaml_fail(struct loader *ld, const yaml_parser_t *p, const char *text,
-				 size_t len)
-{
-	unsigned line = (unsigned)p->problem_mark.line + 1,
-		 col = (unsigned)p->problem_mark.column + 1;
-	const char *problem = p->problem ? p->problem : "unknown error";
-
-	if (p->error == YAML_MEMORY_ERROR)
-		return nomem(ld);
-	if (p->error == YAML_READER_ERROR) {
-		/* the reader reports a byte offset, not a mark */
-		size_t end = TCX_MIN(p->problem_offset, len);
-
-		line = col = 1;
-		for (size_t k = 0; k < end; k++) {
-			if (text[k] == '\n') {
-				line++;
-				col = 1;
-			} else {
-				col++;
-			}
-		}
-		return fail_at(ld, TCX_EPARSE, line, col, "malformed YAML: %s", problem);
-	}
-	if (p->context)
-		return fail_at(ld, TCX_EPARSE, line, col, "malformed YAML: %s (%s at %u:%u)",
-			       problem, p->context, (unsigned)p->context_mark.line + 1,
-			       (unsigned)p->context_mark.column + 1);
-	return fail_at(ld, TCX_EPARSE, line, col, "malformed YAML: %s", problem);
-}
-
-static enum tcx_status node_new(struct loader *ld, enum ykind kind, const yaml_mark_t *mark,
-				struct ynode **out)
-{
-	struct ynode *n;
-
-	*out = NULL;
-	if (++ld->nodes > CONFIG_MAX_NODES)
-		return fail_at(ld, TCX_EPARSE, (unsigned)mark->line + 1, (unsigned)mark->column + 1,
-			       "too many values: a config holds at most %d", CONFIG_MAX_NODES);
-	n = calloc(1, sizeof(*n));
-	if (!n)
-		return nomem(ld);
-	n->kind = kind;
-	n->line = (unsigned)mark->line + 1;
-	n->col = (unsigned)mark->column + 1;
-	*out = n;
-	return TCX_OK;
-}
-
-/* Hangs n under the innermost open container (or makes it the root).  Takes
- * ownership of n, also on failure. */
-static enum tcx_status attach(struct loader *ld, struct ynode **stack, int depth,
-			      struct ynode **root, struct ynode *n)
-{
-	struct ynode *parent;
-
-	if (depth == 0) {
-		*root = n;
-		return TCX_OK;
-	}
-	parent = stack[depth - 1];
-	if (parent->kind == Y_MAP && parent->n % 2 == 0 && n->kind != Y_SCALAR) {
-		enum tcx_status st =
-		    fail_node(ld, n, "a mapping key must be a plain value, not %s", kind_word(n));
-
-		ynode_free(n);
-		return st;
-	}
-	if (parent->n == parent->alloc) {
-		size_t na = parent->alloc ? parent->alloc * 2 : 8;
-		struct ynode **kid = realloc(parent->kid, na * sizeof(*kid));
-
-		if (!kid) {
-			ynode_free(n);
-			return nomem(ld);
-		}
-		parent->kid = kid;
-		parent->alloc = na;
-	}
-	parent->kid[parent->n++] = n;
-	return TCX_OK;
-}
-
-static int cmp_key(const void *a, const void *b)
-{
-	const struct ynode *x = *(const struct ynode *const *)a,
-			   *y = *(const struct ynode *const *)b;
-	int c = strcmp(x->text, y->text);
-
-	if (c)
-		return c;
-	if (x->line != y->line)
-		return x->line < y->line ? -1 : 1;
-	return x->col < y->col ? -1 : x->col > y->col;
-}
-
-/* Keys of one mapping must differ (YAML says so; PyYAML silently keeps the
- * last, which hides mistakes). */
-static enum tcx_status check_duplicates(struct loader *ld, const struct ynode *m)
-{
-	size_t nk = map_size(m);
-	struct ynode **keys;
-	enum tcx_status st = TCX_OK;
-
-	if (nk <= 16) {
-		for (size_t k = 1; k < nk; k++)
-			for (size_t j = 0; j < k; j++)
-				if (strcmp(map_key(m, j)->text, map_key(m, k)->text) == 0)
-					return fail_node(ld, map_key(m, k),
-							 "duplicate key '%s' (first at line %u)",
-							 map_key(m, k)->text, map_key(m, j)->line);
-		return TCX_OK;
-	}
-	keys = malloc(nk * sizeof(*keys));
-	if (!keys)
-		return nomem(ld);
-	for (size_t k = 0; k < nk; k++)
-		keys[k] = map_key(m, k);
-	qsort(keys, nk, sizeof(*keys), cmp_key);
-	for (size_t k = 1; k < nk; k++)
-		if (strcmp(keys[k - 1]->text, keys[k]->text) == 0) {
-			st = fail_node(ld, keys[k], "duplicate key '%s' (first at line %u)",
-				       keys[k]->text, keys[k - 1]->line);
-			break;
-		}
-	free(keys);
-	return st;
-}
-
-static enum tcx_status handle_event(struct loader *ld, const yaml_event_t *ev, struct ynode **stack,
-				    int *depth, struct ynode **root, int *ndocs)
-{
-	unsigned line = (unsigned)ev->start_mark.line + 1,
-		 col = (unsigned)ev->start_mark.column + 1;
-	struct ynode *n;
-	enum tcx_status st;
-
-	switch (ev->type) {
-	case YAML_DOCUMENT_START_EVENT:
-		if ((*ndocs)++)
-			return fail_at(ld, TCX_EPARSE, line, col,
-				       "a second YAML document: a config is one document");
-		return TCX_OK;
-	case YAML_ALIAS_EVENT:
-		return fail_at(ld, TCX_EPARSE, line, col,
-			       "aliases ('*%s') are not supported: write the value out",
-			       (const char *)ev->data.alias.anchor);
-	case YAML_SCALAR_EVENT:
-		if (strlen((const char *)ev->data.scalar.value) != ev->data.scalar.length)
-			return fail_at(ld, TCX_EPARSE, line, col,
-				       "a NUL character in a value is not allowed");
-		st = node_new(ld, Y_SCALAR, &ev->start_mark, &n);
-		if (st)
-			return st;
-		n->plain = ev->data.scalar.plain_implicit;
-		n->style = ev->data.scalar.style;
-		n->text = strdup((const char *)ev->data.scalar.value);
-		if (!n->text) {
-			ynode_free(n);
-			return nomem(ld);
-		}
-		return attach(ld, stack, *depth, root, n);
-	case YAML_SEQUENCE_START_EVENT:
-	case YAML_MAPPING_START_EVENT:
-		if (*depth >= CONFIG_MAX_DEPTH)
-			return fail_at(ld, TCX_EPARSE, line, col,
-				       "lists and mappings nested more than %d deep",
-				       CONFIG_MAX_DEPTH);
-		st = node_new(ld, ev->type == YAML_MAPPING_START_EVENT ? Y_MAP : Y_SEQ,
-			      &ev->start_mark, &n);
-		if (st)
-			return st;
-		st = attach(ld, stack, *depth, root, n);
-		if (st)
-			return st;
-		stack[(*depth)++] = n;
-		return TCX_OK;
-	case YAML_SEQUENCE_END_EVENT:
-	case YAML_MAPPING_END_EVENT:
-		if (*depth == 0)
-			return fail_at(ld, TCX_EPARSE, line, col, "malformed YAML: unbalanced end");
-		n = stack[--(*depth)];
-		if (n->kind == Y_MAP)
-			return check_duplicates(ld, n);
-		return TCX_OK;
-	default:
-		return TCX_OK;
-	}
-}
-
-static enum tcx_status tree_build(struct loader *ld, const char *text, size_t len,
-				  struct ynode **out)
-{
-	yaml_parser_t parser;
-	yaml_event_t ev;
-	struct ynode *stack[CONFIG_MAX_DEPTH], *root = NULL;
-	int depth = 0, ndocs = 0;
-	enum tcx_status st = TCX_OK;
-
-	*out = NULL;
-	if (!yaml_parser_initialize(&parser))
-		return nomem(ld);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	for (;;) {
-		bool end;
-
-		if (!yaml_parser_parse(&parser, &ev)) {
-			st = yaml_fail(ld, &parser, text, len);
-			break;
-		}
-		end = ev.type == YAML_STREAM_END_EVENT;
-		st = handle_event(ld, &ev, stack, &depth, &root, &ndocs);
-		yaml_event_delete(&ev);
-		if (st || end)
-			break;
-	}
-	yaml_parser_delete(&parser);
-	if (st) {
-		ynode_free(root);
-		return st;
-	}
-	if (!root || is_null(root)) {
-		ynode_free(root);
-		return fail_at(ld, TCX_EPARSE, 1, 1,
-			       "empty config: expected a mapping with GlobalParameters, "
-			       "BenchmarkProblems, LibraryLogic or LibraryClient");
-	}
-	*out = root;
-	return TCX_OK;
-}
-
-/* ---- scalars and JSON ------------------------------------------------- */
-
-static int scalar_bool(const struct ynode *n)
-{
-	static const char *const t[] = {"true", "True", "TRUE"}, *const f[] = {"false", "False",
-									       "FALSE"};
-
-	if (n->kind != Y_SCALAR || !n->plain)
-		return -1;
-	for (size_t k = 0; k < ARRAY_SIZE(t); k++) {
-		if (strcmp(n->text, t[k]) == 0)
-			return 1;
-		if (strcmp(n->text, f[k]) == 0)
-			return 0;
-	}
-	return -1;
-}
-
-/* A plain decimal integer that fits int64_t. */
-static bool scalar_int(const struct ynode *n, int64_t *v)
-{
-	const char *s;
-
-	if (n->kind != Y_SCALAR || !n->plain)
-		return false;
-	s = n->text + (n->text[0] == '-' || n->text[0] == '+');
-	if (!*s || strspn(s, "0123456789") != strlen(s))
-		return false;
-	return parse_i64(n->text, v);
-}
-
-/* A plain decimal float: [-+]? (digits [. digits?] | . digits) ([eE] [-+]? digits)? */
-static bool scalar_float(const struct ynode *n, double *v)
-{
-	const char *s;
-	size_t d, f = 0;
-	char *end;
-
-	if (n->kind != Y_SCALAR || !n->plain)
-		return false;
-	s = n->text + (n->text[0] == '-' || n->text[0] == '+');
-	d = strspn(s, "0123456789");
-	s += d;
-	if (*s == '.') {
-		f = strspn(s + 1, "0123456789");
-		s += 1 + f;
-	}
-	if (d + f == 0)
-		return false;
-	if (*s == 'e' || *s == 'E') {
-		s++;
-		s += *s == '-' || *s == '+';
-		if (!strspn(s, "0123456789"))
-			return false;
-		s += strspn(s, "0123456789");
-	}
-	if (*s)
-		return false;
-	errno = 0;
-	*v = strtod(n->text, &end);
-	return *end == '\0' && errno != ERANGE;
-}
+/* ---- values ----------------------------------------------------------- */
 
 /* A node where a whole number belongs is not one: say why.  Digits past
  * int64_t are a size too large, not a value of the wrong kind. */
@@ -488,7 +93,7 @@ static enum tcx_status not_whole(struct loader *ld, const struct ynode *n, const
 {
 	const char *s = n->text;
 
-	if (n->kind == Y_SCALAR && n->plain) {
+	if (n->kind == YNODE_SCALAR && n->plain) {
 		bool negative = *s == '-';
 
 		s += *s == '-' || *s == '+';
@@ -501,457 +106,47 @@ static enum tcx_status not_whole(struct loader *ld, const struct ynode *n, const
 						  "size %s is too large (the largest is %lld)",
 						  n->text, (long long)INT64_MAX);
 	}
-	return fail_node(ld, n, "%s holds %s where a whole number belongs", what, kind_word(n));
-}
-
-static enum tcx_status json_from_node(struct loader *ld, const struct ynode *n, json_t **out)
-{
-	json_t *v = NULL;
-	int64_t i;
-	double d;
-	int b;
-
-	*out = NULL;
-	switch (n->kind) {
-	case Y_SCALAR:
-		if (is_null(n))
-			v = json_null();
-		else if ((b = scalar_bool(n)) >= 0)
-			v = json_boolean(b);
-		else if (scalar_int(n, &i))
-			v = json_integer((json_int_t)i);
-		else if (scalar_float(n, &d))
-			v = json_real(d);
-		else if (!(v = json_string(n->text)))
-			return nomem(ld); /* libyaml hands over valid UTF-8 only */
-		break;
-	case Y_SEQ:
-		v = json_array();
-		for (size_t k = 0; v && k < n->n; k++) {
-			json_t *item;
-			enum tcx_status st = json_from_node(ld, n->kid[k], &item);
-
-			if (st) {
-				json_decref(v);
-				return st;
-			}
-			if (json_array_append_new(v, item)) {
-				json_decref(v);
-				return nomem(ld);
-			}
-		}
-		break;
-	case Y_MAP:
-		v = json_object();
-		for (size_t k = 0; v && k < map_size(n); k++) {
-			json_t *item;
-			enum tcx_status st = json_from_node(ld, map_val(n, k), &item);
-
-			if (st) {
-				json_decref(v);
-				return st;
-			}
-			if (json_object_set_new(v, map_key(n, k)->text, item)) {
-				json_decref(v);
-				return nomem(ld); /* the key is valid UTF-8, as above */
-			}
-		}
-		break;
-	}
-	if (!v)
-		return nomem(ld);
-	*out = v;
-	return TCX_OK;
+	return fail_node(ld, n, "%s holds %s where a whole number belongs", what, ynode_what(n));
 }
 
 /* ---- ProblemType ------------------------------------------------------ */
 
-/* A boolean key of ProblemType: True/False (or 0/1, as Python reads them). */
-static enum tcx_status pt_bool(struct loader *ld, const struct ynode *pt, const char *key, bool def,
-			       bool *out)
-{
-	const struct ynode *v = map_get(pt, key);
-	int64_t i;
-	int b;
-
-	*out = def;
-	if (!v)
-		return TCX_OK;
-	if ((b = scalar_bool(v)) >= 0) {
-		*out = b;
-		return TCX_OK;
-	}
-	if (scalar_int(v, &i) && (i == 0 || i == 1)) {
-		*out = i == 1;
-		return TCX_OK;
-	}
-	if (v->kind == Y_SCALAR && !is_null(v))
-		return fail_node(ld, v, "'%s' must be True or False, found '%s'", key, v->text);
-	return fail_node(ld, v, "'%s' must be True or False, found %s", key, kind_word(v));
-}
-
-struct assignments {
-	int n;
-	int id[TCX_MAX_INDICES];
+/* The keys config.h promises in problem_type where the mapping lacks them,
+ * beside Expression and Name: Tensile's derived values. */
+static const char *const derived_keys[] = {
+    "NumIndicesC", "TotalIndices", "IndexAssignmentsA", "IndexAssignmentsB",
+    "IndicesFree", "IndicesBatch", "IndicesSummation",
 };
 
-static enum tcx_status pt_ids(struct loader *ld, const struct ynode *pt, const char *key,
-			      struct assignments *a)
+static bool set_missing(json_t *o, const char *key, json_t *v)
 {
-	const struct ynode *v = map_get(pt, key);
-
-	a->n = 0;
-	if (!v)
-		return fail_node(ld, pt, "ProblemType of a TensorContraction has no '%s'", key);
-	if (v->kind != Y_SEQ)
-		return fail_node(ld, v,
-				 "'%s' must be a list of index ids such as [0, 3, 2], found %s",
-				 key, kind_word(v));
-	if (v->n > TCX_MAX_INDICES)
-		return fail_node(ld, v, "'%s' has %zu ids: tcx handles at most %d indices", key,
-				 v->n, TCX_MAX_INDICES);
-	for (size_t k = 0; k < v->n; k++) {
-		const struct ynode *x = v->kid[k];
-		int64_t id;
-
-		if (!scalar_int(x, &id))
-			return fail_node(ld, x,
-					 "'%s' holds %s where an index id (0, 1, 2 ...) belongs",
-					 key, kind_word(x));
-		if (id < 0 || id >= TCX_MAX_INDICES)
-			return fail_node(
-			    ld, x, "index id %lld in '%s' is out of range: ids run from 0 to %d",
-			    (long long)id, key, TCX_MAX_INDICES - 1);
-		for (int j = 0; j < a->n; j++)
-			if (a->id[j] == id)
-				return fail_node(ld, x, "index id %lld appears twice in '%s'",
-						 (long long)id, key);
-		a->id[a->n++] = (int)id;
+	if (json_object_get(o, key)) {
+		json_decref(v);
+		return true;
 	}
-	return TCX_OK;
-}
-
-static bool has_id(const struct assignments *a, int id)
-{
-	for (int k = 0; k < a->n; k++)
-		if (a->id[k] == id)
-			return true;
-	return false;
-}
-
-static void add_tensor(struct strbuf *sb, const char *name, const struct assignments *a, bool conj)
-{
-	if (conj)
-		strbuf_adds(sb, "conj(");
-	strbuf_adds(sb, name);
-	strbuf_addc(sb, '[');
-	for (int k = 0; k < a->n; k++) {
-		if (k)
-			strbuf_addc(sb, ',');
-		strbuf_addc(sb, index_chars[a->id[k]]);
-	}
-	strbuf_addc(sb, ']');
-	if (conj)
-		strbuf_addc(sb, ')');
-}
-
-/* Checks Tensile's index assignments (tensile-compat.md section 2) and writes
- * the expression that keeps the ids: first index fastest, C as ids 0..nc-1,
- * A and B as assigned, the summation ids in a Sum[...] in increasing order. */
-static enum tcx_status tensile_expression(struct loader *ld, const struct ynode *pt, int nc,
-					  const struct assignments *a, const struct assignments *b,
-					  bool beta, bool conja, bool conjb, struct strbuf *sb)
-{
-	struct assignments c = {0}, sum = {0};
-	int total = nc;
-
-	for (int k = 0; k < a->n; k++)
-		total = TCX_MAX(total, a->id[k] + 1);
-	for (int k = 0; k < b->n; k++)
-		total = TCX_MAX(total, b->id[k] + 1);
-	for (int id = 0; id < total; id++) {
-		bool ina = has_id(a, id), inb = has_id(b, id);
-
-		if (id < nc) {
-			if (!ina && !inb)
-				return fail_node(
-				    ld, pt,
-				    "index %d ('%c') of C is in neither IndexAssignmentsA "
-				    "nor IndexAssignmentsB",
-				    id, index_chars[id]);
-			c.id[c.n++] = id;
-		} else if (!ina || !inb) {
-			return fail_node(
-			    ld, pt,
-			    "summation index %d ('%c') must be in both IndexAssignmentsA "
-			    "and IndexAssignmentsB, but %s",
-			    id, index_chars[id],
-			    ina	  ? "is only in IndexAssignmentsA"
-			    : inb ? "is only in IndexAssignmentsB"
-				  : "is in neither");
-		} else {
-			sum.id[sum.n++] = id;
-		}
-	}
-	add_tensor(sb, "C", &c, false);
-	strbuf_adds(sb, " = ");
-	if (sum.n) {
-		add_tensor(sb, "Sum", &sum, false);
-		strbuf_addc(sb, ' ');
-	}
-	add_tensor(sb, "A", a, conja);
-	strbuf_adds(sb, " * ");
-	add_tensor(sb, "B", b, conjb);
-	if (beta) {
-		strbuf_adds(sb, " + beta*");
-		add_tensor(sb, "C", &c, false);
-	}
-	return strbuf_status(sb, ld->err);
-}
-
-static bool key_in(const char *key, const char *const *list, size_t n)
-{
-	for (size_t k = 0; k < n; k++)
-		if (strcmp(key, list[k]) == 0)
-			return true;
-	return false;
-}
-
-static const char *const gemm_keys[] = {"TransposeA", "TransposeB", "Batched"};
-static const char *const contraction_keys[] = {"NumIndicesC", "NumDimensionsC", "IndexAssignmentsA",
-					       "IndexAssignmentsB"};
-static const char *const common_keys[] = {
-    "OperationType",	       "DataType",	    "UseBeta",		 "UseInitialStrides",
-    "HighPrecisionAccumulate", "ComplexConjugateA", "ComplexConjugateB", "Expression"};
-
-/* Warns about keys that do not apply to this ProblemType. */
-static void pt_warn_keys(struct loader *ld, const struct ynode *pt, bool expression, bool gemm)
-{
-	for (size_t k = 0; k < map_size(pt); k++) {
-		const struct ynode *key = map_key(pt, k);
-		const char *s = key->text;
-		bool g = key_in(s, gemm_keys, ARRAY_SIZE(gemm_keys));
-		bool c = key_in(s, contraction_keys, ARRAY_SIZE(contraction_keys));
-
-		if (expression) {
-			if (g || c || strcmp(s, "UseBeta") == 0 ||
-			    strncmp(s, "ComplexConjugate", 16) == 0)
-				warn_node(ld, key,
-					  "'%s' ignored: 'Expression' defines the contraction", s);
-		} else if (g && !gemm) {
-			warn_node(ld, key, "'%s' ignored: it applies to OperationType GEMM only",
-				  s);
-		} else if (c && gemm) {
-			warn_node(ld, key,
-				  "'%s' ignored: it applies to OperationType "
-				  "TensorContraction only",
-				  s);
-		}
-		if (!g && !c && !key_in(s, common_keys, ARRAY_SIZE(common_keys)))
-			warn_node(ld, key, "unknown key '%s' in ProblemType ignored", s);
-	}
-}
-
-static enum tcx_status json_ids(json_t *obj, const char *key, const int *ids, int n)
-{
-	json_t *arr;
-
-	if (json_object_get(obj, key))
-		return TCX_OK;
-	arr = json_array();
-	if (!arr)
-		return TCX_ENOMEM;
-	for (int k = 0; k < n; k++)
-		if (json_array_append_new(arr, json_integer(ids[k]))) {
-			json_decref(arr);
-			return TCX_ENOMEM;
-		}
-	return json_object_set_new(obj, key, arr) ? TCX_ENOMEM : TCX_OK;
-}
-
-/* Adds the derived keys that the mapping does not have (config.h). */
-static enum tcx_status pt_derive(struct loader *ld, const struct tcx_contraction *c, json_t *obj)
-{
-	int ids[TCX_MAX_INDICES], n, cls[3][TCX_MAX_INDICES], ncls[3] = {0, 0, 0};
-	char name[128];
-	enum tcx_status st = TCX_OK;
-
-	contraction_tensile_name(c, name, sizeof(name));
-	if (!json_object_get(obj, "Expression") &&
-	    json_object_set_new(obj, "Expression", json_string(c->expr)))
-		return nomem(ld);
-	if (!json_object_get(obj, "Name") && json_object_set_new(obj, "Name", json_string(name)))
-		return nomem(ld);
-	if (!json_object_get(obj, "NumIndicesC") &&
-	    json_object_set_new(obj, "NumIndicesC", json_integer(c->rank[T_C])))
-		return nomem(ld);
-	if (!json_object_get(obj, "TotalIndices") &&
-	    json_object_set_new(obj, "TotalIndices", json_integer(c->nidx)))
-		return nomem(ld);
-	n = contraction_dims(c, T_A, ids);
-	st = st ? st : json_ids(obj, "IndexAssignmentsA", ids, n);
-	n = contraction_dims(c, T_B, ids);
-	st = st ? st : json_ids(obj, "IndexAssignmentsB", ids, n);
-	for (int id = 0; id < c->nidx; id++) {
-		int k = c->idx[id].cls == IDX_BOUND ? 2 : c->idx[id].cls == IDX_BATCH ? 1 : 0;
-
-		cls[k][ncls[k]++] = id;
-	}
-	st = st ? st : json_ids(obj, "IndicesFree", cls[0], ncls[0]);
-	st = st ? st : json_ids(obj, "IndicesBatch", cls[1], ncls[1]);
-	st = st ? st : json_ids(obj, "IndicesSummation", cls[2], ncls[2]);
-	return st ? nomem(ld) : TCX_OK;
-}
-
-/* The column of the expression's column `ecol` in the file, where the
- * scalar is on one line. */
-static unsigned expr_col(const struct ynode *v, unsigned ecol)
-{
-	if (!ecol)
-		return v->col;
-	if (v->style == YAML_PLAIN_SCALAR_STYLE)
-		return v->col + ecol - 1;
-	if (v->style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
-	    v->style == YAML_DOUBLE_QUOTED_SCALAR_STYLE)
-		return v->col + ecol;
-	return v->col;
-}
-
-/* Tensile's OperationType GEMM or TensorContraction: the expression that
- * keeps its index ids. */
-static enum tcx_status tensile_problem(struct loader *ld, const struct ynode *pt, struct strbuf *sb)
-{
-	const struct ynode *op = map_get(pt, "OperationType"), *v;
-	struct assignments a, b;
-	bool gemm = true, beta, conja, conjb;
-	int64_t nc;
-	enum tcx_status st;
-
-	if (op && op->kind != Y_SCALAR)
-		return fail_node(ld, op,
-				 "'OperationType' must be GEMM or TensorContraction, found %s",
-				 kind_word(op));
-	if (op && strcasecmp(op->text, "TensorContraction") == 0)
-		gemm = false;
-	else if (op && strcasecmp(op->text, "GEMM") != 0)
-		return fail_node(ld, op,
-				 "unknown OperationType '%s': expected GEMM or TensorContraction",
-				 op->text);
-	pt_warn_keys(ld, pt, false, gemm);
-	if ((st = pt_bool(ld, pt, "UseBeta", true, &beta)) ||
-	    (st = pt_bool(ld, pt, "ComplexConjugateA", false, &conja)) ||
-	    (st = pt_bool(ld, pt, "ComplexConjugateB", false, &conjb)))
-		return st;
-	if (gemm) {
-		bool ta, tb, batched;
-		int s;
-
-		if ((st = pt_bool(ld, pt, "TransposeA", false, &ta)) ||
-		    (st = pt_bool(ld, pt, "TransposeB", true, &tb)) ||
-		    (st = pt_bool(ld, pt, "Batched", false, &batched)))
-			return st;
-		/* tensile-compat.md section 2, "GEMM -> indices" */
-		s = batched ? 3 : 2;
-		nc = batched ? 3 : 2;
-		a = (struct assignments){2, {ta ? s : 0, ta ? 0 : s}};
-		b = (struct assignments){2, {tb ? 1 : s, tb ? s : 1}};
-		if (batched) {
-			a.id[a.n++] = 2;
-			b.id[b.n++] = 2;
-		}
-		return tensile_expression(ld, pt, (int)nc, &a, &b, beta, conja, conjb, sb);
-	}
-	v = map_get(pt, "NumIndicesC");
-	if (!v && (v = map_get(pt, "NumDimensionsC")))
-		warn_node(ld, v,
-			  "'NumDimensionsC' read as 'NumIndicesC', the name Tensile's code uses");
-	else if (v && map_get(pt, "NumDimensionsC"))
-		warn_node(ld, map_get(pt, "NumDimensionsC"),
-			  "'NumDimensionsC' ignored: 'NumIndicesC' is given");
-	if (!v)
-		return fail_node(ld, pt, "ProblemType of a TensorContraction has no 'NumIndicesC'");
-	if (!scalar_int(v, &nc) || nc < 0 || nc > TCX_MAX_INDICES)
-		return fail_node(ld, v, "'NumIndicesC' must be a whole number from 0 to %d",
-				 TCX_MAX_INDICES);
-	if ((st = pt_ids(ld, pt, "IndexAssignmentsA", &a)) ||
-	    (st = pt_ids(ld, pt, "IndexAssignmentsB", &b)))
-		return st;
-	return tensile_expression(ld, pt, (int)nc, &a, &b, beta, conja, conjb, sb);
+	return v && json_object_set_new(o, key, v) == 0;
 }
 
 static enum tcx_status load_problem_type(struct loader *ld, const struct ynode *pt,
 					 struct config_problem *prob)
 {
-	const struct ynode *dt, *ex;
-	struct strbuf sb = STRBUF_INIT;
-	struct tcx_error perr;
-	enum tcx_dtype dtype;
-	bool hpa, strides;
-	const char *text;
-	enum tcx_status st;
+	char name[128];
+	json_t *derived;
+	bool ok;
+	enum tcx_status st = ptype_read(pt, ld->name, PTYPE_WRITTEN, &prob->type, ld->err);
 
-	if (pt->kind != Y_MAP)
-		return fail_node(ld, pt, "ProblemType must be a mapping, found %s", kind_word(pt));
-	st = json_from_node(ld, pt, &prob->problem_type);
-	if (st)
+	if (st || (st = ynode_to_json(pt, ld->name, &prob->problem_type, ld->err)))
 		return st;
-	dt = map_get(pt, "DataType");
-	if (!dt)
-		return fail_node(ld, pt, "ProblemType has no 'DataType' (s, d, c, z, h or b)");
-	if (dt->kind != Y_SCALAR)
-		return fail_node(ld, dt, "'DataType' must be a letter or a number, found %s",
-				 kind_word(dt));
-	if (!dtype_parse(dt->text, &dtype))
-		return fail_node(
-		    ld, dt, "unknown DataType '%s': expected s, d, c, z, h, b or Tensile's number",
-		    dt->text);
-	if ((st = pt_bool(ld, pt, "HighPrecisionAccumulate", false, &hpa)) ||
-	    (st = pt_bool(ld, pt, "UseInitialStrides", false, &strides)))
-		return st;
-	if (strides)
-		warn_node(ld, map_get(pt, "UseInitialStrides"),
-			  "'UseInitialStrides' ignored: tcx takes strides per problem instance");
-	ex = map_get(pt, "Expression");
-	if (ex) {
-		if (map_get(pt, "OperationType"))
-			return fail_node(ld, map_get(pt, "OperationType"),
-					 "ProblemType has both 'Expression' and 'OperationType': "
-					 "give one");
-		if (ex->kind != Y_SCALAR || is_null(ex))
-			return fail_node(ld, ex,
-					 "'Expression' must be text such as "
-					 "\"C[ijk]=A[ilk]*B[jlk]\", found %s",
-					 kind_word(ex));
-		pt_warn_keys(ld, pt, true, false);
-		text = ex->text;
-	} else {
-		st = tensile_problem(ld, pt, &sb);
-		if (st)
-			goto out_release_sb;
-		text = strbuf_str(&sb);
-	}
-	st = notation_parse(text, dtype, LAYOUT_BY_STYLE, &prob->type, &perr);
-	if (st) {
-		if (ex)
-			st = fail_at(ld, st, ex->line, expr_col(ex, perr.col),
-				     "cannot parse Expression '%s': %s", text, perr.msg);
-		else
-			st = fail_at(ld, st, pt->line, pt->col, "ProblemType gives '%s': %s", text,
-				     perr.msg);
-		goto out_release_sb;
-	}
-	prob->type->hpa = hpa;
-	/* Tensile's ids must survive the round trip through the notation */
-	for (int id = 0; !ex && id < prob->type->nidx; id++)
-		if (prob->type->idx[id].name[0] != index_chars[id]) {
-			st = fail_node(
-			    ld, pt, "internal error: ProblemType ids not preserved in '%s'", text);
-			goto out_release_sb;
-		}
-	st = pt_derive(ld, prob->type, prob->problem_type);
-out_release_sb:
-	strbuf_release(&sb);
-	return st;
+	derived = ptype_derive(prob->type);
+	contraction_tensile_name(prob->type, name, sizeof(name));
+	ok = derived &&
+	     set_missing(prob->problem_type, "Expression", json_string(prob->type->expr)) &&
+	     set_missing(prob->problem_type, "Name", json_string(name));
+	for (size_t k = 0; ok && k < ARRAY_SIZE(derived_keys); k++)
+		ok = set_missing(prob->problem_type, derived_keys[k],
+				 json_incref(json_object_get(derived, derived_keys[k])));
+	json_decref(derived);
+	return ok ? TCX_OK : nomem(ld);
 }
 
 /* ---- ProblemSizes ----------------------------------------------------- */
@@ -967,13 +162,13 @@ static enum tcx_status load_range(struct loader *ld, const struct ynode *v, int 
 	enum tcx_status st;
 	int64_t x;
 
-	if (v->kind != Y_SEQ || v->n == 0)
+	if (v->kind != YNODE_SEQ || v->n == 0)
 		return fail_node(ld, v,
 				 "a Range must be a list of per-index sizes such as "
 				 "[[16, 128], 0, [256]], found %s",
-				 v->kind == Y_SEQ ? "an empty list" : kind_word(v));
+				 v->kind == YNODE_SEQ ? "an empty list" : ynode_what(v));
 	if (v->n > (size_t)nidx)
-		warn_node(ld, v,
+		ynode_warn(ld->name, v,
 			  "Range has %zu entries but the problem type has %d indices: the "
 			  "extra ones are ignored, as Tensile does",
 			  v->n, nidx);
@@ -985,24 +180,24 @@ static enum tcx_status load_range(struct loader *ld, const struct ynode *v, int 
 
 		if (k && keep)
 			strbuf_addc(&sb, ',');
-		if (scalar_int(e, &x)) {
+		if (ynode_int(e, &x)) {
 			if (keep)
 				strbuf_addf(&sb, "%lld", (long long)x);
 			continue;
 		}
-		if (e->kind != Y_SEQ || e->n < 1 || e->n > 4) {
+		if (e->kind != YNODE_SEQ || e->n < 1 || e->n > 4) {
 			st = fail_node(
 			    ld, e,
 			    "the Range entry for index %zu must be [size], [min, max], [min, "
 			    "step, max], [min, step, incr, max] or the number of an index to "
 			    "copy, found %s",
-			    k, e->kind == Y_SEQ ? "a list of the wrong length" : kind_word(e));
+			    k, e->kind == YNODE_SEQ ? "a list of the wrong length" : ynode_what(e));
 			goto out_release_sb;
 		}
 		if (keep)
 			strbuf_addc(&sb, '[');
 		for (size_t j = 0; j < e->n; j++) {
-			if (!scalar_int(e->kid[j], &x)) {
+			if (!ynode_int(e->kid[j], &x)) {
 				st = not_whole(ld, e->kid[j], "a Range");
 				goto out_release_sb;
 			}
@@ -1030,17 +225,17 @@ static enum tcx_status load_exact(struct loader *ld, const struct ynode *v, int 
 				  int64_t *sizes, bool *stored)
 {
 	*stored = false;
-	if (v->kind == Y_MAP) {
-		warn_node(ld, v, "Exact in mapping form (later Tensile) ignored");
+	if (v->kind == YNODE_MAP) {
+		ynode_warn(ld->name, v, "Exact in mapping form (later Tensile) ignored");
 		return TCX_OK;
 	}
-	if (v->kind != Y_SEQ)
+	if (v->kind != YNODE_SEQ)
 		return fail_node(ld, v, "an Exact must be a list of %d sizes, found %s", nidx,
-				 kind_word(v));
+				 ynode_what(v));
 	for (size_t k = 0; k < v->n; k++) {
 		int64_t x;
 
-		if (!scalar_int(v->kid[k], &x))
+		if (!ynode_int(v->kid[k], &x))
 			return not_whole(ld, v->kid[k], "an Exact");
 		if (x < 1)
 			return fail_at(ld, TCX_ERANGE, v->kid[k]->line, v->kid[k]->col,
@@ -1050,7 +245,7 @@ static enum tcx_status load_exact(struct loader *ld, const struct ynode *v, int 
 			sizes[k] = x;
 	}
 	if (v->n == (size_t)nidx + 4) {
-		warn_node(ld, v,
+		ynode_warn(ld->name, v,
 			  "Exact with %d sizes and 4 leading dimensions (later Tensile) "
 			  "ignored",
 			  nidx);
@@ -1100,12 +295,12 @@ static enum tcx_status load_sizes(struct loader *ld, const struct ynode *key, co
 	enum tcx_status st;
 
 	sz->line = key->line;
-	if (v->kind != Y_SEQ || v->n == 0)
-		return fail_node(ld, v->kind == Y_SEQ ? v : key,
+	if (v->kind != YNODE_SEQ || v->n == 0)
+		return fail_node(ld, v->kind == YNODE_SEQ ? v : key,
 				 "'ProblemSizes' must be a list of '- Range: [...]' and '- Exact: "
 				 "[...]' (or, as in v2.x, one list of per-index sizes), found %s",
-				 v->kind == Y_SEQ ? "an empty list" : kind_word(v));
-	if (v->kid[0]->kind != Y_MAP) {
+				 v->kind == YNODE_SEQ ? "an empty list" : ynode_what(v));
+	if (v->kid[0]->kind != YNODE_MAP) {
 		/* v2.x: the whole list is one Range */
 		sz->ranges = calloc(1, sizeof(*sz->ranges));
 		if (!sz->ranges)
@@ -1117,20 +312,20 @@ static enum tcx_status load_sizes(struct loader *ld, const struct ynode *key, co
 	for (size_t k = 0; k < v->n; k++) {
 		const struct ynode *item = v->kid[k];
 
-		if (item->kind != Y_MAP)
+		if (item->kind != YNODE_MAP)
 			return fail_node(ld, item,
 					 "an entry of 'ProblemSizes' must be '- Range: [...]' "
 					 "or '- Exact: [...]', found %s",
-					 kind_word(item));
-		for (size_t j = 0; j < map_size(item); j++) {
-			const char *kind = map_key(item, j)->text;
+					 ynode_what(item));
+		for (size_t j = 0; j < ymap_size(item); j++) {
+			const char *kind = ymap_key(item, j)->text;
 
 			if (strcmp(kind, "Range") == 0)
 				nr++;
 			else if (strcmp(kind, "Exact") == 0)
 				ne++;
 			else
-				return fail_node(ld, map_key(item, j),
+				return fail_node(ld, ymap_key(item, j),
 						 "unknown kind of problem sizes "
 						 "'%s': expected Range or Exact",
 						 kind);
@@ -1143,24 +338,24 @@ static enum tcx_status load_sizes(struct loader *ld, const struct ynode *key, co
 	for (size_t k = 0; k < v->n; k++) {
 		const struct ynode *item = v->kid[k];
 
-		for (size_t j = 0; j < map_size(item); j++) {
+		for (size_t j = 0; j < ymap_size(item); j++) {
 			bool stored;
 
-			if (strcmp(map_key(item, j)->text, "Range") == 0) {
-				st = load_range(ld, map_val(item, j), nidx,
+			if (strcmp(ymap_key(item, j)->text, "Range") == 0) {
+				st = load_range(ld, ymap_val(item, j), nidx,
 						&sz->ranges[sz->nranges]);
 				if (!st)
-					st = check_range_fits(ld, map_val(item, j),
+					st = check_range_fits(ld, ymap_val(item, j),
 							      &sz->ranges[sz->nranges], nidx);
 				if (st)
 					return st;
 				sz->nranges++;
 				continue;
 			}
-			st = load_exact(ld, map_val(item, j), nidx,
+			st = load_exact(ld, ymap_val(item, j), nidx,
 					sz->exact + (size_t)sz->nexact * (size_t)nidx, &stored);
 			if (!st && stored)
-				st = check_fits(ld, map_val(item, j),
+				st = check_fits(ld, ymap_val(item, j),
 						sz->exact + (size_t)sz->nexact * (size_t)nidx);
 			if (st)
 				return st;
@@ -1188,20 +383,20 @@ static enum tcx_status load_param(struct loader *ld, enum phase_id ph, const str
 	p->name = strdup(key->text);
 	if (!p->name)
 		return nomem(ld);
-	if (v->kind == Y_SEQ) {
+	if (v->kind == YNODE_SEQ) {
 		if (v->n == 0)
 			return fail_node(ld, v, "'%s' has an empty list of values", key->text);
-		return json_from_node(ld, v, &p->values);
+		return ynode_to_json(v, ld->name, &p->values, ld->err);
 	}
-	if (v->kind == Y_MAP || is_null(v))
-		return fail_node(ld, v->kind == Y_MAP ? v : key,
+	if (v->kind == YNODE_MAP || ynode_is_null(v))
+		return fail_node(ld, v->kind == YNODE_MAP ? v : key,
 				 "'%s' takes a list of candidate values such as [1, 2], found %s",
-				 key->text, kind_word(v));
+				 key->text, ynode_what(v));
 	/* a scalar: a one-value list (InitialSolutionParameters allows it) */
 	if (ph != PH_INITIAL)
-		warn_node(ld, v, "'%s' takes a list of values: read '%s' as [%s]", key->text,
+		ynode_warn(ld->name, v, "'%s' takes a list of values: read '%s' as [%s]", key->text,
 			  v->text, v->text);
-	st = json_from_node(ld, v, &one);
+	st = ynode_to_json(v, ld->name, &one, ld->err);
 	if (st)
 		return st;
 	p->values = json_array();
@@ -1216,11 +411,11 @@ static enum tcx_status load_step(struct loader *ld, enum phase_id ph, const stru
 	enum tcx_status st;
 
 	s->line = m->line;
-	s->params = calloc(map_size(m) ? map_size(m) : 1, sizeof(*s->params));
+	s->params = calloc(ymap_size(m) ? ymap_size(m) : 1, sizeof(*s->params));
 	if (!s->params)
 		return nomem(ld);
-	for (size_t k = 0; k < map_size(m); k++) {
-		const struct ynode *key = map_key(m, k), *v = map_val(m, k);
+	for (size_t k = 0; k < ymap_size(m); k++) {
+		const struct ynode *key = ymap_key(m, k), *v = ymap_val(m, k);
 
 		if (strcmp(key->text, "ProblemSizes") == 0) {
 			if (!sizes_allowed(ph))
@@ -1258,11 +453,11 @@ static enum tcx_status load_join(struct loader *ld, const struct ynode *v, struc
 		const struct ynode *x = v->kid[k];
 		struct config_param *p;
 
-		if (x->kind != Y_SCALAR || is_null(x))
+		if (x->kind != YNODE_SCALAR || ynode_is_null(x))
 			return fail_node(ld, x,
 					 "'JoinParameters' is a list of parameter names such as "
 					 "MacroTile, found %s",
-					 kind_word(x));
+					 ynode_what(x));
 		for (int j = 0; j < s->nparams; j++)
 			if (strcmp(s->params[j].name, x->text) == 0)
 				return fail_node(ld, x, "'%s' appears twice in 'JoinParameters'",
@@ -1283,14 +478,14 @@ static enum tcx_status load_phase(struct loader *ld, enum phase_id id, const str
 	enum tcx_status st;
 
 	ph->present = true;
-	if (is_null(v) || (v->kind == Y_SEQ && v->n == 0)) {
+	if (ynode_is_null(v) || (v->kind == YNODE_SEQ && v->n == 0)) {
 		ph->empty = true;
 		return TCX_OK;
 	}
-	if (v->kind != Y_SEQ)
+	if (v->kind != YNODE_SEQ)
 		return fail_node(ld, v, "'%s' must be a list of %s, found %s", phase_key[id],
 				 id == PH_JOIN ? "parameter names" : "steps (- Name: [values])",
-				 kind_word(v));
+				 ynode_what(v));
 	if (id == PH_JOIN)
 		return load_join(ld, v, ph);
 	ph->steps = calloc(v->n, sizeof(*ph->steps));
@@ -1299,11 +494,11 @@ static enum tcx_status load_phase(struct loader *ld, enum phase_id id, const str
 	for (size_t k = 0; k < v->n; k++) {
 		const struct ynode *m = v->kid[k];
 
-		if (m->kind != Y_MAP)
+		if (m->kind != YNODE_MAP)
 			return fail_node(ld, m,
 					 "each step of '%s' must be a mapping of parameter "
 					 "names to lists of values, found %s",
-					 phase_key[id], kind_word(m));
+					 phase_key[id], ynode_what(m));
 		ph->nsteps++;
 		st = load_step(ld, id, m, nidx, &ph->steps[k]);
 		if (st)
@@ -1320,19 +515,19 @@ static enum tcx_status load_group(struct loader *ld, const struct ynode *m, int 
 	enum tcx_status st;
 
 	g->line = m->line;
-	for (size_t k = 0; k < map_size(m); k++) {
-		const struct ynode *key = map_key(m, k);
+	for (size_t k = 0; k < ymap_size(m); k++) {
+		const struct ynode *key = ymap_key(m, k);
 		int id = config_phase_id(key->text);
 
 		if (id < 0) {
 			if (!(v2 && strcmp(key->text, "ProblemType") == 0))
-				warn_node(ld, key,
+				ynode_warn(ld->name, key,
 					  "unknown key '%s' ignored (expected a phase such as "
 					  "ForkParameters)",
 					  key->text);
 			continue;
 		}
-		st = load_phase(ld, (enum phase_id)id, map_val(m, k), nidx, &g->phase[id]);
+		st = load_phase(ld, (enum phase_id)id, ymap_val(m, k), nidx, &g->phase[id]);
 		if (st)
 			return st;
 	}
@@ -1346,9 +541,9 @@ static enum tcx_status load_problem(struct loader *ld, const struct ynode *e,
 	enum tcx_status st;
 
 	p->line = e->line;
-	if (e->kind == Y_MAP) {
+	if (e->kind == YNODE_MAP) {
 		p->form = 2;
-		pt = map_get(e, "ProblemType");
+		pt = ymap_get(e, "ProblemType");
 		if (!pt)
 			return fail_node(ld, e,
 					 "a v2.x entry of 'BenchmarkProblems' has no "
@@ -1363,12 +558,12 @@ static enum tcx_status load_problem(struct loader *ld, const struct ynode *e,
 		p->ngroups = 1;
 		return load_group(ld, e, p->type->nidx, true, &p->groups[0]);
 	}
-	if (e->kind != Y_SEQ || e->n == 0)
+	if (e->kind != YNODE_SEQ || e->n == 0)
 		return fail_node(
 		    ld, e,
 		    "an entry of 'BenchmarkProblems' must be a list [ProblemType, "
 		    "group, ...] (v3.x) or a mapping with ProblemType (v2.x), found %s",
-		    e->kind == Y_SEQ ? "an empty list" : kind_word(e));
+		    e->kind == YNODE_SEQ ? "an empty list" : ynode_what(e));
 	p->form = 3;
 	st = load_problem_type(ld, e->kid[0], p);
 	if (st)
@@ -1386,12 +581,12 @@ static enum tcx_status load_problem(struct loader *ld, const struct ynode *e,
 	for (size_t k = 1; k < e->n; k++) {
 		const struct ynode *g = e->kid[k];
 
-		if (g->kind != Y_MAP)
+		if (g->kind != YNODE_MAP)
 			return fail_node(
 			    ld, g,
 			    "a benchmark group must be a mapping of phases "
 			    "(BenchmarkCommonParameters, ForkParameters ...), found %s",
-			    kind_word(g));
+			    ynode_what(g));
 		p->ngroups++;
 		st = load_group(ld, g, p->type->nidx, false, &p->groups[k - 1]);
 		if (st)
@@ -1404,11 +599,11 @@ static enum tcx_status load_problems(struct loader *ld, const struct ynode *v, s
 {
 	enum tcx_status st;
 
-	if (is_null(v))
+	if (ynode_is_null(v))
 		return TCX_OK;
-	if (v->kind != Y_SEQ)
+	if (v->kind != YNODE_SEQ)
 		return fail_node(ld, v, "'BenchmarkProblems' must be a list of problems, found %s",
-				 kind_word(v));
+				 ynode_what(v));
 	if (v->n == 0)
 		return TCX_OK;
 	c->problems = calloc(v->n, sizeof(*c->problems));
@@ -1424,7 +619,7 @@ static enum tcx_status load_problems(struct loader *ld, const struct ynode *v, s
 		if (k == 0)
 			c->form = p->form;
 		else if (p->form != c->form)
-			warn_node(ld, v->kid[k],
+			ynode_warn(ld->name, v->kid[k],
 				  "this entry is in the v%d.x form but the first is in "
 				  "the v%d.x form: both are read",
 				  p->form, c->form);
@@ -1436,21 +631,21 @@ static enum tcx_status load_problems(struct loader *ld, const struct ynode *v, s
 static enum tcx_status load_mapping(struct loader *ld, const struct ynode *key,
 				    const struct ynode *v, json_t **out)
 {
-	if (is_null(v)) {
+	if (ynode_is_null(v)) {
 		*out = json_object();
 		return *out ? TCX_OK : nomem(ld);
 	}
-	if (v->kind != Y_MAP)
+	if (v->kind != YNODE_MAP)
 		return fail_node(ld, v, "'%s' must be a mapping of Name: value, found %s",
-				 key->text, kind_word(v));
-	return json_from_node(ld, v, out);
+				 key->text, ynode_what(v));
+	return ynode_to_json(v, ld->name, out, ld->err);
 }
 
 /* What node n is, for "found X": its text quoted when it is a value. */
 static const char *found_word(const struct ynode *n, char *buf, size_t len)
 {
-	if (n->kind != Y_SCALAR || is_null(n))
-		return kind_word(n);
+	if (n->kind != YNODE_SCALAR || ynode_is_null(n))
+		return ynode_what(n);
 	snprintf(buf, len, n->plain ? "'%s'" : "the quoted text '%s'", n->text);
 	return buf;
 }
@@ -1465,14 +660,14 @@ static enum tcx_status check_globals(struct loader *ld, const struct ynode *m)
 	int64_t i;
 	double d;
 
-	if (m->kind != Y_MAP)
+	if (m->kind != YNODE_MAP)
 		return TCX_OK;
-	v = map_get(m, "MinTime");
-	if (v && !((scalar_int(v, &i) && i >= 0) || (scalar_float(v, &d) && d >= 0)))
+	v = ymap_get(m, "MinTime");
+	if (v && !((ynode_int(v, &i) && i >= 0) || (ynode_float(v, &d) && d >= 0)))
 		return fail_node(ld, v, "MinTime must be a number of seconds >= 0, found %s",
 				 found_word(v, buf, sizeof(buf)));
-	v = map_get(m, "MinReps");
-	if (v && !(scalar_int(v, &i) && i >= 1 && i <= BENCH_MAX_REPS))
+	v = ymap_get(m, "MinReps");
+	if (v && !(ynode_int(v, &i) && i >= 1 && i <= BENCH_MAX_REPS))
 		return fail_node(ld, v, "MinReps must be a whole number from 1 to %d, found %s",
 				 BENCH_MAX_REPS, found_word(v, buf, sizeof(buf)));
 	return TCX_OK;
@@ -1482,14 +677,14 @@ static enum tcx_status load_root(struct loader *ld, const struct ynode *root, st
 {
 	enum tcx_status st;
 
-	if (root->kind != Y_MAP)
+	if (root->kind != YNODE_MAP)
 		return fail_node(ld, root,
 				 "a config must be a mapping with GlobalParameters, "
 				 "BenchmarkProblems, LibraryLogic or LibraryClient, found %s",
-				 kind_word(root));
+				 ynode_what(root));
 	c->form = 3;
-	for (size_t k = 0; k < map_size(root); k++) {
-		const struct ynode *key = map_key(root, k), *v = map_val(root, k);
+	for (size_t k = 0; k < ymap_size(root); k++) {
+		const struct ynode *key = ymap_key(root, k), *v = ymap_val(root, k);
 
 		if (strcmp(key->text, "GlobalParameters") == 0) {
 			st = load_mapping(ld, key, v, &c->global);
@@ -1501,13 +696,13 @@ static enum tcx_status load_root(struct loader *ld, const struct ynode *root, st
 			st = load_mapping(ld, key, v, &c->library_logic);
 		} else if (strcmp(key->text, "LibraryClient") == 0) {
 			c->library_client = true;
-			if (!is_null(v))
-				warn_node(ld, v,
+			if (!ynode_is_null(v))
+				ynode_warn(ld->name, v,
 					  "the value of 'LibraryClient' ignored: the key alone "
 					  "asks for the library client");
 			st = TCX_OK;
 		} else {
-			warn_node(ld, key, "unknown key '%s' ignored%s", key->text,
+			ynode_warn(ld->name, key, "unknown key '%s' ignored%s", key->text,
 				  strcmp(key->text, "Parameters") == 0
 				      ? " (Tensile's code calls it 'GlobalParameters')"
 				      : "");
@@ -1561,7 +756,7 @@ void config_free(struct config *c)
 enum tcx_status config_load_string(const char *text, size_t len, const char *name,
 				   struct config **out, struct tcx_error *err)
 {
-	struct loader ld = { name ? name : "<string>", err, 0, NULL };
+	struct loader ld = { name ? name : "<string>", err, NULL };
 	struct ynode *root = NULL;
 	struct config *c;
 	enum tcx_status st;
@@ -1578,10 +773,15 @@ enum tcx_status config_load_string(const char *text, size_t len, const char *nam
 		st = nomem(&ld);
 		goto out_free_config;
 	}
-	st = tree_build(&ld, text ? text : "", text ? len : 0, &root);
+	st = ydoc_parse(text ? text : "", text ? len : 0, ld.name, CONFIG_MAX_NODES, &root, err);
 	if (st)
 		goto out_free_config;
-	st = load_root(&ld, root, c);
+	if (!root || ynode_is_null(root))
+		st = fail_at(&ld, TCX_EPARSE, 1, 1,
+			     "empty config: expected a mapping with GlobalParameters, "
+			     "BenchmarkProblems, LibraryLogic or LibraryClient");
+	else
+		st = load_root(&ld, root, c);
 	ynode_free(root);
 	if (st)
 		goto out_free_config;

@@ -17,24 +17,26 @@
  *     every phase absent);
  *   - ProblemType as tcx's {Expression: "C[ijk]=A[ilk]*B[jlk]", DataType: s},
  *     or Tensile's OperationType GEMM (TransposeA/B, Batched) or
- *     TensorContraction (NumIndicesC, IndexAssignmentsA/B);
+ *     TensorContraction (NumIndicesC, IndexAssignmentsA/B), read by
+ *     logic/ptype.h as a mapping a person wrote;
  *   - phases as lists of steps, each step a mapping of parameter names to
  *     lists of candidate values; JoinParameters as a list of names;
  *     ProblemSizes in a step of the Common, BenchmarkFork, BenchmarkJoin and
  *     Final phases, in the v3 form (a list of Range/Exact) or the v2 form
  *     (one Range).
- * Scalars become JSON values as YAML 1.2's core schema reads them (plain
- * true/True/TRUE, false/..., null/Null/NULL/~/empty, decimal integers,
- * decimal floats); anything quoted, and every other plain scalar (EdgeType
- * None, .inf), stays a string.
+ * Scalars become JSON values as lib/yaml types them (YAML 1.2's core schema:
+ * plain true/True/TRUE, false/..., null/Null/NULL/~/empty, decimal
+ * integers, decimal floats); anything quoted, and every other plain scalar
+ * (EdgeType None, .inf), stays a string.
  *
  * What it rejects, with TCX_EPARSE and "FILE:LINE:COL: ..." (1-based, also
- * in err->line and err->col): malformed YAML, an empty document, more than
- * one document, a top level that is not a mapping, aliases (*name), keys
- * that are not scalars, duplicate keys, a list or mapping where the other
- * (or a scalar) is expected, NUL characters, nesting deeper than
- * CONFIG_MAX_DEPTH, more than CONFIG_MAX_NODES nodes and files larger than
- * CONFIG_MAX_BYTES (a hostile file cannot exhaust memory).  Size specs that
+ * in err->line and err->col): what lib/yaml refuses in any document
+ * (malformed YAML, more than one document, aliases (*name), keys that are
+ * not scalars, duplicate keys, NUL characters, nesting deeper than
+ * YDOC_MAX_DEPTH: yaml/ydoc.h), an empty document, a top level that is not
+ * a mapping, a list or mapping where the other (or a scalar) is expected,
+ * more than CONFIG_MAX_NODES nodes and files larger than CONFIG_MAX_BYTES
+ * (a hostile file cannot exhaust memory).  Size specs that
  * size_range_parse rejects keep its status code (TCX_ERANGE, TCX_EINVAL)
  * with the place added.
  */
@@ -51,7 +53,6 @@
 #include "model/model.h"
 
 #define CONFIG_MAX_BYTES (16u << 20) /* larger files are refused */
-#define CONFIG_MAX_DEPTH 64	     /* nested lists and mappings */
 #define CONFIG_MAX_NODES 1000000     /* scalars, lists and mappings in all */
 
 /* The seven phases of Tensile's benchmark protocol, in protocol order. */

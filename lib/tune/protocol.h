@@ -54,10 +54,12 @@ enum tcx_status solution_from_layers(json_t *const *layers, int n, struct soluti
 enum tcx_status sizes_from_config(const struct config_sizes *cs, int nidx, struct size_list *out,
 				  struct tcx_error *err);
 
-/* The other strategies: search the Cartesian space of every benchmarked
- * parameter of the group, evaluating candidates on the final sizes (the
- * objective is their summed time).  Leaves the evaluated candidates as live
- * sets (best first) and final_sizes set, like protocol_run. */
+/* Runs strategy strat over group g: protocol_run for STRAT_PROTOCOL; the
+ * others search the Cartesian space of every benchmarked parameter of the
+ * group, evaluating candidates on the final sizes (the objective is their
+ * summed time), and leave the evaluated candidates as live sets (best
+ * first) and final_sizes set, like protocol_run.  The strategies are one
+ * table in strategy.c. */
 enum tcx_status strategy_run(struct protocol *pc, const struct config_group *g,
 			     enum tune_strategy strat, int budget, uint64_t seed,
 			     struct tcx_error *err);

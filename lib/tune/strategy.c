@@ -10,24 +10,6 @@
 #include "tune/exec.h"
 #include "tune/protocol.h"
 
-static const char *const strategy_names[] = { "protocol", "exhaustive", "random", "anneal",
-					      "genetic" };
-
-bool strategy_parse(const char *s, enum tune_strategy *out)
-{
-	for (int k = 0; k < (int)ARRAY_SIZE(strategy_names); k++)
-		if (strcmp(s, strategy_names[k]) == 0) {
-			*out = (enum tune_strategy)k;
-			return true;
-		}
-	return false;
-}
-
-const char *strategy_name(enum tune_strategy s)
-{
-	return strategy_names[s];
-}
-
 #define MAX_DIMS 64
 #define EXHAUSTIVE_LIMIT 1000000
 
@@ -298,9 +280,9 @@ static enum tcx_status batches_end(enum tcx_status st, bool incomplete,
 	return TCX_EINCOMPLETE;
 }
 
-static enum tcx_status run_exhaustive(struct search *se, struct tcx_error *err)
+static enum tcx_status run_exhaustive(struct search *se, int budget, struct pcg32 *rng,
+				      struct tcx_error *err)
 {
-	double f;
 	struct tcx_error first = { 0 };
 	bool incomplete = false;
 
@@ -324,7 +306,8 @@ static enum tcx_status run_exhaustive(struct search *se, struct tcx_error *err)
 		if (st)
 			return st;
 	}
-	(void)f;
+	(void)budget;
+	(void)rng;
 	return batches_end(TCX_OK, incomplete, &first, err);
 }
 
@@ -456,6 +439,38 @@ static enum tcx_status run_genetic(struct search *se, int budget, struct pcg32 *
 	return st;
 }
 
+/* One row per strategy, in enum tune_strategy's order (the value is the
+ * index): its --strategy name and its search over a group's space.  A row
+ * without a search is Tensile's protocol (protocol.c).  To add a strategy,
+ * add its enum value (tune.h), its run_<name> and a row. */
+static const struct strategy {
+	const char *name;
+	enum tcx_status (*run)(struct search *se, int budget, struct pcg32 *rng,
+			       struct tcx_error *err);
+	bool whole_space; /* evaluates every candidate, whatever the budget */
+} strategies[] = {
+	[STRAT_PROTOCOL] = { "protocol", NULL, false },
+	[STRAT_EXHAUSTIVE] = { "exhaustive", run_exhaustive, true },
+	[STRAT_RANDOM] = { "random", run_random, false },
+	[STRAT_ANNEAL] = { "anneal", run_anneal, false },
+	[STRAT_GENETIC] = { "genetic", run_genetic, false },
+};
+
+bool strategy_parse(const char *s, enum tune_strategy *out)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(strategies); k++)
+		if (strcmp(s, strategies[k].name) == 0) {
+			*out = (enum tune_strategy)k;
+			return true;
+		}
+	return false;
+}
+
+const char *strategy_name(enum tune_strategy s)
+{
+	return (size_t)s < ARRAY_SIZE(strategies) ? strategies[s].name : "?";
+}
+
 static int cmp_eval(const void *a, const void *b)
 {
 	const struct evaluated *x = *(struct evaluated *const *)a, *y = *(struct evaluated *const *)b;
@@ -469,6 +484,8 @@ enum tcx_status strategy_run(struct protocol *pc, const struct config_group *g,
 			     enum tune_strategy strat, int budget, uint64_t seed,
 			     struct tcx_error *err)
 {
+	const struct strategy *row = (size_t)strat < ARRAY_SIZE(strategies) ? &strategies[strat]
+									    : NULL;
 	struct space sp;
 	struct search se;
 	struct pcg32 rng;
@@ -476,6 +493,10 @@ enum tcx_status strategy_run(struct protocol *pc, const struct config_group *g,
 	enum tcx_status st;
 	char label[64];
 
+	if (!row)
+		return tcx_fail(err, TCX_EINVAL, "not a search strategy");
+	if (!row->run)
+		return protocol_run(pc, g, err);
 	solution_default(&d);
 	pc->defaults = solution_to_json(&d);
 	pc->initial = json_object();
@@ -519,34 +540,17 @@ enum tcx_status strategy_run(struct protocol *pc, const struct config_group *g,
 	if (budget <= 0)
 		budget = 32;
 	{
-		int64_t evals = strat == STRAT_EXHAUSTIVE ? sp.size
-						       : (budget < sp.size ? budget : sp.size);
+		int64_t evals = row->whole_space ? sp.size : (budget < sp.size ? budget : sp.size);
 
 		se.limit = evals;
 		pc->done = 0;
 		pc->total = evals * (int64_t)pc->final_sizes.count;
-		snprintf(label, sizeof(label), "%s", strategy_name(strat));
+		snprintf(label, sizeof(label), "%s", row->name);
 		pc->step_label = label;
 		tcx_log(TCX_LOG_INFO, "  %s: %lld of %lld candidates (%d parameters) x %zu sizes",
 			label, (long long)evals, (long long)sp.size, sp.ndims, pc->final_sizes.count);
 	}
-	switch (strat) {
-	case STRAT_EXHAUSTIVE:
-		st = run_exhaustive(&se, err);
-		break;
-	case STRAT_RANDOM:
-		st = run_random(&se, budget, &rng, err);
-		break;
-	case STRAT_ANNEAL:
-		st = run_anneal(&se, budget, &rng, err);
-		break;
-	case STRAT_GENETIC:
-		st = run_genetic(&se, budget, &rng, err);
-		break;
-	default:
-		st = tcx_fail(err, TCX_EINVAL, "not a search strategy");
-		break;
-	}
+	st = row->run(&se, budget, &rng, err);
 	if (!st && !pc->dry_run) {
 		/* the evaluated candidates become the final sets, best first */
 		struct evaluated **arr = calloc((size_t)(se.count ? se.count : 1), sizeof(*arr));

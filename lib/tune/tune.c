@@ -599,11 +599,8 @@ static enum tcx_status tune_problem(struct tune_ctx *t, const struct config *cfg
 		 * round, which all read the same store, slice each group alike
 		 * whatever another group left them to do */
 		t->task_seq = 0;
-		if (t->o->strategy == STRAT_PROTOCOL)
-			st = protocol_run(&pc, &cp->groups[g], err);
-		else
-			st = strategy_run(&pc, &cp->groups[g], t->o->strategy, t->o->budget,
-					  t->o->seed, err);
+		st = strategy_run(&pc, &cp->groups[g], t->o->strategy, t->o->budget,
+				  t->o->seed, err);
 		if (!st)
 			st = final_group(&pc, &ft, g, err);
 		protocol_release(&pc);

@@ -11,6 +11,8 @@
 #include "store/store.h"
 #include "tune/config.h"
 
+/* The search strategies, one row each in strategy.c's table, which names
+ * them for --strategy (strategy_parse, strategy_name). */
 enum tune_strategy {
 	STRAT_PROTOCOL,   /* Tensile's incremental protocol (the default) */
 	STRAT_EXHAUSTIVE, /* every candidate of the space */

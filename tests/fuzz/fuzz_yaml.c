@@ -1,9 +1,8 @@
-/* fuzz_yaml.c - fuzz target: YAML to JSON (yaml_to_json, lib/logic/yamlin.c),
+/* fuzz_yaml.c - fuzz target: YAML to JSON (yaml_to_json, lib/yaml/read.c),
  * the reader under solution files and logic, and back out to YAML through
- * yaml_from_json (yamlout.c): what was read must be writable. */
+ * yaml_from_json (write.c): what was read must be writable. */
 #include "fuzz.h"
-#include "logic/yamlin.h"
-#include "logic/yamlout.h"
+#include "yaml/ydoc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

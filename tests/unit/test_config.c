@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "logic/logic.h"
 #include "tune/config.h"
 
 /* ---- captured warnings ---- */
@@ -752,6 +753,61 @@ static void test_accepted(void)
 	config_free(c);
 }
 
+/* A ProblemType reads the same in a config as in a Tensile logic file (one
+ * reader, lib/logic/ptype.h): the same contraction in the same words, and
+ * the same fault in the same words. */
+static void test_shared_problem_type(void)
+{
+	static const struct {
+		const char *pt, *order, *expr;
+	} cases[] = {
+	    {"{OperationType: GEMM, DataType: s, TransposeA: False, TransposeB: True, Batched: "
+	     "True}",
+	     "[2, 3, 0, 1]", "C[ijk] = Sum[l] A[ilk] * B[jlk] + beta*C[ijk]"},
+	    {"{OperationType: TensorContraction, DataType: d, NumIndicesC: 2, IndexAssignmentsA: "
+	     "[2, 0], IndexAssignmentsB: [2, 1], UseBeta: False}",
+	     "[2, 0, 1]", "C[ij] = Sum[k] A[ki] * B[kj]"},
+	    {"{DataType: s, UseBeta: maybe}", "[0, 1, 2]", NULL},
+	};
+	char cfg[512], lgc[512];
+
+	for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+		struct config *c = NULL;
+		struct logic *l = NULL;
+		struct tcx_error cerr, lerr;
+		enum tcx_status cst, lst;
+
+		snprintf(cfg, sizeof(cfg), "BenchmarkProblems:\n  - [%s]\n", cases[k].pt);
+		snprintf(lgc, sizeof(lgc),
+			 "- {MinimumRequiredVersion: 3.0.0}\n- Tensile\n- default\n- %s\n- []\n"
+			 "- %s\n- []\n- null\n",
+			 cases[k].pt, cases[k].order);
+		cst = load_str(cfg, &c, &cerr);
+		memset(&lerr, 0, sizeof(lerr));
+		lst = logic_load_string(lgc, strlen(lgc), "t.yaml", &l, &lerr);
+		if (cases[k].expr) {
+			CHECK_MSG(cst == TCX_OK && lst == TCX_OK, "%s: %s / %s", cases[k].pt, cerr.msg,
+				  lerr.msg);
+			if (c && l) {
+				CHECK_MSG(strcmp(c->problems[0].type->expr, cases[k].expr) == 0,
+					  "config: %s", c->problems[0].type->expr);
+				CHECK_MSG(strcmp(l->type->expr, cases[k].expr) == 0, "logic: %s",
+					  l->type->expr);
+			}
+		} else {
+			const char *want = ": 'UseBeta' must be True or False, found 'maybe'";
+
+			CHECK(cst == TCX_EPARSE && lst == TCX_EPARSE);
+			CHECK_MSG(strstr(cerr.msg, "t.yaml:2:") && strstr(cerr.msg, want), "%s",
+				  cerr.msg);
+			CHECK_MSG(strstr(lerr.msg, "t.yaml:4:") && strstr(lerr.msg, want), "%s",
+				  lerr.msg);
+		}
+		config_free(c);
+		logic_free(l);
+	}
+}
+
 int main(void)
 {
 	tcx_log_set(log_hook, NULL, TCX_LOG_WARN);
@@ -765,5 +821,6 @@ int main(void)
 	test_timing();
 	test_huge_sizes();
 	test_accepted();
+	test_shared_problem_type();
 	return check_done();
 }

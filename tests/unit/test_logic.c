@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "logic/logic.h"
+#include "logic/ptype.h"
 #include "notation/notation.h"
 
 static char tmpdir[256];
@@ -328,7 +329,7 @@ static void test_problem_type(void)
 
 		if (!l)
 			continue;
-		mine = logic_problem_type(l->type);
+		mine = ptype_derive(l->type);
 		json_object_foreach(mine, key, v)
 		{
 			json_t *theirs = json_object_get(l->problem_type, key);
@@ -343,29 +344,28 @@ static void test_problem_type(void)
 			same++;
 		}
 		CHECK(same >= 25);
-		n = logic_index_order(l->type, order);
+		n = ptype_index_order(l->type, order);
 		CHECK(n == 4 && memcmp(order, l->index_order, sizeof(int) * 4) == 0);
 		json_decref(mine);
 		logic_free(l);
 	}
 	/* GEMM flags alone (no IndexAssignments) */
 	{
-		json_error_t je;
-		json_t *pt =
-		    json_loads("{\"OperationType\": \"GEMM\", \"DataType\": \"s\", "
-			       "\"TransposeA\": false, \"TransposeB\": false, \"Batched\": "
-			       "true}",
-			       0, &je);
+		static const char text[] = "{OperationType: GEMM, DataType: s, TransposeA: false, "
+					   "TransposeB: false, Batched: true}";
+		struct ynode *pt = NULL;
 		struct tcx_contraction *c = NULL;
 		struct tcx_error err = {0};
 		char name[64] = "";
 
-		CHECK(logic_type_from_tensile(pt, "t", &c, &err) == TCX_OK);
+		CHECK(ydoc_parse(text, strlen(text), "t", 0, &pt, &err) == TCX_OK && pt);
+		if (pt)
+			CHECK(ptype_read(pt, "t", PTYPE_DERIVED, &c, &err) == TCX_OK);
 		if (c)
 			contraction_tensile_name(c, name, sizeof(name));
 		CHECK_MSG(strcmp(name, "Cijk_Ailk_Bljk_SB") == 0, "%s", name);
 		contraction_free(c);
-		json_decref(pt);
+		ynode_free(pt);
 	}
 }
 
@@ -660,7 +660,7 @@ static void test_analyze_degenerate(void)
 	if (l) {
 		struct logic_table t = {0, 2, sizes, NULL, 2, sols, g};
 
-		CHECK(logic_index_order(l->type, order) == 0);
+		CHECK(ptype_index_order(l->type, order) == 0);
 		CHECK(logic_analyze(l, &t, LOGIC_IMPORTANCE_MIN, &err) == TCX_OK);
 		CHECK(l->nsol == 1 && l->nexact == 1 && !l->range && l->exact[0].gflops == 3);
 		CHECK(logic_lookup(l, sizes, NULL) == 0);
@@ -894,6 +894,33 @@ static void test_errors(void)
 	free(asm_lite);
 }
 
+/* Logic files are YAML as configs are (lib/yaml): the same refusals in the
+ * same words, at the place; a ProblemType's fault names its key's place. */
+static void test_yaml_rules(void)
+{
+	char *asm_lite = slurp(files[3].rel), *t;
+
+	expect_error("tcx-logic: 1\nsolutions: []\ntcx-logic: 1\n", TCX_EPARSE,
+		     "t.yaml:3:1: duplicate key 'tcx-logic' (first at line 1)", "duplicate key");
+	expect_error("- a\n---\n- b\n", TCX_EPARSE, "t.yaml:2:1: a second YAML document",
+		     "two documents");
+	expect_error("- &x a\n- *x\n", TCX_EPARSE,
+		     "t.yaml:2:3: aliases ('*x') are not supported: write the value out", "alias");
+	expect_error("- a\n- b\xff\n", TCX_EPARSE,
+		     "t.yaml:2:4: malformed YAML: invalid leading UTF-8 octet", "not UTF-8");
+	t = replace(asm_lite, "  UseBeta: true\n  UseInitialStrides: false\n- - ",
+		    "  UseBeta: maybe\n  UseInitialStrides: false\n- - ");
+	expect_error(t, TCX_EPARSE, "t.yaml:37:12: 'UseBeta' must be True or False, found 'maybe'",
+		     "ProblemType boolean");
+	free(t);
+	t = replace(asm_lite, "\n  IndexAssignmentsB: [1, 3, 2]\n",
+		    "\n  IndexAssignmentsB: [1, 3, 2, 3]\n");
+	expect_error(t, TCX_EPARSE, "t.yaml:16:32: index id 3 appears twice in 'IndexAssignmentsB'",
+		     "ProblemType ids");
+	free(t);
+	free(asm_lite);
+}
+
 int main(void)
 {
 	const char *base = getenv("TMPDIR");
@@ -914,6 +941,7 @@ int main(void)
 	test_analyze_degenerate();
 	test_analyze_random();
 	test_errors();
+	test_yaml_rules();
 	{
 		static const char *const names[] = {"a.yaml",  "b.yaml", "v3.yaml",
 						    "v4.yaml", "r.yaml", "r3.yaml"};

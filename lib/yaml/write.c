@@ -1,4 +1,4 @@
-/* yamlout.c - writes a jansson value as block-style YAML through libyaml's
+/* write.c - writes a jansson value as block-style YAML through libyaml's
  * emitter (correct quoting without a hand-written writer). */
 #include <stdio.h>
 #include <string.h>
@@ -6,7 +6,7 @@
 #include <jansson.h>
 #include <yaml.h>
 
-#include "logic/yamlout.h"
+#include "yaml/ydoc.h"
 
 static int write_handler(void *data, unsigned char *buffer, size_t size)
 {
