@@ -138,7 +138,8 @@ struct tcx_backend_ops {
 				      struct tcx_error *err);
 
 	/* Enqueues a kernel.  With event_ms non-NULL the call waits for the
-	 * kernel and stores its device-side duration in milliseconds. */
+	 * kernel and stores its device-side duration in milliseconds.
+	 * check.h's launch_check says what a backend checks first. */
 	enum tcx_status (*launch)(struct device *dev, struct program *prog,
 				  const struct launch *l, double *event_ms, struct tcx_error *err);
 	/* Waits until everything enqueued has finished. */

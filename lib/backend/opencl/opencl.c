@@ -11,6 +11,7 @@
 #include <CL/cl_ext.h>
 
 #include "backend/backend.h"
+#include "backend/check.h"
 
 /* Vendor queries, spelled out in case an older cl_ext.h lacks them. */
 #ifndef CL_PLATFORM_NOT_FOUND_KHR
@@ -202,15 +203,11 @@ static enum tcx_status cl_fail(struct tcx_error *err, enum tcx_status code, cl_i
 static enum tcx_status cl_fail(struct tcx_error *err, enum tcx_status code, cl_int rc,
 			       const char *fmt, ...)
 {
-	char what[TCX_ERROR_SIZE];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	backend_vfail(err, code, rc, cl_err_name(rc), fmt, ap);
 	va_end(ap);
-	tcx_fail(err, code, "%s: %s (%d)", what, cl_err_name(rc), (int)rc);
-	if (err)
-		err->native = rc;
 	return code;
 }
 
@@ -582,39 +579,6 @@ static void fetch_log(struct program *p)
 		p->log[--n] = '\0';
 }
 
-/* The first line of the log that reports an error (else the first line),
- * and the line after it, joined for an error message. */
-static void log_head(const char *log, char *buf, size_t size)
-{
-	struct strbuf sb = STRBUF_INIT;
-	const char *start = log, *e;
-
-	if (!log || !*log) {
-		snprintf(buf, size, "(the compiler gave no log)");
-		return;
-	}
-	e = strstr(log, "error");
-	if (e) {
-		while (e > log && e[-1] != '\n')
-			e--;
-		start = e;
-	}
-	for (int line = 0; line < 2; line++) {
-		size_t n;
-
-		start += strspn(start, "\n ");
-		n = strcspn(start, "\n");
-		if (n == 0)
-			break;
-		if (line)
-			strbuf_adds(&sb, "; ");
-		strbuf_add(&sb, start, n);
-		start += n;
-	}
-	snprintf(buf, size, "%s", strbuf_str(&sb));
-	strbuf_release(&sb);
-}
-
 static struct program *program_new(struct device *dev)
 {
 	struct program *p = calloc(1, sizeof(*p));
@@ -676,7 +640,7 @@ static enum tcx_status ocl_build(struct device *dev, const char *src, size_t len
 		return cl_fail(err, TCX_EBUILD, rc, "invalid build options '%s' for '%s'",
 			       opts ? opts : "", dev->info.id);
 	if (rc == CL_BUILD_PROGRAM_FAILURE) {
-		log_head(p->log, head, sizeof(head));
+		backend_log_head(p->log, 2, head, sizeof(head));
 		tcx_fail(err, TCX_EBUILD, "kernel does not compile for '%s': %s", dev->info.id,
 			 head);
 		if (err)
@@ -773,7 +737,7 @@ static enum tcx_status ocl_build_binary(struct device *dev, const unsigned char 
 	fetch_log(p);
 	if (rc != CL_SUCCESS) {
 		/* a binary that loads but does not build is as good as damaged */
-		log_head(p->log, head, sizeof(head));
+		backend_log_head(p->log, 2, head, sizeof(head));
 		tcx_fail(err, TCX_ECORRUPT, "program binary rejected by '%s': %s: %s", dev->info.id,
 			 cl_err_name(rc), head);
 		if (err)
@@ -905,18 +869,6 @@ static void ocl_free(struct buffer *buf)
 	free(buf);
 }
 
-static enum tcx_status check_range(const struct buffer *buf, size_t off, size_t bytes,
-				   const char *what, struct tcx_error *err)
-{
-	if (!buf)
-		return tcx_fail(err, TCX_EINVAL, "%s of a NULL buffer", what);
-	if (off > buf->size || bytes > buf->size - off)
-		return tcx_fail(err, TCX_EINVAL,
-				"%s of %zu bytes at offset %zu past the end of a %zu-byte buffer",
-				what, bytes, off, buf->size);
-	return TCX_OK;
-}
-
 /* Errors of a transfer: memory errors are the device's, the rest ours. */
 static enum tcx_status transfer_status(cl_int rc)
 {
@@ -926,7 +878,7 @@ static enum tcx_status transfer_status(cl_int rc)
 static enum tcx_status ocl_write(struct device *dev, struct buffer *buf, size_t off,
 				 const void *src, size_t bytes, struct tcx_error *err)
 {
-	enum tcx_status st = check_range(buf, off, bytes, "write", err);
+	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, off, bytes, "write", err);
 	cl_int rc;
 
 	if (st || bytes == 0)
@@ -941,7 +893,7 @@ static enum tcx_status ocl_write(struct device *dev, struct buffer *buf, size_t 
 static enum tcx_status ocl_read(struct device *dev, struct buffer *buf, size_t off, void *dst,
 				size_t bytes, struct tcx_error *err)
 {
-	enum tcx_status st = check_range(buf, off, bytes, "read", err);
+	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, off, bytes, "read", err);
 	cl_int rc;
 
 	if (st || bytes == 0)
@@ -958,17 +910,14 @@ static enum tcx_status ocl_read(struct device *dev, struct buffer *buf, size_t o
 static enum tcx_status ocl_fill(struct device *dev, struct buffer *buf, const void *pattern,
 				size_t pattern_size, size_t bytes, struct tcx_error *err)
 {
-	enum tcx_status st = check_range(buf, 0, bytes, "fill", err);
+	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, 0, bytes, "fill", err);
 	cl_int rc;
 
 	if (st || bytes == 0)
 		return st;
-	if (pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)) ||
-	    bytes % pattern_size)
-		return tcx_fail(err, TCX_EINVAL,
-				"cannot fill %zu bytes with a %zu-byte pattern (a power of two up "
-				"to 128 that divides the size)",
-				bytes, pattern_size);
+	st = buffer_check_fill(pattern_size, bytes, err);
+	if (st)
+		return st;
 	rc = clEnqueueFillBuffer(dev->queue, buf->mem, pattern, pattern_size, 0, bytes, 0, NULL,
 				 NULL);
 	if (rc != CL_SUCCESS)
@@ -979,93 +928,30 @@ static enum tcx_status ocl_fill(struct device *dev, struct buffer *buf, const vo
 
 /* --- launches -------------------------------------------------------- */
 
-/* Checks the NDRange against the device's and the kernel's limits, so that
- * a bad solution is rejected with a reason rather than a bare error code. */
-static enum tcx_status check_launch(const struct device *dev, const struct kernel_entry *k,
-				    const struct launch *l, struct tcx_error *err)
-{
-	const struct device_info *di = &dev->info;
-	size_t wg = 1;
-	cl_ulong local = k->static_local;
-
-	for (int d = 0; d < 3; d++) {
-		if (l->local[d] == 0 || l->global[d] == 0)
-			return tcx_fail(err, TCX_ELAUNCH,
-					"kernel '%s': empty %s size in dimension %d", k->name,
-					l->local[d] == 0 ? "work-group" : "global", d);
-		if (l->global[d] % l->local[d])
-			return tcx_fail(err, TCX_ELAUNCH,
-					"kernel '%s': global size %zu in dimension %d is not a "
-					"multiple of the work-group size %zu",
-					k->name, l->global[d], d, l->local[d]);
-		if (wg > SIZE_MAX / l->local[d])
-			return tcx_fail(err, TCX_ELAUNCH, "kernel '%s': work-group size overflows",
-					k->name);
-		wg *= l->local[d];
-	}
-	if (wg > (size_t)di->max_wg_size)
-		return tcx_fail(
-		    err, TCX_ELAUNCH,
-		    "kernel '%s': work-group of %zu work-items exceeds the device limit "
-		    "of %d",
-		    k->name, wg, di->max_wg_size);
-	if (k->wg_max && wg > k->wg_max)
-		return tcx_fail(
-		    err, TCX_ELAUNCH,
-		    "kernel '%s': work-group of %zu work-items exceeds the kernel's limit "
-		    "of %zu on this device",
-		    k->name, wg, k->wg_max);
-	for (int d = 0; d < 3; d++)
-		if (l->local[d] > (size_t)di->max_wg_dim[d])
-			return tcx_fail(
-			    err, TCX_ELAUNCH,
-			    "kernel '%s': work-group size %zu in dimension %d exceeds the "
-			    "device limit of %d",
-			    k->name, l->local[d], d, di->max_wg_dim[d]);
-	if ((cl_uint)l->nargs != k->nargs)
-		return tcx_fail(err, TCX_ELAUNCH, "kernel '%s' takes %u arguments, not %d", k->name,
-				(unsigned)k->nargs, l->nargs);
-	for (int a = 0; a < l->nargs; a++)
-		if (l->args[a].kind == KARG_LOCAL)
-			local += l->args[a].size;
-	if (di->local_mem > 0 && local > (cl_ulong)di->local_mem)
-		return tcx_fail(err, TCX_ELAUNCH,
-				"kernel '%s': needs %llu bytes of local memory, above the device "
-				"limit of %lld",
-				k->name, (unsigned long long)local, (long long)di->local_mem);
-	return TCX_OK;
-}
-
+/* Checks the launch (launch_check) and sets the kernel's arguments. */
 static enum tcx_status set_args(const struct device *dev, struct kernel_entry *k,
 				const struct launch *l, struct tcx_error *err)
 {
-	for (int a = 0; a < l->nargs; a++) {
+	const struct kernel_facts f = {
+	    k->name, (int64_t)k->wg_max, (int64_t)k->static_local, (int)k->nargs, NULL,
+	    sizeof(cl_mem),
+	};
+	enum tcx_status st = launch_check(&dev->info, &f, l, NULL, err);
+
+	for (int a = 0; !st && a < l->nargs; a++) {
 		const struct karg *g = &l->args[a];
 		cl_int rc;
 
-		switch (g->kind) {
-		case KARG_BUFFER:
-			if (!g->buf)
-				return tcx_fail(err, TCX_EINVAL,
-						"kernel '%s': argument %d is a NULL buffer",
-						k->name, a);
+		if (g->kind == KARG_BUFFER)
 			rc = clSetKernelArg(k->kernel, (cl_uint)a, sizeof(cl_mem), &g->buf->mem);
-			break;
-		case KARG_BYTES:
-			rc = clSetKernelArg(k->kernel, (cl_uint)a, g->size, g->ptr);
-			break;
-		case KARG_LOCAL:
-			rc = clSetKernelArg(k->kernel, (cl_uint)a, g->size, NULL);
-			break;
-		default:
-			return tcx_fail(err, TCX_EINVAL, "kernel '%s': argument %d of unknown kind",
-					k->name, a);
-		}
+		else /* a value, or __local memory of g->size bytes */
+			rc = clSetKernelArg(k->kernel, (cl_uint)a, g->size,
+					    g->kind == KARG_BYTES ? g->ptr : NULL);
 		if (rc != CL_SUCCESS)
-			return cl_fail(err, TCX_ELAUNCH, rc, "kernel '%s': cannot set argument %d",
-				       k->name, a);
+			st = cl_fail(err, TCX_ELAUNCH, rc, "kernel '%s': cannot set argument %d",
+				     k->name, a);
 	}
-	return TCX_OK;
+	return st;
 }
 
 /* Waits for a kernel's event and reads its device-side duration. */
@@ -1113,8 +999,6 @@ static enum tcx_status ocl_launch(struct device *dev, struct program *prog, cons
 		return tcx_fail(err, TCX_EINVAL, "a launch with %d arguments", l->nargs);
 	pthread_mutex_lock(&prog->lock);
 	st = kernel_get(prog, l->kernel, &k, err);
-	if (!st)
-		st = check_launch(dev, k, l, err);
 	if (!st)
 		st = set_args(dev, k, l, err);
 	if (!st) {
