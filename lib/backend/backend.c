@@ -233,6 +233,21 @@ void device_close(struct device *dev)
 	b->ops->close(dev);
 }
 
+void device_cache_stats(const struct device *dev, struct device_cache_stats *out)
+{
+	struct device_base *b = base_of(dev);
+
+	if (b->cache)
+		pthread_mutex_lock(&b->cache->lock);
+	out->builds = b->builds;
+	out->memory_hits = b->cache_hits;
+	out->disk_hits = b->disk_hits;
+	out->disk_stores = b->disk_stores;
+	out->disk_rebuilt = b->disk_corrupt;
+	if (b->cache)
+		pthread_mutex_unlock(&b->cache->lock);
+}
+
 void device_set_disk_cache(struct device *dev, bool on)
 {
 	base_of(dev)->no_disk_cache = !on;

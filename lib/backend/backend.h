@@ -171,7 +171,7 @@ bool device_is_host(const struct device *dev);
 struct device_base {
 	const struct tcx_backend_ops *ops;
 	struct program_cache *cache;
-	unsigned long builds, cache_hits, disk_hits; /* counters, for tests */
+	unsigned long builds, cache_hits, disk_hits; /* device_cache_stats's counters */
 	/* the on-disk kernel cache (kcache.h): off for this device when set */
 	bool no_disk_cache;
 	/* more counters: binaries stored on disk, damaged entries rebuilt */
@@ -188,6 +188,16 @@ struct device_base {
  * details.  TCX_ENOMEM when out of memory. */
 enum tcx_status device_set_kernel_timeout(struct device *dev, double seconds,
 					  struct tcx_error *err);
+
+/* What device_build has done on a device since it was opened. */
+struct device_cache_stats {
+	unsigned long builds;	    /* programs compiled */
+	unsigned long memory_hits;  /* found in the process-wide cache */
+	unsigned long disk_hits;    /* loaded from the on-disk kernel cache */
+	unsigned long disk_stores;  /* stored there */
+	unsigned long disk_rebuilt; /* damaged entries there, compiled again */
+};
+void device_cache_stats(const struct device *dev, struct device_cache_stats *out);
 
 /* Turns the on-disk kernel cache on or off for one opened device (it is on
  * unless $TCX_NO_KERNEL_CACHE is set).  The in-process cache stays on. */

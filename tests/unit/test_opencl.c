@@ -78,6 +78,7 @@ int main(void)
 	int n = N, count = 0, regs = 0, spill = 0;
 	int64_t local_bytes = 0;
 	unsigned long hits;
+	struct device_cache_stats stats;
 	const char *s;
 
 	seed = (uint64_t)(now_seconds() * 1e6);
@@ -267,13 +268,15 @@ int main(void)
 	free(bin);
 
 	/* the in-process cache: the second build is a hit */
-	hits = ((struct device_base *)dev)->cache_hits;
+	device_cache_stats(dev, &stats);
+	hits = stats.memory_hits;
 	st = device_build(dev, vadd_src, strlen(vadd_src), NULL, &cached1, NULL, NULL, &err);
 	CHECK_MSG(st == TCX_OK, "%s", err.msg);
 	st = device_build(dev, vadd_src, strlen(vadd_src), NULL, &cached2, NULL, NULL, &err);
 	CHECK_MSG(st == TCX_OK, "%s", err.msg);
 	CHECK(cached1 == cached2 && cached1 != NULL);
-	CHECK(((struct device_base *)dev)->cache_hits == hits + 1);
+	device_cache_stats(dev, &stats);
+	CHECK(stats.memory_hits == hits + 1);
 	if (cached2) {
 		vadd_launch(&l, ba, bb, bc, &n);
 		CHECK(device_launch(dev, cached2, &l, NULL, &err) == TCX_OK);
