@@ -146,10 +146,14 @@ struct tcx_backend_ops {
 	enum tcx_status (*finish)(struct device *dev, struct tcx_error *err);
 };
 
-/* The registry. */
+/* The registry: the backends built into this binary (backend_at, in
+ * registry order; NULL past the end), one by name (NULL when it was not
+ * built), and the name of every backend tcx has, built or not
+ * (backend_known_at; NULL past the end), for messages that name them. */
 int backend_count(void);
 const struct tcx_backend_ops *backend_at(int k);
 const struct tcx_backend_ops *backend_find(const char *name);
+const char *backend_known_at(int k);
 
 /* Every device of every backend.  `why` receives one line per backend that
  * has no devices and says why (NULL allowed).  Caller frees *out. */

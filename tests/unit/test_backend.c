@@ -1,6 +1,7 @@
 /* test_backend.c - what the backends share (check.h): launch_check with the
  * facts a CUDA, a HIP and an OpenCL runtime give of a device and a kernel,
- * transfer ranges, fill patterns, compiler log heads.  No device needed (test_backend_launch.c runs the launches). */
+ * transfer ranges, fill patterns, compiler log heads; and the registry's
+ * names.  No device needed (test_backend_launch.c runs the launches). */
 #include <limits.h>
 #include <string.h>
 
@@ -151,9 +152,25 @@ static void test_buffers_and_logs(void)
 	CHECK_MSG(strcmp(head, "just a note") == 0, "%s", head);
 }
 
+/* Every backend tcx has is named, built or not; the built ones are found. */
+static void test_registry(void)
+{
+	static const char *const all[] = { "opencl", "cuda", "hip", "host" };
+	int k;
+
+	for (k = 0; backend_known_at(k); k++)
+		CHECK(k < (int)ARRAY_SIZE(all) && strcmp(backend_known_at(k), all[k]) == 0);
+	CHECK(k == (int)ARRAY_SIZE(all));
+	for (k = 0; k < backend_count(); k++)
+		CHECK(backend_find(backend_at(k)->name) == backend_at(k));
+	CHECK(backend_find("host") != NULL);
+	CHECK(backend_at(backend_count()) == NULL);
+}
+
 int main(void)
 {
 	test_launch_check();
 	test_buffers_and_logs();
+	test_registry();
 	return check_done();
 }
