@@ -256,13 +256,14 @@ static void figures_json(json_t *o, const struct bench_result *r, double peak, b
 }
 
 /* How a size's program was obtained, from the device's counters. */
-static const char *kernel_origin(const struct device_base *before, const struct device_base *after)
+static const char *kernel_origin(const struct device_cache_stats *before,
+				 const struct device_cache_stats *after)
 {
 	if (after->builds > before->builds)
 		return "build";
 	if (after->disk_hits > before->disk_hits)
 		return "disk";
-	if (after->cache_hits > before->cache_hits)
+	if (after->memory_hits > before->memory_hits)
 		return "memory";
 	return "";
 }
@@ -445,10 +446,13 @@ static enum tcx_status prepare_one(struct run_ctx *x, const struct problem *p,
 				   const struct solution *s, struct prepared *pr, struct timed *t,
 				   struct tcx_error *err)
 {
-	struct device_base before = *(struct device_base *)x->dev;
-	enum tcx_status st = contract_prepare(x->dev, p->c, p, s, pr, NULL, err);
+	struct device_cache_stats before, after;
+	enum tcx_status st;
 
-	t->origin = kernel_origin(&before, (struct device_base *)x->dev);
+	device_cache_stats(x->dev, &before);
+	st = contract_prepare(x->dev, p->c, p, s, pr, NULL, err);
+	device_cache_stats(x->dev, &after);
+	t->origin = kernel_origin(&before, &after);
 	t->status = size_status(st);
 	solution_key(st ? s : &pr->plan.sol, t->key, sizeof(t->key));
 	solution_name(st ? s : &pr->plan.sol, t->name, sizeof(t->name));
@@ -791,10 +795,11 @@ static json_t *run_document(const struct run_ctx *x, const struct bench_cli *cli
 {
 	json_t *doc = json_object(), *cache = json_object();
 	const struct device_info *di = device_info_of(x->dev);
-	const struct device_base *b = (const struct device_base *)x->dev;
+	struct device_cache_stats b;
 	char name[128], date[32];
 	static const char *const flush_names[] = { "auto", "on", "off" };
 
+	device_cache_stats(x->dev, &b);
 	contraction_tensile_name(x->c, name, sizeof(name));
 	utc_now(date, sizeof(date));
 	json_object_set_new(doc, "tcx_version", json_string(tcx_version()));
@@ -813,11 +818,11 @@ static json_t *run_document(const struct run_ctx *x, const struct bench_cli *cli
 		json_object_set_new(doc, "peak_gflops", json_real(x->peak));
 	json_object_set_new(cache, "enabled",
 			    json_boolean(!cli->no_cache && !kcache_disabled_by_env()));
-	json_object_set_new(cache, "builds", json_integer((json_int_t)b->builds));
-	json_object_set_new(cache, "memory_hits", json_integer((json_int_t)b->cache_hits));
-	json_object_set_new(cache, "disk_hits", json_integer((json_int_t)b->disk_hits));
-	json_object_set_new(cache, "disk_stores", json_integer((json_int_t)b->disk_stores));
-	json_object_set_new(cache, "disk_rebuilt", json_integer((json_int_t)b->disk_corrupt));
+	json_object_set_new(cache, "builds", json_integer((json_int_t)b.builds));
+	json_object_set_new(cache, "memory_hits", json_integer((json_int_t)b.memory_hits));
+	json_object_set_new(cache, "disk_hits", json_integer((json_int_t)b.disk_hits));
+	json_object_set_new(cache, "disk_stores", json_integer((json_int_t)b.disk_stores));
+	json_object_set_new(cache, "disk_rebuilt", json_integer((json_int_t)b.disk_rebuilt));
 	json_object_set_new(doc, "cache", cache);
 	json_object_set_new(doc, "results", json_incref(x->rows));
 	return doc;

@@ -39,9 +39,6 @@ const struct cmd cmd_devices_def = {
 	NULL,
 };
 
-/* Backends tcx knows of; those not in the registry were not built in. */
-static const char *const known_backends[] = { "opencl", "cuda", "hip" };
-
 static const char *type_name(enum device_type t)
 {
 	switch (t) {
@@ -109,11 +106,11 @@ static json_t *unavailable_json(const char *why)
 		if (*why == '\n')
 			why++;
 	}
-	for (size_t k = 0; k < ARRAY_SIZE(known_backends); k++)
-		if (!backend_find(known_backends[k])) {
+	for (int k = 0; backend_known_at(k); k++)
+		if (!backend_find(backend_known_at(k))) {
 			json_t *o = json_object();
 
-			json_object_set_new(o, "backend", json_string(known_backends[k]));
+			json_object_set_new(o, "backend", json_string(backend_known_at(k)));
 			json_object_set_new(o, "reason", json_string("not built"));
 			json_array_append_new(arr, o);
 		}

@@ -69,9 +69,6 @@ static void print_main_help(FILE *fp)
 		    "runtime\nerror, 4 no usable device.\n");
 }
 
-/* Backends tcx knows of, whether built into this binary or not. */
-static const char *const known_backends[] = { "opencl", "cuda", "hip" };
-
 /* The reason `why` (devices_list's "name: reason" lines) gives for backend
  * `name`, copied into buf; false when it gives none. */
 static bool backend_reason(const char *why, const char *name, char *buf, size_t len)
@@ -107,11 +104,13 @@ static void print_version(void)
 	printf("tcx %s\n", tcx_version());
 	printf("backends:\n");
 	printf("  %-8s built in: the reference, always available\n", "host");
-	for (size_t b = 0; b < ARRAY_SIZE(known_backends); b++) {
-		const char *name = known_backends[b];
+	for (int b = 0; backend_known_at(b); b++) {
+		const char *name = backend_known_at(b);
 		char reason[TCX_ERROR_SIZE];
 		int count = 0, first = -1;
 
+		if (strcmp(name, "host") == 0)
+			continue; /* the reference, above */
 		if (!backend_find(name)) {
 			printf("  %-8s not built\n", name);
 			continue;

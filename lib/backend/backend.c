@@ -9,40 +9,55 @@
 #include "backend/watchdog.h"
 #include "common/fault.h"
 
-/* One line per backend.  Order matters only for listing. */
-static void (*const registry[])(struct tcx_backend_ops *) = {
+/* One line per backend tcx has; those not built into this binary have no
+ * ops.  Order matters only for listing. */
+static const struct {
+	const char *name;
+	void (*ops)(struct tcx_backend_ops *);
+} registry[] = {
 #ifdef TCX_WITH_OPENCL
-	tcx_backend_opencl_ops,
+	{ "opencl", tcx_backend_opencl_ops },
+#else
+	{ "opencl", NULL },
 #endif
 #ifdef TCX_WITH_CUDA
-	tcx_backend_cuda_ops,
+	{ "cuda", tcx_backend_cuda_ops },
+#else
+	{ "cuda", NULL },
 #endif
 #ifdef TCX_WITH_HIP
-	tcx_backend_hip_ops,
+	{ "hip", tcx_backend_hip_ops },
+#else
+	{ "hip", NULL },
 #endif
-	tcx_backend_host_ops,
+	{ "host", tcx_backend_host_ops },
 };
 
-#define NBACKENDS ARRAY_SIZE(registry)
-static struct tcx_backend_ops backends[NBACKENDS];
+static struct tcx_backend_ops backends[ARRAY_SIZE(registry)];
+static int nbackends;
 static pthread_once_t backends_once = PTHREAD_ONCE_INIT;
 
 static void backends_init(void)
 {
-	for (size_t k = 0; k < NBACKENDS; k++)
-		registry[k](&backends[k]);
+	for (size_t k = 0; k < ARRAY_SIZE(registry); k++)
+		if (registry[k].ops)
+			registry[k].ops(&backends[nbackends++]);
 }
 
 int backend_count(void)
 {
 	pthread_once(&backends_once, backends_init);
-	return (int)NBACKENDS;
+	return nbackends;
 }
 
 const struct tcx_backend_ops *backend_at(int k)
 {
-	pthread_once(&backends_once, backends_init);
-	return k >= 0 && (size_t)k < NBACKENDS ? &backends[k] : NULL;
+	return k >= 0 && k < backend_count() ? &backends[k] : NULL;
+}
+
+const char *backend_known_at(int k)
+{
+	return k >= 0 && (size_t)k < ARRAY_SIZE(registry) ? registry[k].name : NULL;
 }
 
 const struct tcx_backend_ops *backend_find(const char *name)
@@ -231,6 +246,21 @@ void device_close(struct device *dev)
 		b->cache = NULL;
 	}
 	b->ops->close(dev);
+}
+
+void device_cache_stats(const struct device *dev, struct device_cache_stats *out)
+{
+	struct device_base *b = base_of(dev);
+
+	if (b->cache)
+		pthread_mutex_lock(&b->cache->lock);
+	out->builds = b->builds;
+	out->memory_hits = b->cache_hits;
+	out->disk_hits = b->disk_hits;
+	out->disk_stores = b->disk_stores;
+	out->disk_rebuilt = b->disk_corrupt;
+	if (b->cache)
+		pthread_mutex_unlock(&b->cache->lock);
 }
 
 void device_set_disk_cache(struct device *dev, bool on)

@@ -138,17 +138,22 @@ struct tcx_backend_ops {
 				      struct tcx_error *err);
 
 	/* Enqueues a kernel.  With event_ms non-NULL the call waits for the
-	 * kernel and stores its device-side duration in milliseconds. */
+	 * kernel and stores its device-side duration in milliseconds.
+	 * check.h's launch_check says what a backend checks first. */
 	enum tcx_status (*launch)(struct device *dev, struct program *prog,
 				  const struct launch *l, double *event_ms, struct tcx_error *err);
 	/* Waits until everything enqueued has finished. */
 	enum tcx_status (*finish)(struct device *dev, struct tcx_error *err);
 };
 
-/* The registry. */
+/* The registry: the backends built into this binary (backend_at, in
+ * registry order; NULL past the end), one by name (NULL when it was not
+ * built), and the name of every backend tcx has, built or not
+ * (backend_known_at; NULL past the end), for messages that name them. */
 int backend_count(void);
 const struct tcx_backend_ops *backend_at(int k);
 const struct tcx_backend_ops *backend_find(const char *name);
+const char *backend_known_at(int k);
 
 /* Every device of every backend.  `why` receives one line per backend that
  * has no devices and says why (NULL allowed).  Caller frees *out. */
@@ -170,7 +175,7 @@ bool device_is_host(const struct device *dev);
 struct device_base {
 	const struct tcx_backend_ops *ops;
 	struct program_cache *cache;
-	unsigned long builds, cache_hits, disk_hits; /* counters, for tests */
+	unsigned long builds, cache_hits, disk_hits; /* device_cache_stats's counters */
 	/* the on-disk kernel cache (kcache.h): off for this device when set */
 	bool no_disk_cache;
 	/* more counters: binaries stored on disk, damaged entries rebuilt */
@@ -187,6 +192,16 @@ struct device_base {
  * details.  TCX_ENOMEM when out of memory. */
 enum tcx_status device_set_kernel_timeout(struct device *dev, double seconds,
 					  struct tcx_error *err);
+
+/* What device_build has done on a device since it was opened. */
+struct device_cache_stats {
+	unsigned long builds;	    /* programs compiled */
+	unsigned long memory_hits;  /* found in the process-wide cache */
+	unsigned long disk_hits;    /* loaded from the on-disk kernel cache */
+	unsigned long disk_stores;  /* stored there */
+	unsigned long disk_rebuilt; /* damaged entries there, compiled again */
+};
+void device_cache_stats(const struct device *dev, struct device_cache_stats *out);
 
 /* Turns the on-disk kernel cache on or off for one opened device (it is on
  * unless $TCX_NO_KERNEL_CACHE is set).  The in-process cache stays on. */

@@ -11,6 +11,7 @@
 #include <CL/cl_ext.h>
 
 #include "backend/backend.h"
+#include "backend/check.h"
 
 /* Vendor queries, spelled out in case an older cl_ext.h lacks them. */
 #ifndef CL_PLATFORM_NOT_FOUND_KHR
@@ -70,130 +71,43 @@ struct buffer {
 /* The name of an OpenCL error code, as cl.h spells it. */
 static const char *cl_err_name(cl_int rc)
 {
-	switch (rc) {
-	case CL_SUCCESS:
-		return "CL_SUCCESS";
-	case CL_DEVICE_NOT_FOUND:
-		return "CL_DEVICE_NOT_FOUND";
-	case CL_DEVICE_NOT_AVAILABLE:
-		return "CL_DEVICE_NOT_AVAILABLE";
-	case CL_COMPILER_NOT_AVAILABLE:
-		return "CL_COMPILER_NOT_AVAILABLE";
-	case CL_MEM_OBJECT_ALLOCATION_FAILURE:
-		return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
-	case CL_OUT_OF_RESOURCES:
-		return "CL_OUT_OF_RESOURCES";
-	case CL_OUT_OF_HOST_MEMORY:
-		return "CL_OUT_OF_HOST_MEMORY";
-	case CL_PROFILING_INFO_NOT_AVAILABLE:
-		return "CL_PROFILING_INFO_NOT_AVAILABLE";
-	case CL_MEM_COPY_OVERLAP:
-		return "CL_MEM_COPY_OVERLAP";
-	case CL_IMAGE_FORMAT_MISMATCH:
-		return "CL_IMAGE_FORMAT_MISMATCH";
-	case CL_IMAGE_FORMAT_NOT_SUPPORTED:
-		return "CL_IMAGE_FORMAT_NOT_SUPPORTED";
-	case CL_BUILD_PROGRAM_FAILURE:
-		return "CL_BUILD_PROGRAM_FAILURE";
-	case CL_MAP_FAILURE:
-		return "CL_MAP_FAILURE";
-	case CL_MISALIGNED_SUB_BUFFER_OFFSET:
-		return "CL_MISALIGNED_SUB_BUFFER_OFFSET";
-	case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST:
-		return "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST";
-	case CL_COMPILE_PROGRAM_FAILURE:
-		return "CL_COMPILE_PROGRAM_FAILURE";
-	case CL_LINKER_NOT_AVAILABLE:
-		return "CL_LINKER_NOT_AVAILABLE";
-	case CL_LINK_PROGRAM_FAILURE:
-		return "CL_LINK_PROGRAM_FAILURE";
-	case CL_DEVICE_PARTITION_FAILED:
-		return "CL_DEVICE_PARTITION_FAILED";
-	case CL_KERNEL_ARG_INFO_NOT_AVAILABLE:
-		return "CL_KERNEL_ARG_INFO_NOT_AVAILABLE";
-	case CL_INVALID_VALUE:
-		return "CL_INVALID_VALUE";
-	case CL_INVALID_DEVICE_TYPE:
-		return "CL_INVALID_DEVICE_TYPE";
-	case CL_INVALID_PLATFORM:
-		return "CL_INVALID_PLATFORM";
-	case CL_INVALID_DEVICE:
-		return "CL_INVALID_DEVICE";
-	case CL_INVALID_CONTEXT:
-		return "CL_INVALID_CONTEXT";
-	case CL_INVALID_QUEUE_PROPERTIES:
-		return "CL_INVALID_QUEUE_PROPERTIES";
-	case CL_INVALID_COMMAND_QUEUE:
-		return "CL_INVALID_COMMAND_QUEUE";
-	case CL_INVALID_HOST_PTR:
-		return "CL_INVALID_HOST_PTR";
-	case CL_INVALID_MEM_OBJECT:
-		return "CL_INVALID_MEM_OBJECT";
-	case CL_INVALID_IMAGE_FORMAT_DESCRIPTOR:
-		return "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR";
-	case CL_INVALID_IMAGE_SIZE:
-		return "CL_INVALID_IMAGE_SIZE";
-	case CL_INVALID_SAMPLER:
-		return "CL_INVALID_SAMPLER";
-	case CL_INVALID_BINARY:
-		return "CL_INVALID_BINARY";
-	case CL_INVALID_BUILD_OPTIONS:
-		return "CL_INVALID_BUILD_OPTIONS";
-	case CL_INVALID_PROGRAM:
-		return "CL_INVALID_PROGRAM";
-	case CL_INVALID_PROGRAM_EXECUTABLE:
-		return "CL_INVALID_PROGRAM_EXECUTABLE";
-	case CL_INVALID_KERNEL_NAME:
-		return "CL_INVALID_KERNEL_NAME";
-	case CL_INVALID_KERNEL_DEFINITION:
-		return "CL_INVALID_KERNEL_DEFINITION";
-	case CL_INVALID_KERNEL:
-		return "CL_INVALID_KERNEL";
-	case CL_INVALID_ARG_INDEX:
-		return "CL_INVALID_ARG_INDEX";
-	case CL_INVALID_ARG_VALUE:
-		return "CL_INVALID_ARG_VALUE";
-	case CL_INVALID_ARG_SIZE:
-		return "CL_INVALID_ARG_SIZE";
-	case CL_INVALID_KERNEL_ARGS:
-		return "CL_INVALID_KERNEL_ARGS";
-	case CL_INVALID_WORK_DIMENSION:
-		return "CL_INVALID_WORK_DIMENSION";
-	case CL_INVALID_WORK_GROUP_SIZE:
-		return "CL_INVALID_WORK_GROUP_SIZE";
-	case CL_INVALID_WORK_ITEM_SIZE:
-		return "CL_INVALID_WORK_ITEM_SIZE";
-	case CL_INVALID_GLOBAL_OFFSET:
-		return "CL_INVALID_GLOBAL_OFFSET";
-	case CL_INVALID_EVENT_WAIT_LIST:
-		return "CL_INVALID_EVENT_WAIT_LIST";
-	case CL_INVALID_EVENT:
-		return "CL_INVALID_EVENT";
-	case CL_INVALID_OPERATION:
-		return "CL_INVALID_OPERATION";
-	case CL_INVALID_GL_OBJECT:
-		return "CL_INVALID_GL_OBJECT";
-	case CL_INVALID_BUFFER_SIZE:
-		return "CL_INVALID_BUFFER_SIZE";
-	case CL_INVALID_MIP_LEVEL:
-		return "CL_INVALID_MIP_LEVEL";
-	case CL_INVALID_GLOBAL_WORK_SIZE:
-		return "CL_INVALID_GLOBAL_WORK_SIZE";
-	case CL_INVALID_PROPERTY:
-		return "CL_INVALID_PROPERTY";
-	case CL_INVALID_IMAGE_DESCRIPTOR:
-		return "CL_INVALID_IMAGE_DESCRIPTOR";
-	case CL_INVALID_COMPILER_OPTIONS:
-		return "CL_INVALID_COMPILER_OPTIONS";
-	case CL_INVALID_LINKER_OPTIONS:
-		return "CL_INVALID_LINKER_OPTIONS";
-	case CL_INVALID_DEVICE_PARTITION_COUNT:
-		return "CL_INVALID_DEVICE_PARTITION_COUNT";
-	case CL_PLATFORM_NOT_FOUND_KHR:
-		return "CL_PLATFORM_NOT_FOUND_KHR";
-	default:
-		return "unknown OpenCL error";
-	}
+#define E(code) { code, #code }
+	static const struct {
+		cl_int rc;
+		const char *name;
+	} names[] = {
+		E(CL_SUCCESS), E(CL_DEVICE_NOT_FOUND), E(CL_DEVICE_NOT_AVAILABLE),
+		E(CL_COMPILER_NOT_AVAILABLE), E(CL_MEM_OBJECT_ALLOCATION_FAILURE),
+		E(CL_OUT_OF_RESOURCES), E(CL_OUT_OF_HOST_MEMORY),
+		E(CL_PROFILING_INFO_NOT_AVAILABLE), E(CL_MEM_COPY_OVERLAP),
+		E(CL_IMAGE_FORMAT_MISMATCH), E(CL_IMAGE_FORMAT_NOT_SUPPORTED),
+		E(CL_BUILD_PROGRAM_FAILURE), E(CL_MAP_FAILURE), E(CL_MISALIGNED_SUB_BUFFER_OFFSET),
+		E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST), E(CL_COMPILE_PROGRAM_FAILURE),
+		E(CL_LINKER_NOT_AVAILABLE), E(CL_LINK_PROGRAM_FAILURE),
+		E(CL_DEVICE_PARTITION_FAILED), E(CL_KERNEL_ARG_INFO_NOT_AVAILABLE),
+		E(CL_INVALID_VALUE), E(CL_INVALID_DEVICE_TYPE), E(CL_INVALID_PLATFORM),
+		E(CL_INVALID_DEVICE), E(CL_INVALID_CONTEXT), E(CL_INVALID_QUEUE_PROPERTIES),
+		E(CL_INVALID_COMMAND_QUEUE), E(CL_INVALID_HOST_PTR), E(CL_INVALID_MEM_OBJECT),
+		E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR), E(CL_INVALID_IMAGE_SIZE),
+		E(CL_INVALID_SAMPLER), E(CL_INVALID_BINARY), E(CL_INVALID_BUILD_OPTIONS),
+		E(CL_INVALID_PROGRAM), E(CL_INVALID_PROGRAM_EXECUTABLE), E(CL_INVALID_KERNEL_NAME),
+		E(CL_INVALID_KERNEL_DEFINITION), E(CL_INVALID_KERNEL), E(CL_INVALID_ARG_INDEX),
+		E(CL_INVALID_ARG_VALUE), E(CL_INVALID_ARG_SIZE), E(CL_INVALID_KERNEL_ARGS),
+		E(CL_INVALID_WORK_DIMENSION), E(CL_INVALID_WORK_GROUP_SIZE),
+		E(CL_INVALID_WORK_ITEM_SIZE), E(CL_INVALID_GLOBAL_OFFSET),
+		E(CL_INVALID_EVENT_WAIT_LIST), E(CL_INVALID_EVENT), E(CL_INVALID_OPERATION),
+		E(CL_INVALID_GL_OBJECT), E(CL_INVALID_BUFFER_SIZE), E(CL_INVALID_MIP_LEVEL),
+		E(CL_INVALID_GLOBAL_WORK_SIZE), E(CL_INVALID_PROPERTY),
+		E(CL_INVALID_IMAGE_DESCRIPTOR), E(CL_INVALID_COMPILER_OPTIONS),
+		E(CL_INVALID_LINKER_OPTIONS), E(CL_INVALID_DEVICE_PARTITION_COUNT),
+		E(CL_PLATFORM_NOT_FOUND_KHR),
+	};
+#undef E
+
+	for (size_t k = 0; k < ARRAY_SIZE(names); k++)
+		if (names[k].rc == rc)
+			return names[k].name;
+	return "unknown OpenCL error";
 }
 
 /* As tcx_fail, with ": CL_NAME (code)" appended and err->native = rc. */
@@ -202,15 +116,11 @@ static enum tcx_status cl_fail(struct tcx_error *err, enum tcx_status code, cl_i
 static enum tcx_status cl_fail(struct tcx_error *err, enum tcx_status code, cl_int rc,
 			       const char *fmt, ...)
 {
-	char what[TCX_ERROR_SIZE];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	backend_vfail(err, code, rc, cl_err_name(rc), fmt, ap);
 	va_end(ap);
-	tcx_fail(err, code, "%s: %s (%d)", what, cl_err_name(rc), (int)rc);
-	if (err)
-		err->native = rc;
 	return code;
 }
 
@@ -582,39 +492,6 @@ static void fetch_log(struct program *p)
 		p->log[--n] = '\0';
 }
 
-/* The first line of the log that reports an error (else the first line),
- * and the line after it, joined for an error message. */
-static void log_head(const char *log, char *buf, size_t size)
-{
-	struct strbuf sb = STRBUF_INIT;
-	const char *start = log, *e;
-
-	if (!log || !*log) {
-		snprintf(buf, size, "(the compiler gave no log)");
-		return;
-	}
-	e = strstr(log, "error");
-	if (e) {
-		while (e > log && e[-1] != '\n')
-			e--;
-		start = e;
-	}
-	for (int line = 0; line < 2; line++) {
-		size_t n;
-
-		start += strspn(start, "\n ");
-		n = strcspn(start, "\n");
-		if (n == 0)
-			break;
-		if (line)
-			strbuf_adds(&sb, "; ");
-		strbuf_add(&sb, start, n);
-		start += n;
-	}
-	snprintf(buf, size, "%s", strbuf_str(&sb));
-	strbuf_release(&sb);
-}
-
 static struct program *program_new(struct device *dev)
 {
 	struct program *p = calloc(1, sizeof(*p));
@@ -676,7 +553,7 @@ static enum tcx_status ocl_build(struct device *dev, const char *src, size_t len
 		return cl_fail(err, TCX_EBUILD, rc, "invalid build options '%s' for '%s'",
 			       opts ? opts : "", dev->info.id);
 	if (rc == CL_BUILD_PROGRAM_FAILURE) {
-		log_head(p->log, head, sizeof(head));
+		backend_log_head(p->log, 2, head, sizeof(head));
 		tcx_fail(err, TCX_EBUILD, "kernel does not compile for '%s': %s", dev->info.id,
 			 head);
 		if (err)
@@ -773,7 +650,7 @@ static enum tcx_status ocl_build_binary(struct device *dev, const unsigned char 
 	fetch_log(p);
 	if (rc != CL_SUCCESS) {
 		/* a binary that loads but does not build is as good as damaged */
-		log_head(p->log, head, sizeof(head));
+		backend_log_head(p->log, 2, head, sizeof(head));
 		tcx_fail(err, TCX_ECORRUPT, "program binary rejected by '%s': %s: %s", dev->info.id,
 			 cl_err_name(rc), head);
 		if (err)
@@ -905,18 +782,6 @@ static void ocl_free(struct buffer *buf)
 	free(buf);
 }
 
-static enum tcx_status check_range(const struct buffer *buf, size_t off, size_t bytes,
-				   const char *what, struct tcx_error *err)
-{
-	if (!buf)
-		return tcx_fail(err, TCX_EINVAL, "%s of a NULL buffer", what);
-	if (off > buf->size || bytes > buf->size - off)
-		return tcx_fail(err, TCX_EINVAL,
-				"%s of %zu bytes at offset %zu past the end of a %zu-byte buffer",
-				what, bytes, off, buf->size);
-	return TCX_OK;
-}
-
 /* Errors of a transfer: memory errors are the device's, the rest ours. */
 static enum tcx_status transfer_status(cl_int rc)
 {
@@ -926,7 +791,7 @@ static enum tcx_status transfer_status(cl_int rc)
 static enum tcx_status ocl_write(struct device *dev, struct buffer *buf, size_t off,
 				 const void *src, size_t bytes, struct tcx_error *err)
 {
-	enum tcx_status st = check_range(buf, off, bytes, "write", err);
+	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, off, bytes, "write", err);
 	cl_int rc;
 
 	if (st || bytes == 0)
@@ -941,7 +806,7 @@ static enum tcx_status ocl_write(struct device *dev, struct buffer *buf, size_t 
 static enum tcx_status ocl_read(struct device *dev, struct buffer *buf, size_t off, void *dst,
 				size_t bytes, struct tcx_error *err)
 {
-	enum tcx_status st = check_range(buf, off, bytes, "read", err);
+	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, off, bytes, "read", err);
 	cl_int rc;
 
 	if (st || bytes == 0)
@@ -958,17 +823,14 @@ static enum tcx_status ocl_read(struct device *dev, struct buffer *buf, size_t o
 static enum tcx_status ocl_fill(struct device *dev, struct buffer *buf, const void *pattern,
 				size_t pattern_size, size_t bytes, struct tcx_error *err)
 {
-	enum tcx_status st = check_range(buf, 0, bytes, "fill", err);
+	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, 0, bytes, "fill", err);
 	cl_int rc;
 
 	if (st || bytes == 0)
 		return st;
-	if (pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)) ||
-	    bytes % pattern_size)
-		return tcx_fail(err, TCX_EINVAL,
-				"cannot fill %zu bytes with a %zu-byte pattern (a power of two up "
-				"to 128 that divides the size)",
-				bytes, pattern_size);
+	st = buffer_check_fill(pattern_size, bytes, err);
+	if (st)
+		return st;
 	rc = clEnqueueFillBuffer(dev->queue, buf->mem, pattern, pattern_size, 0, bytes, 0, NULL,
 				 NULL);
 	if (rc != CL_SUCCESS)
@@ -979,93 +841,30 @@ static enum tcx_status ocl_fill(struct device *dev, struct buffer *buf, const vo
 
 /* --- launches -------------------------------------------------------- */
 
-/* Checks the NDRange against the device's and the kernel's limits, so that
- * a bad solution is rejected with a reason rather than a bare error code. */
-static enum tcx_status check_launch(const struct device *dev, const struct kernel_entry *k,
-				    const struct launch *l, struct tcx_error *err)
-{
-	const struct device_info *di = &dev->info;
-	size_t wg = 1;
-	cl_ulong local = k->static_local;
-
-	for (int d = 0; d < 3; d++) {
-		if (l->local[d] == 0 || l->global[d] == 0)
-			return tcx_fail(err, TCX_ELAUNCH,
-					"kernel '%s': empty %s size in dimension %d", k->name,
-					l->local[d] == 0 ? "work-group" : "global", d);
-		if (l->global[d] % l->local[d])
-			return tcx_fail(err, TCX_ELAUNCH,
-					"kernel '%s': global size %zu in dimension %d is not a "
-					"multiple of the work-group size %zu",
-					k->name, l->global[d], d, l->local[d]);
-		if (wg > SIZE_MAX / l->local[d])
-			return tcx_fail(err, TCX_ELAUNCH, "kernel '%s': work-group size overflows",
-					k->name);
-		wg *= l->local[d];
-	}
-	if (wg > (size_t)di->max_wg_size)
-		return tcx_fail(
-		    err, TCX_ELAUNCH,
-		    "kernel '%s': work-group of %zu work-items exceeds the device limit "
-		    "of %d",
-		    k->name, wg, di->max_wg_size);
-	if (k->wg_max && wg > k->wg_max)
-		return tcx_fail(
-		    err, TCX_ELAUNCH,
-		    "kernel '%s': work-group of %zu work-items exceeds the kernel's limit "
-		    "of %zu on this device",
-		    k->name, wg, k->wg_max);
-	for (int d = 0; d < 3; d++)
-		if (l->local[d] > (size_t)di->max_wg_dim[d])
-			return tcx_fail(
-			    err, TCX_ELAUNCH,
-			    "kernel '%s': work-group size %zu in dimension %d exceeds the "
-			    "device limit of %d",
-			    k->name, l->local[d], d, di->max_wg_dim[d]);
-	if ((cl_uint)l->nargs != k->nargs)
-		return tcx_fail(err, TCX_ELAUNCH, "kernel '%s' takes %u arguments, not %d", k->name,
-				(unsigned)k->nargs, l->nargs);
-	for (int a = 0; a < l->nargs; a++)
-		if (l->args[a].kind == KARG_LOCAL)
-			local += l->args[a].size;
-	if (di->local_mem > 0 && local > (cl_ulong)di->local_mem)
-		return tcx_fail(err, TCX_ELAUNCH,
-				"kernel '%s': needs %llu bytes of local memory, above the device "
-				"limit of %lld",
-				k->name, (unsigned long long)local, (long long)di->local_mem);
-	return TCX_OK;
-}
-
+/* Checks the launch (launch_check) and sets the kernel's arguments. */
 static enum tcx_status set_args(const struct device *dev, struct kernel_entry *k,
 				const struct launch *l, struct tcx_error *err)
 {
-	for (int a = 0; a < l->nargs; a++) {
+	const struct kernel_facts f = {
+	    k->name, (int64_t)k->wg_max, (int64_t)k->static_local, (int)k->nargs, NULL,
+	    sizeof(cl_mem),
+	};
+	enum tcx_status st = launch_check(&dev->info, &f, l, NULL, err);
+
+	for (int a = 0; !st && a < l->nargs; a++) {
 		const struct karg *g = &l->args[a];
 		cl_int rc;
 
-		switch (g->kind) {
-		case KARG_BUFFER:
-			if (!g->buf)
-				return tcx_fail(err, TCX_EINVAL,
-						"kernel '%s': argument %d is a NULL buffer",
-						k->name, a);
+		if (g->kind == KARG_BUFFER)
 			rc = clSetKernelArg(k->kernel, (cl_uint)a, sizeof(cl_mem), &g->buf->mem);
-			break;
-		case KARG_BYTES:
-			rc = clSetKernelArg(k->kernel, (cl_uint)a, g->size, g->ptr);
-			break;
-		case KARG_LOCAL:
-			rc = clSetKernelArg(k->kernel, (cl_uint)a, g->size, NULL);
-			break;
-		default:
-			return tcx_fail(err, TCX_EINVAL, "kernel '%s': argument %d of unknown kind",
-					k->name, a);
-		}
+		else /* a value, or __local memory of g->size bytes */
+			rc = clSetKernelArg(k->kernel, (cl_uint)a, g->size,
+					    g->kind == KARG_BYTES ? g->ptr : NULL);
 		if (rc != CL_SUCCESS)
-			return cl_fail(err, TCX_ELAUNCH, rc, "kernel '%s': cannot set argument %d",
-				       k->name, a);
+			st = cl_fail(err, TCX_ELAUNCH, rc, "kernel '%s': cannot set argument %d",
+				     k->name, a);
 	}
-	return TCX_OK;
+	return st;
 }
 
 /* Waits for a kernel's event and reads its device-side duration. */
@@ -1113,8 +912,6 @@ static enum tcx_status ocl_launch(struct device *dev, struct program *prog, cons
 		return tcx_fail(err, TCX_EINVAL, "a launch with %d arguments", l->nargs);
 	pthread_mutex_lock(&prog->lock);
 	st = kernel_get(prog, l->kernel, &k, err);
-	if (!st)
-		st = check_launch(dev, k, l, err);
 	if (!st)
 		st = set_args(dev, k, l, err);
 	if (!st) {

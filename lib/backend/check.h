@@ -1,0 +1,69 @@
+/* check.h - what every backend checks and words the same way, so that the
+ * same condition gets the same status on OpenCL, CUDA and HIP: a
+ * transfer's range, a fill's pattern, a launch against the device's and the
+ * kernel's limits; and how a backend reports its runtime's error codes and
+ * its compiler's log.  For the backends (lib/backend/<name>/) and their
+ * tests; the rest of tcx goes through backend.h. */
+#ifndef TCX_BACKEND_CHECK_H
+#define TCX_BACKEND_CHECK_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+
+/* TCX_EINVAL unless `bytes` at `off` lie within a buffer of `size` bytes;
+ * `present` false says the buffer is NULL.  `what` names the transfer in
+ * the message ("write", "read", "fill"). */
+enum tcx_status buffer_check_range(bool present, size_t size, size_t off, size_t bytes,
+				   const char *what, struct tcx_error *err);
+
+/* TCX_EINVAL unless a `pattern_size`-byte pattern can fill `bytes` bytes on
+ * every backend: a power of two up to 128 that divides the size. */
+enum tcx_status buffer_check_fill(size_t pattern_size, size_t bytes, struct tcx_error *err);
+
+/* What a backend's runtime says of a compiled kernel, for launch_check. */
+struct kernel_facts {
+	const char *name;
+	int64_t max_items;    /* work-items a group of this kernel may have (its
+			       * registers, its launch bounds); 0: the device's */
+	int64_t static_local; /* local memory the kernel declares, bytes */
+	int nparams;	      /* its parameters; -1 when the runtime cannot tell */
+	const size_t *psize;  /* their sizes in bytes; NULL when it cannot tell */
+	size_t ptr_size;      /* the size of a buffer parameter */
+};
+
+/* Checks launch `l` of kernel `k` on a device described by `di`, before
+ * anything is enqueued, so that a bad solution is refused with a reason
+ * rather than a runtime's bare error code.  The statuses, the same on every
+ * backend:
+ *   TCX_ELAUNCH  a launch no device takes: an empty grid or group, a global
+ *                size that is not a multiple of the group's, arguments the
+ *                kernel does not take (their number, or a size the runtime
+ *                reports otherwise);
+ *   TCX_ELIMIT   beyond this device's or this kernel's limits: work-items
+ *                per group (per dimension and in all), groups per
+ *                dimension, local memory (the kernel's own and the
+ *                launch's dynamic local memory together);
+ *   TCX_EINVAL   a NULL buffer, an argument of no known kind.
+ * The words follow the device's kernel language: work-groups, work-items
+ * and local memory in OpenCL, whose dynamic local memory is a parameter of
+ * the kernel; blocks, threads and shared memory in the CUDA dialect (CUDA
+ * and HIP), whose launches count groups in 32 bits.  *local_bytes (NULL
+ * allowed) gets the launch's dynamic local memory. */
+enum tcx_status launch_check(const struct device_info *di, const struct kernel_facts *k,
+			     const struct launch *l, size_t *local_bytes, struct tcx_error *err);
+
+/* As tcx_fail, with ": NAME (rc)" appended to the message and err->native
+ * set to rc: how a backend reports its runtime's error code. */
+enum tcx_status backend_vfail(struct tcx_error *err, enum tcx_status code, int rc, const char *name,
+			      const char *fmt, va_list ap) TCX_PRINTF(5, 0);
+
+/* For an error message: the first line of a compiler's log that reports an
+ * error (else its first line) and up to lines - 1 lines after it, joined
+ * with "; ", into buf; "(the compiler gave no log)" when there is none. */
+void backend_log_head(const char *log, int lines, char *buf, size_t size);
+
+#endif /* TCX_BACKEND_CHECK_H */

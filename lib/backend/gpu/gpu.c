@@ -1,0 +1,977 @@
+/* gpu.c - the part of the cuda and hip backends that is the same in both:
+ * loading the libraries, compiling with NVRTC or hiprtc, programs and their
+ * kernels, devices, memory and launches.  One source for both, written
+ * against gpu.h's typedefs and TCX_GPU(cuda, hip); lib/backend/cuda/cuda.c
+ * and lib/backend/hip/hip.c each include it, then define the hooks gpu.h
+ * declares.  What they may use of it: the entry points (gpu, rtc), why a
+ * library is unusable (gpu_why, rtc_why), the compiler's library
+ * (rtc_name), gpu_open_first, gpu_resolve, need_gpu, need_rtc, gpu_fail,
+ * rtc_version, rtc_compile, gpu_write and gpu_ops. */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/gpu/gpu.h"
+
+/* --- the libraries ---------------------------------------------------- */
+
+static struct gpu_api gpu;
+static struct rtc_api rtc;
+static pthread_once_t gpu_once = PTHREAD_ONCE_INIT, rtc_once = PTHREAD_ONCE_INIT;
+static char gpu_why[256], rtc_why[512]; /* why a library is unusable; "" when it is */
+static char rtc_name[64];		/* the compiler's library, as loaded */
+
+/* The first of names (NULL-ended) that dlopen loads, its name in *which. */
+static void *gpu_open_first(const char *const *names, const char **which)
+{
+	for (int k = 0; names[k]; k++) {
+		void *h = dlopen(names[k], RTLD_NOW | RTLD_LOCAL);
+
+		if (h) {
+			*which = names[k];
+			return h;
+		}
+	}
+	return NULL;
+}
+
+/* Fills every slot of syms from h; the name of the first required one
+ * missing, or NULL. */
+static const char *gpu_resolve(void *h, const struct gpu_sym *syms, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (!syms[k].name)
+			continue;
+		*syms[k].slot = dlsym(h, syms[k].name);
+		if (!*syms[k].slot && !syms[k].optional)
+			return syms[k].name;
+	}
+	return NULL;
+}
+
+/* An entry point by its names in CUDA and HIP (NULL: none there), its slot
+ * in `api`, and whether it may be missing. */
+#define SYM(cu, hip, api, field, optional) { TCX_GPU(cu, hip), GPU_SLOT(api, field), optional }
+
+/* The driver API's entry points by their versioned symbol names (cuda.h's
+ * macros map e.g. cuMemAlloc to cuMemAlloc_v2). */
+static void gpu_load(void)
+{
+	const struct gpu_sym syms[] = {
+	    SYM("cuInit", "hipInit", gpu, Init, false),
+	    SYM("cuDeviceGetCount", "hipGetDeviceCount", gpu, DeviceGetCount, false),
+	    SYM("cuDeviceGetName", "hipDeviceGetName", gpu, DeviceGetName, false),
+	    SYM("cuDeviceGetAttribute", "hipDeviceGetAttribute", gpu, DeviceGetAttribute, false),
+	    SYM("cuDeviceTotalMem_v2", "hipDeviceTotalMem", gpu, DeviceTotalMem, false),
+	    SYM("cuCtxSetCurrent", "hipSetDevice", gpu, SetCurrent, false),
+	    SYM("cuStreamCreate", "hipStreamCreateWithFlags", gpu, StreamCreate, false),
+	    SYM("cuStreamDestroy_v2", "hipStreamDestroy", gpu, StreamDestroy, false),
+	    SYM("cuStreamSynchronize", "hipStreamSynchronize", gpu, StreamSynchronize, false),
+	    SYM("cuMemAlloc_v2", "hipMalloc", gpu, MemAlloc, false),
+	    SYM("cuMemFree_v2", "hipFree", gpu, MemFree, false),
+	    SYM("cuMemcpyHtoDAsync_v2", "hipMemcpyHtoDAsync", gpu, MemcpyHtoDAsync, false),
+	    SYM("cuMemcpyDtoHAsync_v2", "hipMemcpyDtoHAsync", gpu, MemcpyDtoHAsync, false),
+	    SYM("cuMemsetD8Async", "hipMemsetD8Async", gpu, MemsetD8Async, false),
+	    SYM("cuMemsetD16Async", "hipMemsetD16Async", gpu, MemsetD16Async, false),
+	    SYM("cuMemsetD32Async", "hipMemsetD32Async", gpu, MemsetD32Async, false),
+	    SYM("cuModuleLoadData", "hipModuleLoadData", gpu, ModuleLoadData, false),
+	    SYM("cuModuleUnload", "hipModuleUnload", gpu, ModuleUnload, false),
+	    SYM("cuModuleGetFunction", "hipModuleGetFunction", gpu, ModuleGetFunction, false),
+	    SYM("cuFuncGetAttribute", "hipFuncGetAttribute", gpu, FuncGetAttribute, false),
+	    SYM("cuLaunchKernel", "hipModuleLaunchKernel", gpu, LaunchKernel, false),
+	    SYM("cuEventCreate", "hipEventCreateWithFlags", gpu, EventCreate, false),
+	    SYM("cuEventDestroy_v2", "hipEventDestroy", gpu, EventDestroy, false),
+	    SYM("cuEventRecord", "hipEventRecord", gpu, EventRecord, false),
+	    SYM("cuEventSynchronize", "hipEventSynchronize", gpu, EventSynchronize, false),
+	    SYM("cuEventElapsedTime", "hipEventElapsedTime", gpu, EventElapsedTime, false),
+	    SYM("cuFuncSetAttribute", NULL, gpu, FuncSetAttribute, false),
+	    SYM("cuFuncGetParamInfo", NULL, gpu, FuncGetParamInfo, true),
+	};
+	const struct gpu_libraries *L = &gpu_libraries;
+	const char *which = NULL, *missing;
+	void *h = gpu_open_first(L->gpu, &which);
+
+	if (!h) {
+		snprintf(gpu_why, sizeof(gpu_why), "%s", L->gpu_missing);
+		return;
+	}
+	missing = gpu_resolve(h, syms, ARRAY_SIZE(syms));
+	if (!missing)
+		missing = gpu_resolve(h, L->own, L->nown);
+	if (missing)
+		snprintf(gpu_why, sizeof(gpu_why), "%s has no %s%s", which, missing, L->gpu_too_old);
+	if (missing || (L->gpu_usable && !L->gpu_usable(which))) {
+		memset(&gpu, 0, sizeof(gpu));
+		for (size_t k = 0; k < L->nown; k++)
+			*L->own[k].slot = NULL;
+		dlclose(h);
+	}
+	/* else kept open for the life of the process */
+}
+
+static void rtc_load(void)
+{
+	const struct gpu_libraries *L = &gpu_libraries;
+	const char *env = getenv(L->rtc_env);
+	const char *const env_names[] = {env, NULL};
+	const struct gpu_sym syms[] = {
+	    SYM("nvrtcVersion", "hiprtcVersion", rtc, Version, false),
+	    SYM("nvrtcGetErrorString", "hiprtcGetErrorString", rtc, GetErrorString, false),
+	    SYM("nvrtcCreateProgram", "hiprtcCreateProgram", rtc, CreateProgram, false),
+	    SYM("nvrtcDestroyProgram", "hiprtcDestroyProgram", rtc, DestroyProgram, false),
+	    SYM("nvrtcCompileProgram", "hiprtcCompileProgram", rtc, CompileProgram, false),
+	    SYM("nvrtcGetProgramLogSize", "hiprtcGetProgramLogSize", rtc, GetProgramLogSize, false),
+	    SYM("nvrtcGetProgramLog", "hiprtcGetProgramLog", rtc, GetProgramLog, false),
+	    SYM("nvrtcGetPTXSize", NULL, rtc, GetPTXSize, false),
+	    SYM("nvrtcGetPTX", NULL, rtc, GetPTX, false),
+	    SYM("nvrtcGetCUBINSize", "hiprtcGetCodeSize", rtc, GetCodeSize, TCX_GPU(true, false)),
+	    SYM("nvrtcGetCUBIN", "hiprtcGetCode", rtc, GetCode, TCX_GPU(true, false)),
+	    SYM("nvrtcGetNumSupportedArchs", NULL, rtc, GetNumSupportedArchs, true),
+	    SYM("nvrtcGetSupportedArchs", NULL, rtc, GetSupportedArchs, true),
+	};
+	const char *which = NULL, *missing;
+	void *h;
+
+	/* the environment names the library to use instead (a path, or one
+	 * outside the loader's search path, as pip's wheels install NVRTC) */
+	h = gpu_open_first(env && *env ? env_names : L->rtc, &which);
+	if (!h) {
+		if (env && *env)
+			snprintf(rtc_why, sizeof(rtc_why), "%s not found: cannot load %s '%s'",
+				 RTC_NAME, L->rtc_env, env);
+		else
+			snprintf(rtc_why, sizeof(rtc_why), "%s", L->rtc_missing);
+		return;
+	}
+	missing = gpu_resolve(h, syms, ARRAY_SIZE(syms));
+	if (missing) {
+		snprintf(rtc_why, sizeof(rtc_why), "%s has no %s%s", which, missing, L->rtc_too_old);
+		memset(&rtc, 0, sizeof(rtc));
+		dlclose(h);
+		return;
+	}
+	snprintf(rtc_name, sizeof(rtc_name), "%s", which);
+	if (L->rtc_loaded)
+		L->rtc_loaded(h);
+}
+
+/* Load the libraries once; TCX_ENODEV with the reason when unusable. */
+static enum tcx_status need_gpu(struct tcx_error *err)
+{
+	pthread_once(&gpu_once, gpu_load);
+	return gpu_why[0] ? tcx_fail(err, TCX_ENODEV, "%s", gpu_why) : TCX_OK;
+}
+
+static enum tcx_status need_rtc(struct tcx_error *err)
+{
+	pthread_once(&rtc_once, rtc_load);
+	return rtc_why[0] ? tcx_fail(err, TCX_ENODEV, "%s", rtc_why) : TCX_OK;
+}
+
+/* As tcx_fail, with ": ERROR_NAME (code)" appended and err->native = rc. */
+static enum tcx_status gpu_fail(struct tcx_error *err, enum tcx_status code, gpu_rc rc,
+				const char *fmt, ...) TCX_PRINTF(4, 5);
+static enum tcx_status gpu_fail(struct tcx_error *err, enum tcx_status code, gpu_rc rc,
+				const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	backend_vfail(err, code, (int)rc, gpu_error_name(rc), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* --- the compiler ------------------------------------------------------ */
+
+/* The compiler's version; TCX_ENODEV without the compiler. */
+static enum tcx_status rtc_version(int *major, int *minor, struct tcx_error *err)
+{
+	enum tcx_status st = need_rtc(err);
+
+	*major = *minor = 0;
+	if (st)
+		return st;
+	if (rtc.Version(major, minor) != RTC_OK)
+		return tcx_fail(err, TCX_ENODEV, "%s does not report %s version", rtc_name,
+				TCX_GPU("its", "hiprtc's"));
+	return TCX_OK;
+}
+
+/* Compiles src for `arch`, as cuda_compile_offline and hip_compile_offline
+ * say; `who` names the target in messages ("'cuda:0' (sm_90)"). */
+static enum tcx_status rtc_compile(const char *src, size_t len, const char *arch,
+				   const char *opts, const char *who, unsigned char **bin,
+				   size_t *bin_len, char **log, struct tcx_error *err)
+{
+	char archopt[320], head[320];
+	const char *argv[40];
+	char *text = NULL, *optcopy = NULL, *save = NULL, *tok;
+	int argc = 0;
+	rtc_program prog = NULL;
+	rtc_rc rc;
+	size_t n = 0;
+	bool ptx = false;
+	enum tcx_status st;
+
+	if (bin)
+		*bin = NULL;
+	if (bin_len)
+		*bin_len = 0;
+	if (log)
+		*log = NULL;
+	st = need_rtc(err);
+	if (!st)
+		st = rtc_target(arch, archopt, sizeof(archopt), argv, &argc, &ptx, err);
+	if (st)
+		return st;
+	if (opts && *opts) {
+		optcopy = strdup(opts);
+		if (!optcopy)
+			return tcx_fail(err, TCX_ENOMEM, "out of memory");
+		for (tok = strtok_r(optcopy, " \t\n", &save); tok;
+		     tok = strtok_r(NULL, " \t\n", &save)) {
+			if (argc == (int)ARRAY_SIZE(argv)) {
+				st = tcx_fail(err, TCX_EINVAL, "too many compiler options: '%s'",
+					      opts);
+				goto out_free;
+			}
+			argv[argc++] = tok;
+		}
+	}
+	/* the compiler reads a C string */
+	text = malloc(len + 1);
+	if (!text) {
+		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+		goto out_free;
+	}
+	memcpy(text, src, len);
+	text[len] = '\0';
+	rc = rtc.CreateProgram(&prog, text, "tcx_kernel.cu", 0, NULL, NULL);
+	if (rc != RTC_OK) {
+		st = tcx_fail(err,
+			      rc == TCX_GPU(NVRTC_ERROR_OUT_OF_MEMORY, HIPRTC_ERROR_OUT_OF_MEMORY)
+				  ? TCX_ENOMEM
+				  : TCX_EBUILD,
+			      "cannot create %s program: %s", TCX_GPU("an NVRTC", "a hiprtc"),
+			      rtc.GetErrorString(rc));
+		prog = NULL;
+		goto out_free;
+	}
+	rc = rtc.CompileProgram(prog, argc, argv);
+	if (log && rtc.GetProgramLogSize(prog, &n) == RTC_OK) {
+		*log = calloc(n + 1, 1);
+		if (*log && n && rtc.GetProgramLog(prog, *log) != RTC_OK)
+			(*log)[0] = '\0';
+	}
+	if (rc != RTC_OK) {
+		char *tmp = NULL;
+
+		if (!log && rtc.GetProgramLogSize(prog, &n) == RTC_OK &&
+		    (tmp = calloc(n + 1, 1)) != NULL && n)
+			rtc.GetProgramLog(prog, tmp);
+		backend_log_head(log ? *log : tmp, 1, head, sizeof(head));
+		free(tmp);
+		st = tcx_fail(err, TCX_EBUILD, "kernel does not compile for %s: %s", who, head);
+		if (err)
+			err->native = (int)rc;
+		goto out_free;
+	}
+	if (!ptx && rtc.GetCodeSize && rtc.GetCode)
+		rc = rtc.GetCodeSize(prog, &n);
+	else
+		rc = rtc.GetPTXSize(prog, &n);
+	if (rc == RTC_OK && bin) {
+		*bin = malloc(n ? n : 1);
+		if (!*bin) {
+			st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+			goto out_free;
+		}
+		if (!ptx && rtc.GetCodeSize && rtc.GetCode)
+			rc = rtc.GetCode(prog, (char *)*bin);
+		else
+			rc = rtc.GetPTX(prog, (char *)*bin);
+	}
+	if (rc != RTC_OK) {
+		if (bin) {
+			free(*bin);
+			*bin = NULL;
+		}
+		st = tcx_fail(err, TCX_EBUILD, "cannot read %s's output for %s: %s", RTC_NAME, who,
+			      rtc.GetErrorString(rc));
+		goto out_free;
+	}
+	if (bin_len)
+		*bin_len = n;
+out_free:
+	if (prog)
+		rtc.DestroyProgram(&prog);
+	free(text);
+	free(optcopy);
+	return st;
+}
+
+/* --- devices ---------------------------------------------------------- */
+
+/* A device attribute, 0 when the runtime does not say. */
+static int gpu_attr(gpu_device d, gpu_device_attr a)
+{
+	int v = 0;
+
+	return gpu.DeviceGetAttribute(&v, a, d) == GPU_OK ? v : 0;
+}
+
+/* The device_info of device `ordinal` (handle d); HIP's target id into target. */
+static void gpu_describe(gpu_device d, int ordinal, struct device_info *info, char *target,
+			 size_t tsize)
+{
+	size_t mem = 0;
+
+	memset(info, 0, sizeof(*info));
+	snprintf(info->id, sizeof(info->id), "%s:%d", GPU_BACKEND, ordinal);
+	snprintf(info->backend, sizeof(info->backend), "%s", GPU_BACKEND);
+	/* HIP compiles the CUDA dialect of the template as it is */
+	snprintf(info->lang, sizeof(info->lang), "cuda");
+	snprintf(info->vendor, sizeof(info->vendor), "%s", TCX_GPU("NVIDIA", "AMD"));
+	if (gpu.DeviceGetName(info->name, (int)sizeof(info->name) - 1, d) != GPU_OK)
+		snprintf(info->name, sizeof(info->name), "%s device %d", GPU_NAME, ordinal);
+	info->type = DEV_GPU;
+	info->cc_major = gpu_attr(d, GPU_ATTR(COMPUTE_CAPABILITY_MAJOR, ComputeCapabilityMajor));
+	info->cc_minor = gpu_attr(d, GPU_ATTR(COMPUTE_CAPABILITY_MINOR, ComputeCapabilityMinor));
+	target[0] = '\0';
+	gpu_describe_own(d, ordinal, info, target, tsize);
+	info->compute_units = gpu_attr(d, GPU_ATTR(MULTIPROCESSOR_COUNT, MultiprocessorCount));
+	if (gpu.DeviceTotalMem(&mem, d) == GPU_OK)
+		info->global_mem = mem > INT64_MAX ? INT64_MAX : (int64_t)mem;
+	info->max_alloc = info->global_mem; /* no smaller per-buffer limit */
+	/* CUDA: what a block may use once it opts in (kernels use dynamic
+	 * shared memory and the launch raises the limit past the default) */
+	info->local_mem = gpu_attr(d, GPU_ATTR(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+					       MaxSharedMemoryPerBlock));
+	if (info->local_mem <= 0)
+		info->local_mem =
+		    gpu_attr(d, GPU_ATTR(MAX_SHARED_MEMORY_PER_BLOCK, MaxSharedMemoryPerBlock));
+	info->local_mem_per_cu = gpu_attr(d, GPU_ATTR(MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+						      MaxSharedMemoryPerMultiprocessor));
+	info->cache_bytes = gpu_attr(d, GPU_ATTR(L2_CACHE_SIZE, L2CacheSize));
+	info->max_wg_size = gpu_attr(d, GPU_ATTR(MAX_THREADS_PER_BLOCK, MaxThreadsPerBlock));
+	info->max_wg_dim[0] = gpu_attr(d, GPU_ATTR(MAX_BLOCK_DIM_X, MaxBlockDimX));
+	info->max_wg_dim[1] = gpu_attr(d, GPU_ATTR(MAX_BLOCK_DIM_Y, MaxBlockDimY));
+	info->max_wg_dim[2] = gpu_attr(d, GPU_ATTR(MAX_BLOCK_DIM_Z, MaxBlockDimZ));
+	info->max_groups[0] = gpu_attr(d, GPU_ATTR(MAX_GRID_DIM_X, MaxGridDimX));
+	info->max_groups[1] = gpu_attr(d, GPU_ATTR(MAX_GRID_DIM_Y, MaxGridDimY));
+	info->max_groups[2] = gpu_attr(d, GPU_ATTR(MAX_GRID_DIM_Z, MaxGridDimZ));
+	info->max_regs_per_wg = gpu_attr(d, GPU_ATTR(MAX_REGISTERS_PER_BLOCK, MaxRegistersPerBlock));
+	info->clock_mhz = gpu_attr(d, GPU_ATTR(CLOCK_RATE, ClockRate)) / 1000; /* kHz */
+	info->simd_width = gpu_attr(d, GPU_ATTR(WARP_SIZE, WarpSize));
+	if (info->simd_width <= 0)
+		info->simd_width = TCX_GPU(32, 64);
+	info->pref_vector_float = 4; /* 16-byte loads */
+	info->fp64 = true;
+	info->fp16 = TCX_GPU(info->cc_major * 10 + info->cc_minor >= 53, true);
+	info->timer_events = true;
+	info->local_mem_real = true;
+	info->wg_multiple = info->simd_width;
+}
+
+static enum tcx_status gpu_probe(struct device_info *out, int max, int *count,
+				 struct tcx_error *err)
+{
+	char target[256];
+	enum tcx_status st;
+	int n;
+
+	*count = 0;
+	st = gpu_start(&n, err);
+	if (st)
+		return st;
+	for (int k = 0; k < n && k < max; k++) {
+		gpu_device d;
+
+		st = gpu_device_get(k, &d, err);
+		if (st)
+			return st;
+		gpu_describe(d, k, &out[*count], target, sizeof(target));
+		(*count)++;
+	}
+	return TCX_OK;
+}
+
+/* Makes ctx current on the calling thread. */
+static enum tcx_status use_ctx(const struct device *dev, struct tcx_error *err)
+{
+	gpu_rc rc = gpu.SetCurrent(dev->ctx);
+
+	if (rc != GPU_OK)
+		return gpu_fail(err, TCX_EDEVICE, rc,
+				TCX_GPU("cannot use the CUDA context of '%s'", "cannot use '%s'"),
+				dev->info.id);
+	return TCX_OK;
+}
+
+static enum tcx_status gpu_open(int index, struct device **out, struct tcx_error *err)
+{
+	struct device *d;
+	enum tcx_status st;
+	gpu_rc rc;
+	int n;
+
+	*out = NULL;
+	st = gpu_start(&n, err);
+	if (st)
+		return st;
+	if (index < 0 || index >= n)
+		return tcx_fail(err, TCX_ENODEV, "no %s device %d (there are %d)", GPU_NAME, index,
+				n);
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	d->base.ops = backend_find(GPU_BACKEND);
+	st = gpu_device_get(index, &d->handle, err);
+	if (st)
+		goto out_free_dev;
+	gpu_describe(d->handle, index, &d->info, d->target, sizeof(d->target));
+	d->smem_default =
+	    gpu_attr(d->handle, GPU_ATTR(MAX_SHARED_MEMORY_PER_BLOCK, MaxSharedMemoryPerBlock));
+	st = gpu_retain(d, err);
+	if (st)
+		goto out_free_dev;
+	st = use_ctx(d, err);
+	if (st)
+		goto out_release;
+	rc = gpu.StreamCreate(&d->stream, TCX_GPU(CU_STREAM_NON_BLOCKING, hipStreamNonBlocking));
+	if (rc != GPU_OK) {
+		st = gpu_fail(err, TCX_EDEVICE, rc, "cannot create a %s stream on '%s'", GPU_NAME,
+			      d->info.id);
+		goto out_release;
+	}
+	*out = d;
+	return TCX_OK;
+
+out_release:
+	gpu_release(d);
+out_free_dev:
+	free(d);
+	return st;
+}
+
+static void gpu_close(struct device *dev)
+{
+	if (!dev)
+		return;
+	if (dev->stream && gpu.SetCurrent(dev->ctx) == GPU_OK) {
+		gpu.StreamSynchronize(dev->stream);
+		gpu.StreamDestroy(dev->stream);
+	}
+	gpu_release(dev);
+	free(dev);
+}
+
+static const struct device_info *gpu_info(const struct device *dev)
+{
+	return &dev->info;
+}
+
+/* --- programs --------------------------------------------------------- */
+
+static struct program *program_new(struct device *dev)
+{
+	struct program *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->dev = dev;
+	pthread_mutex_init(&p->lock, NULL);
+	return p;
+}
+
+static void gpu_program_free(struct program *p)
+{
+	struct kernel_entry *k, *next;
+
+	if (!p)
+		return;
+	for (k = p->kernels; k; k = next) {
+		next = k->next;
+		free(k->name);
+		free(k);
+	}
+	if (p->mod && gpu.SetCurrent(p->dev->ctx) == GPU_OK)
+		gpu.ModuleUnload(p->mod);
+	pthread_mutex_destroy(&p->lock);
+	free(p->bin);
+	free(p->log);
+	free(p);
+}
+
+static const char *gpu_build_log(const struct program *prog)
+{
+	return prog && prog->log ? prog->log : "";
+}
+
+/* Loads p->bin as p's module; `code` is the status of a refusal. */
+static enum tcx_status load_module(struct program *p, enum tcx_status code, struct tcx_error *err)
+{
+	enum tcx_status st = use_ctx(p->dev, err);
+	gpu_rc rc;
+
+	if (st)
+		return st;
+	rc = gpu.ModuleLoadData(&p->mod, p->bin);
+	if (rc != GPU_OK) {
+		p->mod = NULL;
+		return gpu_fail(err, code, rc, "the %s cannot load a kernel for '%s' (%s)",
+				TCX_GPU("CUDA driver", "HIP runtime"), p->dev->info.id,
+				TCX_GPU(p->dev->info.driver, p->dev->target));
+	}
+	return TCX_OK;
+}
+
+static enum tcx_status gpu_build(struct device *dev, const char *src, size_t len, const char *opts,
+				 struct program **out, struct tcx_error *err)
+{
+	const char *arch = dev->target[0] ? dev->target : dev->info.arch;
+	struct program *p;
+	char who[320];
+	enum tcx_status st;
+
+	*out = NULL;
+	p = program_new(dev);
+	if (!p)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	snprintf(who, sizeof(who), "'%s' (%s)", dev->info.id, arch);
+	st = rtc_compile(src, len, arch, opts, who, &p->bin, &p->bin_len, &p->log, err);
+	if (!p->log)
+		p->log = strdup("");
+	if (!st)
+		st = load_module(p, TCX_EBUILD, err);
+	if (st && st != TCX_EBUILD) {
+		gpu_program_free(p);
+		return st;
+	}
+	*out = p;
+	return st;
+}
+
+static enum tcx_status gpu_binary(const struct program *prog, unsigned char **bin, size_t *len,
+				  struct tcx_error *err)
+{
+	*bin = NULL;
+	*len = 0;
+	if (!prog->bin || !prog->bin_len)
+		return tcx_fail(err, TCX_EUNSUPPORTED, "no binary for this program");
+	*bin = malloc(prog->bin_len);
+	if (!*bin)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	memcpy(*bin, prog->bin, prog->bin_len);
+	*len = prog->bin_len;
+	return TCX_OK;
+}
+
+static enum tcx_status gpu_build_binary(struct device *dev, const unsigned char *bin, size_t len,
+					struct program **out, struct tcx_error *err)
+{
+	struct program *p;
+	enum tcx_status st;
+
+	*out = NULL;
+	if (!bin || len == 0)
+		return tcx_fail(err, TCX_ECORRUPT, "empty program binary for '%s'", dev->info.id);
+	p = program_new(dev);
+	if (!p || !(p->log = strdup("")) || !(p->bin = malloc(len + 1))) {
+		gpu_program_free(p);
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	}
+	memcpy(p->bin, bin, len);
+	p->bin[len] = '\0'; /* PTX is read as a C string */
+	p->bin_len = len;
+	st = load_module(p, TCX_ECORRUPT, err);
+	if (st) {
+		gpu_program_free(p);
+		return st;
+	}
+	*out = p;
+	return TCX_OK;
+}
+
+/* The function `name` of a program, looked up on first use.  Call with
+ * p->lock held and the context current. */
+static enum tcx_status kernel_get(struct program *p, const char *name, struct kernel_entry **out,
+				  struct tcx_error *err)
+{
+	struct kernel_entry *k;
+	gpu_rc rc;
+
+	*out = NULL;
+	if (!name || !*name)
+		return tcx_fail(err, TCX_EINVAL, "a launch without a kernel name");
+	if (!p->mod)
+		return tcx_fail(err, TCX_EINVAL, "kernel '%s' of a program that did not build",
+				name);
+	for (k = p->kernels; k; k = k->next)
+		if (strcmp(k->name, name) == 0) {
+			*out = k;
+			return TCX_OK;
+		}
+	k = calloc(1, sizeof(*k));
+	if (!k || !(k->name = strdup(name))) {
+		free(k);
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	}
+	rc = gpu.ModuleGetFunction(&k->fn, p->mod, name);
+	if (rc == GPU_OK)
+		rc = gpu.FuncGetAttribute(&k->max_threads, GPU_FUNC_ATTR(MAX_THREADS_PER_BLOCK),
+					  k->fn);
+	if (rc == GPU_OK)
+		rc = gpu.FuncGetAttribute(&k->static_smem, GPU_FUNC_ATTR(SHARED_SIZE_BYTES), k->fn);
+	if (rc != GPU_OK) {
+		free(k->name);
+		free(k);
+		if (rc == TCX_GPU(CUDA_ERROR_NOT_FOUND, hipErrorNotFound))
+			return gpu_fail(err, TCX_ELAUNCH, rc, "no kernel '%s' in the program", name);
+		return gpu_fail(err, TCX_ELAUNCH, rc, "cannot look up kernel '%s'", name);
+	}
+	k->nparams = -1;
+	if (gpu.FuncGetParamInfo) {
+		size_t off, size;
+		int n = 0;
+
+		while (n < LAUNCH_MAX_ARGS &&
+		       gpu.FuncGetParamInfo(k->fn, (size_t)n, &off, &size) == GPU_OK)
+			k->psize[n++] = size;
+		if (n > 0 || gpu.FuncGetParamInfo(k->fn, 0, &off, &size) ==
+				 TCX_GPU(CUDA_ERROR_INVALID_VALUE, hipErrorInvalidValue))
+			k->nparams = n;
+	}
+	k->next = p->kernels;
+	p->kernels = k;
+	*out = k;
+	return TCX_OK;
+}
+
+static void gpu_kernel_resources(const struct program *cprog, const char *kernel, int *regs,
+				 int *spill_bytes, int64_t *local_bytes)
+{
+	/* the kernel list is a cache; filling it does not change the program */
+	struct program *p = (struct program *)cprog;
+	struct kernel_entry *k;
+	int v;
+
+	if (regs)
+		*regs = -1;
+	if (spill_bytes)
+		*spill_bytes = -1;
+	if (local_bytes)
+		*local_bytes = -1;
+	if (use_ctx(p->dev, NULL))
+		return;
+	pthread_mutex_lock(&p->lock);
+	if (kernel_get(p, kernel, &k, NULL) == TCX_OK) {
+		if (regs && gpu.FuncGetAttribute(&v, GPU_FUNC_ATTR(NUM_REGS), k->fn) == GPU_OK)
+			*regs = v;
+		/* local memory per thread is where registers spill */
+		if (spill_bytes &&
+		    gpu.FuncGetAttribute(&v, GPU_FUNC_ATTR(LOCAL_SIZE_BYTES), k->fn) == GPU_OK)
+			*spill_bytes = v;
+		if (local_bytes)
+			*local_bytes = k->static_smem;
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* --- memory ----------------------------------------------------------- */
+
+static enum tcx_status gpu_alloc(struct device *dev, size_t bytes, struct buffer **out,
+				 struct tcx_error *err)
+{
+	struct buffer *b;
+	enum tcx_status st;
+	gpu_rc rc;
+
+	*out = NULL;
+	if (bytes == 0)
+		bytes = 1;
+	st = use_ctx(dev, err);
+	if (st)
+		return st;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	rc = gpu.MemAlloc(&b->ptr, bytes);
+	if (rc != GPU_OK) {
+		free(b);
+		return gpu_fail(err, TCX_EDEVICE, rc,
+				"cannot allocate %zu bytes on '%s' (memory %lld bytes)", bytes,
+				dev->info.id, (long long)dev->info.global_mem);
+	}
+	b->size = bytes;
+	b->ctx = dev->ctx;
+	*out = b;
+	return TCX_OK;
+}
+
+static void gpu_free(struct buffer *buf)
+{
+	if (!buf)
+		return;
+	if (buf->ptr && gpu.SetCurrent(buf->ctx) == GPU_OK)
+		gpu.MemFree(buf->ptr);
+	free(buf);
+}
+
+/* Waits for the stream; an error there is an earlier kernel's. */
+static enum tcx_status sync_stream(struct device *dev, const char *what, struct tcx_error *err)
+{
+	gpu_rc rc = gpu.StreamSynchronize(dev->stream);
+
+	if (rc != GPU_OK)
+		return gpu_fail(err, TCX_EDEVICE, rc, "%s on '%s' failed", what, dev->info.id);
+	return TCX_OK;
+}
+
+static enum tcx_status gpu_write(struct device *dev, struct buffer *buf, size_t off,
+				 const void *src, size_t bytes, struct tcx_error *err)
+{
+	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, off, bytes, "write", err);
+	gpu_rc rc;
+
+	if (st || bytes == 0)
+		return st;
+	st = use_ctx(dev, err);
+	if (st)
+		return st;
+	rc = gpu.MemcpyHtoDAsync(GPU_AT(buf->ptr, off), (void *)src, bytes, dev->stream);
+	if (rc != GPU_OK)
+		return gpu_fail(err, TCX_EDEVICE, rc, "cannot write %zu bytes to '%s'", bytes,
+				dev->info.id);
+	return sync_stream(dev, "a write", err);
+}
+
+static enum tcx_status gpu_read(struct device *dev, struct buffer *buf, size_t off, void *dst,
+				size_t bytes, struct tcx_error *err)
+{
+	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, off, bytes, "read", err);
+	gpu_rc rc;
+
+	if (st || bytes == 0)
+		return st;
+	st = use_ctx(dev, err);
+	if (st)
+		return st;
+	rc = gpu.MemcpyDtoHAsync(dst, GPU_AT(buf->ptr, off), bytes, dev->stream);
+	if (rc != GPU_OK)
+		return gpu_fail(err, TCX_EDEVICE, rc, "cannot read %zu bytes from '%s'", bytes,
+				dev->info.id);
+	return sync_stream(dev, "a read", err);
+}
+
+/* Patterns of 1, 2 or 4 bytes are memsets; the backend writes wider ones. */
+static enum tcx_status gpu_fill(struct device *dev, struct buffer *buf, const void *pattern,
+				size_t pattern_size, size_t bytes, struct tcx_error *err)
+{
+	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, 0, bytes, "fill", err);
+	const unsigned char *pat = pattern;
+	gpu_rc rc;
+
+	if (st || bytes == 0)
+		return st;
+	st = buffer_check_fill(pattern_size, bytes, err);
+	if (!st)
+		st = use_ctx(dev, err);
+	if (st)
+		return st;
+	if (pattern_size == 1) {
+		rc = gpu.MemsetD8Async(buf->ptr, pat[0], bytes, dev->stream);
+	} else if (pattern_size == 2) {
+		unsigned short v;
+
+		memcpy(&v, pat, 2);
+		rc = gpu.MemsetD16Async(buf->ptr, v, bytes / 2, dev->stream);
+	} else if (pattern_size == 4) {
+		TCX_GPU(unsigned, int) v;
+
+		memcpy(&v, pat, 4);
+		rc = gpu.MemsetD32Async(buf->ptr, v, bytes / 4, dev->stream);
+	} else {
+		return gpu_fill_wide(dev, buf, pat, pattern_size, bytes, err);
+	}
+	if (rc != GPU_OK)
+		return gpu_fail(err, TCX_EDEVICE, rc, "cannot fill %zu bytes on '%s'", bytes,
+				dev->info.id);
+	return TCX_OK;
+}
+
+/* --- launches --------------------------------------------------------- */
+
+/* Waits for a kernel's end event and reads its duration. */
+static enum tcx_status event_time(struct device *dev, const char *kernel, gpu_event start,
+				  gpu_event end, double *ms, struct tcx_error *err)
+{
+	float t = 0;
+	gpu_rc rc = gpu.EventSynchronize(end);
+
+	if (rc != GPU_OK)
+		return gpu_fail(err, TCX_ELAUNCH, rc, "kernel '%s' failed on '%s'", kernel,
+				dev->info.id);
+	rc = gpu.EventElapsedTime(&t, start, end);
+	if (rc != GPU_OK)
+		return gpu_fail(err, TCX_EDEVICE, rc, "cannot time kernel '%s' on '%s'", kernel,
+				dev->info.id);
+	*ms = t;
+	return TCX_OK;
+}
+
+/* Checks a launch (launch_check), builds its parameter array and opts the
+ * kernel in to the shared memory it asks beyond the default.  Call with
+ * prog->lock held and the context current. */
+static enum tcx_status launch_prepare(struct device *dev, struct kernel_entry *k,
+				      const struct launch *l, void **params, size_t *dyn,
+				      struct tcx_error *err)
+{
+	struct kernel_facts f = {
+	    k->name, k->max_threads, k->static_smem, k->nparams, k->nparams >= 0 ? k->psize : NULL,
+	    sizeof(gpu_ptr),
+	};
+	enum tcx_status st = launch_check(&dev->info, &f, l, dyn, err);
+	int np = 0;
+	gpu_rc rc;
+
+	if (st)
+		return st;
+	for (int a = 0; a < l->nargs; a++)
+		if (l->args[a].kind == KARG_BUFFER)
+			params[np++] = (void *)&l->args[a].buf->ptr;
+		else if (l->args[a].kind == KARG_BYTES)
+			params[np++] = (void *)l->args[a].ptr;
+#if TCX_GPU_HIP
+	/* HIP counts a dimension's threads in 32 bits */
+	for (int d = 0; d < 3; d++)
+		if (l->global[d] > UINT32_MAX)
+			return tcx_fail(err, TCX_ELIMIT,
+					"kernel '%s': %zu threads in dimension %d exceed HIP's "
+					"limit of %lu",
+					k->name, l->global[d], d, (unsigned long)UINT32_MAX);
+#endif
+	/* beyond the default 48 KiB a CUDA kernel must opt in to the shared memory */
+	if (gpu.FuncSetAttribute && (int64_t)(*dyn + (size_t)k->static_smem) > dev->smem_default &&
+	    (int)*dyn > k->dyn_smem_set) {
+		rc = gpu.FuncSetAttribute(k->fn, GPU_FUNC_ATTR(MAX_DYNAMIC_SHARED_SIZE_BYTES),
+					  (int)*dyn);
+		if (rc != GPU_OK)
+			return gpu_fail(err, TCX_ELIMIT, rc,
+					"kernel '%s': cannot use %zu bytes of dynamic shared memory",
+					l->kernel, *dyn);
+		k->dyn_smem_set = (int)*dyn;
+	}
+	return TCX_OK;
+}
+
+static enum tcx_status gpu_launch(struct device *dev, struct program *prog, const struct launch *l,
+				  double *event_ms, struct tcx_error *err)
+{
+	struct kernel_entry *k = NULL;
+	void *params[LAUNCH_MAX_ARGS];
+	size_t dyn = 0;
+	gpu_event ev[2] = {NULL, NULL};
+	enum tcx_status st;
+	gpu_rc rc;
+
+	if (event_ms)
+		*event_ms = 0;
+	if (!prog || !l)
+		return tcx_fail(err, TCX_EINVAL, "a launch without a program");
+	if (prog->dev != dev)
+		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'",
+				l->kernel ? l->kernel : "", prog->dev->info.id, dev->info.id);
+	if (l->nargs < 0 || l->nargs > LAUNCH_MAX_ARGS)
+		return tcx_fail(err, TCX_EINVAL, "a launch with %d arguments", l->nargs);
+	st = use_ctx(dev, err);
+	if (st)
+		return st;
+	pthread_mutex_lock(&prog->lock);
+	st = kernel_get(prog, l->kernel, &k, err);
+	if (!st)
+		st = launch_prepare(dev, k, l, params, &dyn, err);
+	pthread_mutex_unlock(&prog->lock);
+	if (st)
+		return st;
+	if (event_ms) {
+		rc = gpu.EventCreate(&ev[0], TCX_GPU(CU_EVENT_DEFAULT, hipEventDefault));
+		if (rc == GPU_OK)
+			rc = gpu.EventCreate(&ev[1], TCX_GPU(CU_EVENT_DEFAULT, hipEventDefault));
+		if (rc == GPU_OK)
+			rc = gpu.EventRecord(ev[0], dev->stream);
+		if (rc != GPU_OK) {
+			st = gpu_fail(err, TCX_EDEVICE, rc, "cannot create timing events on '%s'",
+				      dev->info.id);
+			goto out_events;
+		}
+	}
+	rc = gpu.LaunchKernel(k->fn, (unsigned)(l->global[0] / l->local[0]),
+			      (unsigned)(l->global[1] / l->local[1]),
+			      (unsigned)(l->global[2] / l->local[2]), (unsigned)l->local[0],
+			      (unsigned)l->local[1], (unsigned)l->local[2], (unsigned)dyn, dev->stream,
+			      params, NULL);
+	if (rc != GPU_OK) {
+		st = gpu_fail(err,
+			      rc == TCX_GPU(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+					    hipErrorLaunchOutOfResources)
+				  ? TCX_ELIMIT
+				  : TCX_ELAUNCH,
+			      rc, "cannot launch kernel '%s' on '%s'", l->kernel, dev->info.id);
+		goto out_events;
+	}
+	if (event_ms) {
+		rc = gpu.EventRecord(ev[1], dev->stream);
+		if (rc != GPU_OK)
+			st = gpu_fail(err, TCX_EDEVICE, rc, "cannot time kernel '%s' on '%s'",
+				      l->kernel, dev->info.id);
+		else
+			st = event_time(dev, l->kernel, ev[0], ev[1], event_ms, err);
+	}
+out_events:
+	for (int e = 0; e < 2; e++)
+		if (ev[e])
+			gpu.EventDestroy(ev[e]);
+	return st;
+}
+
+static enum tcx_status gpu_finish(struct device *dev, struct tcx_error *err)
+{
+	enum tcx_status st = use_ctx(dev, err);
+	gpu_rc rc;
+
+	if (st)
+		return st;
+	rc = gpu.StreamSynchronize(dev->stream);
+	if (rc != GPU_OK)
+		return gpu_fail(err, TCX_ELAUNCH, rc, "the work queued on '%s' failed",
+				dev->info.id);
+	return TCX_OK;
+}
+
+/* The ops both backends have; the backend adds its own. */
+static void gpu_ops(struct tcx_backend_ops *ops)
+{
+	memset(ops, 0, sizeof(*ops));
+	ops->name = GPU_BACKEND;
+	ops->probe = gpu_probe;
+	ops->open = gpu_open;
+	ops->close = gpu_close;
+	ops->info = gpu_info;
+	ops->build = gpu_build;
+	ops->build_log = gpu_build_log;
+	ops->program_free = gpu_program_free;
+	ops->binary = gpu_binary;
+	ops->build_binary = gpu_build_binary;
+	ops->kernel_resources = gpu_kernel_resources;
+	ops->alloc = gpu_alloc;
+	ops->free = gpu_free;
+	ops->write = gpu_write;
+	ops->read = gpu_read;
+	ops->fill = gpu_fill;
+	ops->launch = gpu_launch;
+	ops->finish = gpu_finish;
+}
