@@ -2,8 +2,8 @@
  * library from logic files.  The generated parts are the public header's
  * problem-type section, the tables (kernels with their #define preludes
  * from plan_source, launch constants from plan_make, selection data from
- * the selector) and the typed entry points; everything else is a template
- * under share/export/, embedded at build time (or read from
+ * the selector) and the typed entry points; everything else is a source
+ * file under runtime/, embedded at build time (or read from
  * $TCX_EXPORT_DIR), copied with @TL_...@ names filled in.  The tree goes
  * in as a whole (tree.c). */
 #include <ctype.h>
@@ -14,7 +14,7 @@
 #include "gen/gen.h"
 #include "gen/kernels.h"
 
-/* share/export/, embedded by lib/export/templates.cmake */
+/* runtime/, embedded by cmake/embed.cmake */
 extern const struct embedded_kernel export_templates[];
 
 static enum tcx_status template_text(const char *name, char **text, size_t *len,

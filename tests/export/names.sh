@@ -75,7 +75,7 @@ done
 # none is <word>_<public suffix>
 checks=$((checks + 1))
 suffixes='status|queue|mem|queue_s|mem_s|choice|problem_info|status_str|last_error|problem_count|problem|problem_find|run|query|compile|release'
-clash=$(cat "$TCX_SOURCE_DIR"/share/export/*.c "$TCX_SOURCE_DIR"/share/export/*.h |
+clash=$(cat "$TCX_SOURCE_DIR"/runtime/*.c "$TCX_SOURCE_DIR"/runtime/*.h |
 	grep -v '^\s*goto\|^[a-z_]*:$' |
 	grep -oE "\b[a-z][a-z0-9_]*_($suffixes)\b" |
 	grep -vE '^(tl|sel|cl|cu|cuda|hip|hiprtc|nvrtc)_' | sort -u)
