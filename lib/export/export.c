@@ -276,70 +276,59 @@ static void xlib_release(struct xlib *x)
 	free(x->tmpl[1]);
 }
 
-/* The kernel templates: port.h, (CUDA: cuda/compat.h,) contract.cl, (CUDA:
- * cuda/wgmma.cuh), as plan_source puts them together. */
-static enum tcx_status load_templates(struct xlib *x, struct tcx_error *err)
+/* The languages of a library's kernels: OpenCL C, and the CUDA dialect
+ * (CUDA and HIP), as tcx's backends name them (struct device_info, lang). */
+static const char *const xlang[2] = {"opencl", "cuda"};
+
+/* A language's templates (plan_templates), one after the other, as
+ * plan_source puts them after the prelude. */
+static enum tcx_status template_of(const char *lang, char **out, size_t *len, struct tcx_error *err)
 {
-	char *port = NULL, *compat = NULL, *body = NULL, *wgmma = NULL;
-	enum tcx_status st = kernel_source("common/port.h", &port, NULL, err);
+	struct strbuf b = STRBUF_INIT;
+	enum tcx_status st = TCX_OK;
 
-	if (!st)
-		st = kernel_source("opencl/contract.cl", &body, NULL, err);
-	if (!st) {
-		struct tcx_error e2 = {0};
-		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	for (const char *const *t = plan_templates(lang); !st && *t; t++) {
+		char *text = NULL;
 
-		strbuf_adds(&a, port);
-		strbuf_adds(&a, body);
-		if (kernel_source("cuda/compat.h", &compat, NULL, &e2) == TCX_OK &&
-		    kernel_source("cuda/wgmma.cuh", &wgmma, NULL, &e2) == TCX_OK) {
-			strbuf_adds(&b, port);
-			strbuf_adds(&b, compat);
-			strbuf_adds(&b, body);
-			strbuf_adds(&b, wgmma);
-		}
-		st = strbuf_status(&a, err);
+		st = kernel_source(*t, &text, NULL, err);
 		if (!st)
-			st = strbuf_status(&b, err);
-		x->tmpl_len[0] = a.len;
-		x->tmpl[0] = strbuf_detach(&a);
-		if (compat && wgmma) {
-			x->tmpl_len[1] = b.len;
-			x->tmpl[1] = strbuf_detach(&b);
-		}
-		strbuf_release(&a);
-		strbuf_release(&b);
+			strbuf_adds(&b, text);
+		free(text);
 	}
-	free(port);
-	free(compat);
-	free(body);
-	free(wgmma);
+	if (!st)
+		st = strbuf_status(&b, err);
+	*len = b.len;
+	*out = st ? NULL : strbuf_detach(&b);
+	if (!st && !*out)
+		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+	strbuf_release(&b);
 	return st;
 }
 
-/* The prelude of a plan's source: plan_source's text less the template. */
-static enum tcx_status make_prelude(struct xlib *x, const struct kernel_plan *k, int lang,
-				    char **out, size_t *len, struct tcx_error *err)
+/* The kernel templates; without the CUDA dialect's (a $TCX_KERNEL_DIR
+ * without them) the library goes without CUDA and HIP. */
+static enum tcx_status load_templates(struct xlib *x, struct tcx_error *err)
 {
-	struct strbuf src = STRBUF_INIT, opts = STRBUF_INIT;
-	enum tcx_status st = plan_source(k, &src, &opts, err);
-	size_t tl = x->tmpl_len[lang];
+	struct tcx_error e2 = {0};
+	enum tcx_status st = template_of(xlang[0], &x->tmpl[0], &x->tmpl_len[0], err);
 
-	*out = NULL;
-	if (!st && (src.len < tl || memcmp(src.buf + src.len - tl, x->tmpl[lang], tl) != 0))
-		st = tcx_fail(err, TCX_EINVAL,
-			      "the kernel source does not end in the template (kernel generator "
-			      "and export-lib disagree)");
-	if (!st && lang == 0 && strcmp(strbuf_str(&opts), "-cl-std=CL1.2") != 0)
-		st = tcx_fail(err, TCX_EINVAL, "unexpected OpenCL options '%s'", strbuf_str(&opts));
-	if (!st) {
-		*len = src.len - tl;
-		*out = strndup(src.buf, *len);
-		if (!*out)
-			st = tcx_fail(err, TCX_ENOMEM, "out of memory");
-	}
+	if (!st && template_of(xlang[1], &x->tmpl[1], &x->tmpl_len[1], &e2) != TCX_OK)
+		tcx_log(TCX_LOG_DEBUG, "no CUDA-dialect kernels: %s", e2.msg);
+	return st;
+}
+
+/* A plan's prelude, the caller's to free. */
+static enum tcx_status make_prelude(const struct kernel_plan *k, char **out, size_t *len,
+				    struct tcx_error *err)
+{
+	struct strbuf src = STRBUF_INIT;
+	enum tcx_status st = plan_prelude(k, &src, err);
+
+	*len = src.len;
+	*out = st ? NULL : strbuf_detach(&src);
+	if (!st && !*out)
+		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
 	strbuf_release(&src);
-	strbuf_release(&opts);
 	return st;
 }
 
@@ -382,7 +371,7 @@ static enum tcx_status add_kernel(struct xlib *x, struct xtype *T, const struct 
 			continue;
 		if (lang == 1) {
 			memset(&cuda, 0, sizeof(cuda));
-			snprintf(cuda.lang, sizeof(cuda.lang), "cuda");
+			snprintf(cuda.lang, sizeof(cuda.lang), "%s", xlang[1]);
 			st = plan_make(T->c, NULL, &ls->sol, &cuda, &p, err);
 		} else {
 			p = K->plan;
@@ -394,8 +383,7 @@ static enum tcx_status add_kernel(struct xlib *x, struct xtype *T, const struct 
 				p.unit_p_d0 = p.unit_p_du = p.unit_q_d1 = p.unit_q_du = false;
 				p.unit_c_d0 = false;
 			}
-			st = make_prelude(x, &p, lang, &K->prelude[lang][g],
-					  &K->prelude_len[lang][g], err);
+			st = make_prelude(&p, &K->prelude[lang][g], &K->prelude_len[lang][g], err);
 		}
 		if (st && lang == 1) {
 			/* no CUDA variant of this kernel: the library goes without */
@@ -828,6 +816,14 @@ static void emit_wrappers(struct strbuf *o, const struct xlib *x, const char *pr
 	}
 }
 
+/* "kernels/common/port.h, kernels/opencl/contract.cl": a language's
+ * templates, for a comment. */
+static void template_names(struct strbuf *o, const char *lang)
+{
+	for (const char *const *t = plan_templates(lang); *t; t++)
+		strbuf_addf(o, "%skernels/%s", t == plan_templates(lang) ? "" : ", ", *t);
+}
+
 static enum tcx_status write_source(const struct xlib *x, struct export_tree *tree,
 				    const char *prefix, const char *up, struct tcx_error *err)
 {
@@ -849,14 +845,17 @@ static enum tcx_status write_source(const struct xlib *x, struct export_tree *tr
 		    "/* the kernels' argument slots (their preludes' MAX_SLOTS) */\n"
 		    "typedef char tl_slots_agree[TL_MAX_SLOTS == %d ? 1 : -1];\n\n",
 		    PLAN_MAX_SLOTS);
-	strbuf_adds(&o, "#if !TL_WITH_CUDA && !TL_WITH_HIP\n/* the kernel template "
-			"(kernels/common/port.h, kernels/opencl/contract.cl) */\n");
+	strbuf_adds(&o, "#if !TL_WITH_CUDA && !TL_WITH_HIP\n/* the kernel template (");
+	template_names(&o, xlang[0]);
+	strbuf_adds(&o, ") */\n");
 	emit_bytes(&o, "tl_template_opencl", x->tmpl[0], x->tmpl_len[0]);
 	strbuf_adds(&o, "#endif\n");
 	if (x->tmpl[1]) {
-		strbuf_adds(&o, "#if TL_WITH_CUDA || TL_WITH_HIP\n/* the same for CUDA and HIP "
-				"(with kernels/cuda/compat.h: HIP\n * compiles the CUDA "
-				"dialect, as tcx's hip backend does) */\n");
+		strbuf_adds(&o,
+			    "#if TL_WITH_CUDA || TL_WITH_HIP\n/* the same for CUDA and HIP (HIP "
+			    "compiles the CUDA dialect, as tcx's hip\n * backend does): ");
+		template_names(&o, xlang[1]);
+		strbuf_adds(&o, " */\n");
 		emit_bytes(&o, "tl_template_cuda", x->tmpl[1], x->tmpl_len[1]);
 		strbuf_adds(&o, "#endif\n");
 	}
@@ -897,13 +896,14 @@ static enum tcx_status write_config(const struct xlib *x, struct export_tree *tr
 		    "/* the CUDA-dialect kernels, for CUDA and HIP */\n"
 		    "#define TL_HAVE_CUDA_KERNELS %d\n"
 		    "/* what tcx compiles its OpenCL kernels with */\n"
-		    "#define TL_OPENCL_OPTIONS \"-cl-std=CL1.2\"\n"
+		    "#define TL_OPENCL_OPTIONS \"%s\"\n"
 		    "/* and its CUDA kernels (NVRTC; the device's architecture is added) */\n"
 		    "#define TL_NVRTC_OPTIONS { \"-default-device\", \"--std=c++17\" }\n"
 		    "/* and with hiprtc (the device's target is added), as tcx's hip backend */\n"
 		    "#define TL_HIPRTC_OPTIONS { \"-std=c++17\" }\n"
 		    "\n#endif /* TL_CONFIG_H */\n",
-		    prefix, prefix, tcx_version(), prefix, prefix, prefix, up, x->tmpl[1] != NULL);
+		    prefix, prefix, tcx_version(), prefix, prefix, prefix, up, x->tmpl[1] != NULL,
+		    plan_options(xlang[0]));
 	st = strbuf_status(&o, err);
 	if (!st)
 		st = export_tree_write(tree, "src/config.h", o.buf, o.len, err);

@@ -656,19 +656,16 @@ static void wgmma_prelude(const struct kernel_plan *k, struct strbuf *src)
 	}
 }
 
-enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, struct strbuf *opts,
-			    struct tcx_error *err)
+enum tcx_status plan_prelude(const struct kernel_plan *k, struct strbuf *src, struct tcx_error *err)
 {
 	const struct solution *s = &k->sol;
-	char *port = NULL, *compat = NULL, *body = NULL, *wgmma = NULL, key[1024];
-	enum tcx_status st;
-	bool cuda = strcmp(k->lang, "cuda") == 0;
+	char key[1024];
 
 	/* The prelude depends on the contraction only through layout facts, so
 	 * that contractions with the same facts share one compiled program. */
 	solution_key(s, key, sizeof(key));
 	strbuf_addf(src, "/* tcx %s kernel; solution %s */\n", tcx_version(), key);
-	if (cuda)
+	if (strcmp(k->lang, "cuda") == 0)
 		strbuf_adds(src, "#define TCX_LANG_CUDA 1\n");
 	strbuf_addf(src, "#define %s 1\n", type_macro(k->c->dtype));
 	strbuf_addf(src, "#define MAX_SLOTS %d\n", PLAN_MAX_SLOTS);
@@ -708,32 +705,45 @@ enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, str
 			strbuf_addf(src, "#define %s %lldL\n", names[sl],
 				    (long long)(k->slot[sl] < 0 ? 1 : k->sizes[k->slot[sl]]));
 	}
-	st = kernel_source("common/port.h", &port, NULL, err);
-	/* CUDA and HIP: the OpenCL built-ins the template uses, in C++ */
-	if (!st && cuda)
-		st = kernel_source("cuda/compat.h", &compat, NULL, err);
-	if (!st)
-		st = kernel_source("opencl/contract.cl", &body, NULL, err);
-	/* CUDA: the warpgroup kernel, all of it under #if MI_WGMMA */
-	if (!st && cuda)
-		st = kernel_source("cuda/wgmma.cuh", &wgmma, NULL, err);
-	if (!st) {
-		strbuf_adds(src, port);
-		if (compat)
-			strbuf_adds(src, compat);
-		strbuf_adds(src, body);
-		if (wgmma)
-			strbuf_adds(src, wgmma);
-		st = strbuf_status(src, err);
+	return strbuf_status(src, err);
+}
+
+const char *const *plan_templates(const char *lang)
+{
+	/* OpenCL C: the language's words, then the template */
+	static const char *const opencl[] = {"common/port.h", "opencl/contract.cl", NULL};
+	/* CUDA and HIP: the OpenCL built-ins in C++ after the words, and the
+	 * warpgroup kernel, all of it under #if MI_WGMMA, after the template */
+	static const char *const cuda[] = {"common/port.h", "cuda/compat.h", "opencl/contract.cl",
+					   "cuda/wgmma.cuh", NULL};
+
+	return strcmp(lang, "cuda") == 0 ? cuda : opencl;
+}
+
+const char *plan_options(const char *lang)
+{
+	return strcmp(lang, "opencl") == 0 ? "-cl-std=CL1.2" : "";
+}
+
+enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, struct strbuf *opts,
+			    struct tcx_error *err)
+{
+	enum tcx_status st = plan_prelude(k, src, err);
+
+	for (const char *const *t = plan_templates(k->lang); !st && *t; t++) {
+		char *text = NULL;
+
+		st = kernel_source(*t, &text, NULL, err);
+		if (!st) {
+			strbuf_adds(src, text);
+			st = strbuf_status(src, err);
+		}
+		free(text);
 	}
-	free(port);
-	free(compat);
-	free(body);
-	free(wgmma);
 	if (st)
 		return st;
-	if (opts && !cuda && strcmp(k->lang, "opencl") == 0)
-		strbuf_adds(opts, "-cl-std=CL1.2");
+	if (opts && *plan_options(k->lang))
+		strbuf_adds(opts, plan_options(k->lang));
 	dump_source(src->buf, src->len);
 	return TCX_OK;
 }

@@ -80,10 +80,26 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 enum tcx_status plan_accepts(const struct kernel_plan *k, const struct problem *p,
 			     struct tcx_error *err);
 
-/* The kernel source and the compiler options for the device.  Writes the
- * source to $TCX_DUMP_KERNELS/ when that is set. */
+/* The kernel source and the compiler options for the device: the plan's
+ * prelude, then the text of each of plan_templates(k->lang), then
+ * plan_options(k->lang).  Writes the source to $TCX_DUMP_KERNELS/ when that
+ * is set. */
 enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, struct strbuf *opts,
 			    struct tcx_error *err);
+
+/* The plan's #define prelude (appended to src): the part of its source
+ * that depends on the plan, before the templates. */
+enum tcx_status plan_prelude(const struct kernel_plan *k, struct strbuf *src,
+			     struct tcx_error *err);
+
+/* The templates a kernel source in language `lang` ("opencl", "cuda")
+ * holds after the prelude, in order: paths under kernels/ for
+ * kernel_source, NULL-terminated.  Static. */
+const char *const *plan_templates(const char *lang);
+
+/* The compiler options of a kernel source in language `lang` ("" for
+ * none).  Static. */
+const char *plan_options(const char *lang);
 
 /* Bytes of workspace a launch needs (GlobalSplitU partial sums); 0 if none. */
 size_t plan_workspace_bytes(const struct kernel_plan *k, const struct problem *p);

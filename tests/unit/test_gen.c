@@ -20,7 +20,10 @@
  *     bytes), the warpgroup kernel's CUDA's 4 KiB;
  *  4. the device's other limits a plan meets, exactly at the boundary and
  *     one past it: local memory, work-items per work-group and along one
- *     dimension. */
+ *     dimension;
+ *  5. a kernel source is its plan's prelude, then the templates of its
+ *     language in plan_templates' order, compiled with plan_options: the
+ *     parts export-lib puts together again in a library. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -472,11 +475,67 @@ static void test_device_limits(void)
 	contraction_free(c);
 }
 
+/* ---- 5. a source from its parts ------------------------------------------ */
+
+static void test_source_parts(void)
+{
+	static const struct {
+		const char *lang, *params;
+		enum tcx_dtype t;
+	} cases[] = {
+	    {"opencl", "WorkGroup=[8,8,1],ThreadTile=[4,4],GlobalSplitU=2", TCX_DTYPE_S},
+	    {"cuda", "WorkGroup=[8,8,1],ThreadTile=[4,4],GlobalSplitU=2", TCX_DTYPE_Z},
+	    {"cuda", "WorkGroup=[16,8,1],ThreadTile=[4,8],DepthU=32,MatrixInstruction=[64,64,8,1]",
+	     TCX_DTYPE_S},
+	};
+
+	for (size_t e = 0; e < ARRAY_SIZE(cases); e++) {
+		struct tcx_contraction *c = parse("C[ijk]=A[ilk]*B[jlk]", cases[e].t);
+		struct strbuf src = STRBUF_INIT, opts = STRBUF_INIT, parts = STRBUF_INIT;
+		struct device_info dev;
+		struct kernel_plan k;
+		struct solution s;
+		struct tcx_error err;
+		int n = 0;
+
+		CHECK(c != NULL);
+		if (!c)
+			continue;
+		cuda_info(&dev);
+		snprintf(dev.lang, sizeof(dev.lang), "%s", cases[e].lang);
+		solution_default(&s);
+		CHECK(solution_parse(&s, cases[e].params, &err) == TCX_OK);
+		CHECK_MSG(plan_make(c, NULL, &s, &dev, &k, &err) == TCX_OK, "%s", err.msg);
+		CHECK(plan_source(&k, &src, &opts, &err) == TCX_OK);
+		CHECK(plan_prelude(&k, &parts, &err) == TCX_OK);
+		/* the prelude: #define lines and its opening comment, no template */
+		CHECK(strncmp(parts.buf, "/* tcx ", 7) == 0 && !strstr(parts.buf, "KERNEL"));
+		for (const char *const *t = plan_templates(cases[e].lang); *t; t++, n++) {
+			char *text = NULL;
+
+			CHECK_MSG(kernel_source(*t, &text, NULL, &err) == TCX_OK, "%s", err.msg);
+			strbuf_adds(&parts, text ? text : "");
+			free(text);
+		}
+		CHECK(n >= 2);
+		CHECK_MSG(src.len == parts.len && memcmp(src.buf, parts.buf, src.len) == 0,
+			  "%s: plan_source differs from its parts", cases[e].lang);
+		CHECK(strcmp(strbuf_str(&opts), plan_options(cases[e].lang)) == 0);
+		strbuf_release(&src);
+		strbuf_release(&opts);
+		strbuf_release(&parts);
+		contraction_free(c);
+	}
+	CHECK(strcmp(plan_options("opencl"), "-cl-std=CL1.2") == 0);
+	CHECK(strcmp(plan_options("cuda"), "") == 0);
+}
+
 int main(void)
 {
 	test_grid();
 	test_launch_grid();
 	test_max_indices();
 	test_device_limits();
+	test_source_parts();
 	return check_done();
 }
