@@ -1,7 +1,7 @@
 /* export.c - tcx export-lib: writes the source tree of a self-contained C
  * library from logic files.  The generated parts are the public header's
  * problem-type section, the tables (kernels with their #define preludes
- * from plan_source, launch constants from plan_make, selection data from
+ * from plan_prelude, launch constants from plan_make, selection data from
  * the selector) and the typed entry points; everything else is a source
  * file under runtime/, embedded at build time (or read from
  * $TCX_EXPORT_DIR), copied with @TL_...@ names filled in.  The tree goes
@@ -71,6 +71,7 @@ static const struct {
     {"runtime_gpu", false, "the library has a src/runtime_gpu.c of its own"},
     {"select", false, "the library has a src/select.c of its own"},
     {"gpu", false, "the library has a src/gpu.h of its own"},
+    {"abi", false, "the library has a src/abi.h and src/abi.c of its own"},
     /* CMake's reserved target names */
     {"all", false, "CMake reserves the target name"},
     {"clean", false, "CMake reserves the target name"},
@@ -194,6 +195,20 @@ static enum tcx_status copy_template(struct export_tree *tree, const char *name,
 		st = export_tree_write(tree, rel, out.buf ? out.buf : "", out.len, err);
 	free(text);
 	strbuf_release(&out);
+	return st;
+}
+
+/* A file of kernels/, copied as it is. */
+static enum tcx_status copy_kernel_file(struct export_tree *tree, const char *path, const char *rel,
+					struct tcx_error *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	enum tcx_status st = kernel_source(path, &text, &len, err);
+
+	if (!st)
+		st = export_tree_write(tree, rel, text, len, err);
+	free(text);
 	return st;
 }
 
@@ -687,7 +702,9 @@ static void emit_type(struct strbuf *o, const struct xlib *x, int t)
 		snprintf(nm, sizeof(nm), "tl_t%d_order_%s", t, tn[r]);
 		emit_ints(o, nm, order, n);
 	}
-	/* the kernels: preludes, then the table */
+	/* the kernels: their slots, preludes, then the table */
+	snprintf(nm, sizeof(nm), "tl_t%d_slots", t);
+	emit_ints(o, nm, T->kernels[0].plan.slot, T->kernels[0].plan.nslots);
 	for (int k = 0; k < T->nkernels; k++)
 		for (int l = 0; l < 2; l++)
 			for (int g = 0; g < 2; g++) {
@@ -703,11 +720,18 @@ static void emit_type(struct strbuf *o, const struct xlib *x, int t)
 		const struct xkernel *K = &T->kernels[k];
 		const char *lang[2] = {"opencl", "cuda"};
 
+		struct abi_plan a;
+
+		plan_abi(&K->plan, &a);
 		strbuf_adds(o, "\t{ ");
 		strbuf_add_cstring(o, K->name);
-		strbuf_addf(o, ", { %d, %d, %d }, %d, %d, %d, %lldL,\n\t  {", K->plan.sol.wg[0],
-			    K->plan.sol.wg[1], K->plan.sol.wg[2], K->plan.mt0, K->plan.mt1,
-			    K->plan.sol.gsu, (long long)K->plan.lds_bytes);
+		strbuf_addf(o,
+			    ",\n\t  { .nslots = %d, .slot = tl_t%d_slots, .nf2 = %d, .nb = %d, "
+			    ".conj_p = %d, .conj_q = %d,\n\t    .wg = { %d, %d, %d }, .threads = %d, "
+			    ".mt0 = %d, .mt1 = %d, .gsu = %d, .pack = { %d, %d } },\n\t  %lldL, {",
+			    a.nslots, t, a.nf2, a.nb, a.conj_p, a.conj_q, a.wg[0], a.wg[1], a.wg[2],
+			    a.threads, a.mt0, a.mt1, a.gsu, a.pack[0], a.pack[1],
+			    (long long)K->plan.lds_bytes);
 		for (int l = 0; l < 2; l++) {
 			strbuf_adds(o, l ? ", {" : " {");
 			for (int g = 0; g < 2; g++) {
@@ -728,9 +752,7 @@ static void emit_type(struct strbuf *o, const struct xlib *x, int t)
 									   : 0);
 			strbuf_adds(o, " }");
 		}
-		/* the warpgroup kernel: its producer and consumers in one dimension */
-		strbuf_addf(o, " }, %d, { %d, %d } },\n", K->plan.wgmma ? K->plan.nt + 128 : 0,
-			    K->plan.pack_slot[0], K->plan.pack_slot[1]);
+		strbuf_adds(o, " } },\n");
 	}
 	strbuf_adds(o, "};\n");
 	for (int i = 0; i < T->ninputs; i++)
@@ -746,7 +768,6 @@ static void emit_type_entry(struct strbuf *o, const struct xlib *x, int t)
 	const struct xtype *T = &x->types[t];
 	const struct tcx_contraction *c = T->c;
 	const struct kernel_plan *k0 = &T->kernels[0].plan;
-	enum tensor_role P = k0->p_is_a ? T_A : T_B, Q = k0->p_is_a ? T_B : T_A;
 
 	strbuf_adds(o, "\t{ { ");
 	strbuf_add_cstring(o, T->name);
@@ -759,13 +780,8 @@ static void emit_type_entry(struct strbuf *o, const struct xlib *x, int t)
 		    t);
 	strbuf_addf(o, "\t    { tl_t%d_order_c, tl_t%d_order_a, tl_t%d_order_b },\n", t, t, t);
 	strbuf_addf(o, "\t    { 0, %d, %d }, %d },\n", c->conj[T_A], c->conj[T_B], T->nkernels);
-	strbuf_addf(o, "\t  %d, {", k0->nslots);
-	for (int s = 0; s < k0->nslots; s++)
-		strbuf_addf(o, "%s%d", s ? ", " : " ", k0->slot[s] < 0 ? -1 : k0->slot[s]);
-	strbuf_addf(o, " }, %d, %d, %d, %d, %d,\n", k0->nf2, k0->nb, k0->p_is_a, c->conj[P],
-		    c->conj[Q]);
-	strbuf_addf(o, "\t  %d, tl_t%d_kernels, %d, tl_t%d_variants },\n", T->nkernels, t,
-		    T->ninputs, t);
+	strbuf_addf(o, "\t  %d, %d, tl_t%d_kernels, %d, tl_t%d_variants },\n", k0->p_is_a,
+		    T->nkernels, t, T->ninputs, t);
 }
 
 static void emit_wrappers(struct strbuf *o, const struct xlib *x, const char *prefix,
@@ -838,13 +854,6 @@ static enum tcx_status write_source(const struct xlib *x, struct export_tree *tr
 		    prefix, tcx_version());
 	strbuf_addf(&o, "#include \"config.h\"\n#include \"%s.h\"\n#include \"runtime.h\"\n\n",
 		    prefix);
-	/* runtime.c's struct tl_args is the kernels' struct tcx_args, whose
-	 * slot arrays the preludes size: a build where the counts differ
-	 * fails (C99 has no static assertion; an array of size -1 does) */
-	strbuf_addf(&o,
-		    "/* the kernels' argument slots (their preludes' MAX_SLOTS) */\n"
-		    "typedef char tl_slots_agree[TL_MAX_SLOTS == %d ? 1 : -1];\n\n",
-		    PLAN_MAX_SLOTS);
 	strbuf_adds(&o, "#if !TL_WITH_CUDA && !TL_WITH_HIP\n/* the kernel template (");
 	template_names(&o, xlang[0]);
 	strbuf_adds(&o, ") */\n");
@@ -1065,7 +1074,11 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 			st = write_config(&x, tree, o->name, up, err);
 		if (!st)
 			st = write_source(&x, tree, o->name, up, err);
-		/* the templates, copied */
+		/* the templates, copied; the kernels' ABI as tcx's kernels have it */
+		if (!st)
+			st = copy_kernel_file(tree, "common/abi.h", "src/abi.h", err);
+		if (!st)
+			st = copy_template(tree, "abi.c", "src/abi.c", tab, err);
 		if (!st)
 			st = copy_template(tree, "select.h", "src/select.h", tab, err);
 		if (!st)
