@@ -107,14 +107,6 @@ static_assert((WG_REG_C - WG_REG_U) * NT <= (WG_REG_U - WG_REG_P) * 128,
 #define WG_M_OFF (WG_STAGES * WG_STAGE_BYTES)
 #define WG_BAR_OFF (WG_M_OFF + WG_MSTAGES * WG_MSTAGE_BYTES)
 
-/* What the host says of the copy engine: whether P and Q have tensor
- * maps, and the slot each map dimension past the first two stands for
- * (-1: none). */
-struct tcx_tma {
-	long use;
-	long xp[3], xq[3];
-};
-
 /* The byte offset of element (r, u) in a tile of R rows: K-major, in
  * DEPTHU / WG_E blocks of R rows of 128 bytes; MN-major, in R / WG_E
  * columns of DEPTHU rows of 128 bytes (WG_E elements of r each).  The
@@ -327,11 +319,9 @@ INLINE void wg_split(const unsigned char *raw, unsigned char *hi, unsigned char 
 }
 #endif
 
-KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(
-	GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P, const GLOBAL DATA_T *RESTRICT Q,
-	GLOBAL VAL_T *RESTRICT W, const struct tcx_args args, const SCALAR_T alpha,
-	const SCALAR_T beta, const __grid_constant__ tcx_tmap tm_p,
-	const __grid_constant__ tcx_tmap tm_q, const struct tcx_tma tma)
+/* The kernel: common/abi.h's parameters, with the tensor maps of P and Q
+ * and what the host says of them (struct tcx_tma). */
+KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(TCX_WGMMA_PARAMS)
 {
 	const int tid = (int)LID(0);
 	/* D0 and D1: their inner indices, with PackFreeIndices times the outer */

@@ -15,7 +15,9 @@
  * writes a #define prelude and never edits this text.  Sizes and strides
  * arrive in `struct tcx_args` by "slot": 0 = D0, 1 = D1, 2 = DU,
  * 3 .. 3+NF2-1 = the folded dimension-2 indices, then NB outer bound
- * indices.  A contraction without a D0, D1 or DU gets a size-1 slot.
+ * indices.  A contraction without a D0, D1 or DU gets a size-1 slot.  The
+ * struct and the kernels' parameters are common/abi.h's, which the
+ * generator puts before this file and the host compiles too.
  *
  * Index arithmetic on tensors is 64-bit (long): a tensor may exceed 2^31
  * elements.  Arithmetic inside a tile is int.
@@ -217,31 +219,15 @@
 #define VEC_T VAL_T
 #endif
 
-/* Sizes and strides, by slot (see the top of this file).  MAX_SLOTS, the
- * most a contraction has (its indices and three size-1 stand-ins), is the
- * generator's (lib/gen's PLAN_MAX_SLOTS), so that both sides agree. */
-#ifndef MAX_SLOTS
-#error "MAX_SLOTS comes from the generator's prelude"
-#endif
-struct tcx_args {
-	long size[MAX_SLOTS];
-	long sp[MAX_SLOTS]; /* strides in P */
-	long sq[MAX_SLOTS]; /* strides in Q */
-	long sc[MAX_SLOTS]; /* strides in C */
-	long off_p, off_q, off_c;
-	long ws_stride; /* elements between GlobalSplitU parts of the workspace */
-	long nf2;       /* folded dimension-2 indices (slots 3 ..) */
-	long nb;        /* bound indices besides DU (slots 3 + nf2 ..) */
-	long conj_p, conj_q; /* complex conjugation of P, Q */
-	long groups[3]; /* work-groups along D0, D1 and dimension 2 (GROUP_DECODE) */
-};
+/* Sizes and strides arrive by slot (see the top of this file) in struct
+ * tcx_args, which common/abi.h defines for the kernels and the host alike. */
 /* Counts and flags arrive at run time, so that one compiled program serves
  * every contraction with the same layout facts. */
 #define NF2 ((int)args.nf2)
 #define NB ((int)args.nb)
 #define CONJ_P (args.conj_p != 0)
 #define CONJ_Q (args.conj_q != 0)
-#define MAX_NB (MAX_SLOTS - 3) /* DU is a bound index too */
+#define MAX_NB (TCX_MAX_SLOTS - 3) /* DU is a bound index too */
 
 #ifndef SIZE_D0
 #define SIZE_D0 (args.size[0])
@@ -634,15 +620,9 @@ INLINE void put_c(GLOBAL DATA_T *C, GLOBAL VAL_T *W, long oc, VAL_T r, SCALAR_T 
 	} while (0)
 
 #if !MI_WGMMA /* kernels/cuda/wgmma.cuh has the warpgroup kernel */
-KERNEL void tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
-			 const GLOBAL DATA_T *RESTRICT Q, GLOBAL VAL_T *RESTRICT W,
-			 const struct tcx_args args, const SCALAR_T alpha, const SCALAR_T beta)
-	WG_SIZE_HINT(WG0, WG1, LSU);
+KERNEL void tcx_contract(TCX_CONTRACT_PARAMS) WG_SIZE_HINT(WG0, WG1, LSU);
 
-KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void
-tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
-	     const GLOBAL DATA_T *RESTRICT Q, GLOBAL VAL_T *RESTRICT W, const struct tcx_args args,
-	     const SCALAR_T alpha, const SCALAR_T beta)
+KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 {
 	const int t0 = (int)LID(0), t1 = (int)LID(1), ts = (int)LID(2);
 	const int tid = t0 + WG0 * (t1 + WG1 * ts);
@@ -1121,9 +1101,7 @@ tcx_contract(GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT P,
  * one work-item per element of C (D0, D1 and the folded slots), in
  * work-groups of one dimension numbered as GROUP_LINEAR does, over any
  * grid. */
-KERNEL void tcx_gsu_reduce(GLOBAL DATA_T *RESTRICT C, const GLOBAL VAL_T *RESTRICT W,
-			   const struct tcx_args args, const SCALAR_T alpha, const SCALAR_T beta,
-			   const long total)
+KERNEL void tcx_gsu_reduce(TCX_REDUCE_PARAMS)
 {
 	long e = LID(0) + LSIZE(0) * GROUP_LINEAR();
 	long oc = args.off_c;

@@ -1,9 +1,9 @@
 /* export.c - tcx export-lib: writes the source tree of a self-contained C
  * library from logic files.  The generated parts are the public header's
  * problem-type section, the tables (kernels with their #define preludes
- * from plan_source, launch constants from plan_make, selection data from
- * the selector) and the typed entry points; everything else is a template
- * under share/export/, embedded at build time (or read from
+ * from plan_prelude, launch constants from plan_make, selection data from
+ * the selector) and the typed entry points; everything else is a source
+ * file under runtime/, embedded at build time (or read from
  * $TCX_EXPORT_DIR), copied with @TL_...@ names filled in.  The tree goes
  * in as a whole (tree.c). */
 #include <ctype.h>
@@ -14,7 +14,7 @@
 #include "gen/gen.h"
 #include "gen/kernels.h"
 
-/* share/export/, embedded by lib/export/templates.cmake */
+/* runtime/, embedded by cmake/embed.cmake */
 extern const struct embedded_kernel export_templates[];
 
 static enum tcx_status template_text(const char *name, char **text, size_t *len,
@@ -71,6 +71,7 @@ static const struct {
     {"runtime_gpu", false, "the library has a src/runtime_gpu.c of its own"},
     {"select", false, "the library has a src/select.c of its own"},
     {"gpu", false, "the library has a src/gpu.h of its own"},
+    {"abi", false, "the library has a src/abi.h and src/abi.c of its own"},
     /* CMake's reserved target names */
     {"all", false, "CMake reserves the target name"},
     {"clean", false, "CMake reserves the target name"},
@@ -197,6 +198,20 @@ static enum tcx_status copy_template(struct export_tree *tree, const char *name,
 	return st;
 }
 
+/* A file of kernels/, copied as it is. */
+static enum tcx_status copy_kernel_file(struct export_tree *tree, const char *path, const char *rel,
+					struct tcx_error *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	enum tcx_status st = kernel_source(path, &text, &len, err);
+
+	if (!st)
+		st = export_tree_write(tree, rel, text, len, err);
+	free(text);
+	return st;
+}
+
 /* A byte array (C promises only 4095 characters a string literal). */
 static void emit_bytes(struct strbuf *o, const char *name, const char *data, size_t len)
 {
@@ -276,70 +291,59 @@ static void xlib_release(struct xlib *x)
 	free(x->tmpl[1]);
 }
 
-/* The kernel templates: port.h, (CUDA: cuda/compat.h,) contract.cl, (CUDA:
- * cuda/wgmma.cuh), as plan_source puts them together. */
-static enum tcx_status load_templates(struct xlib *x, struct tcx_error *err)
+/* The languages of a library's kernels: OpenCL C, and the CUDA dialect
+ * (CUDA and HIP), as tcx's backends name them (struct device_info, lang). */
+static const char *const xlang[2] = {"opencl", "cuda"};
+
+/* A language's templates (plan_templates), one after the other, as
+ * plan_source puts them after the prelude. */
+static enum tcx_status template_of(const char *lang, char **out, size_t *len, struct tcx_error *err)
 {
-	char *port = NULL, *compat = NULL, *body = NULL, *wgmma = NULL;
-	enum tcx_status st = kernel_source("common/port.h", &port, NULL, err);
+	struct strbuf b = STRBUF_INIT;
+	enum tcx_status st = TCX_OK;
 
-	if (!st)
-		st = kernel_source("opencl/contract.cl", &body, NULL, err);
-	if (!st) {
-		struct tcx_error e2 = {0};
-		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	for (const char *const *t = plan_templates(lang); !st && *t; t++) {
+		char *text = NULL;
 
-		strbuf_adds(&a, port);
-		strbuf_adds(&a, body);
-		if (kernel_source("cuda/compat.h", &compat, NULL, &e2) == TCX_OK &&
-		    kernel_source("cuda/wgmma.cuh", &wgmma, NULL, &e2) == TCX_OK) {
-			strbuf_adds(&b, port);
-			strbuf_adds(&b, compat);
-			strbuf_adds(&b, body);
-			strbuf_adds(&b, wgmma);
-		}
-		st = strbuf_status(&a, err);
+		st = kernel_source(*t, &text, NULL, err);
 		if (!st)
-			st = strbuf_status(&b, err);
-		x->tmpl_len[0] = a.len;
-		x->tmpl[0] = strbuf_detach(&a);
-		if (compat && wgmma) {
-			x->tmpl_len[1] = b.len;
-			x->tmpl[1] = strbuf_detach(&b);
-		}
-		strbuf_release(&a);
-		strbuf_release(&b);
+			strbuf_adds(&b, text);
+		free(text);
 	}
-	free(port);
-	free(compat);
-	free(body);
-	free(wgmma);
+	if (!st)
+		st = strbuf_status(&b, err);
+	*len = b.len;
+	*out = st ? NULL : strbuf_detach(&b);
+	if (!st && !*out)
+		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+	strbuf_release(&b);
 	return st;
 }
 
-/* The prelude of a plan's source: plan_source's text less the template. */
-static enum tcx_status make_prelude(struct xlib *x, const struct kernel_plan *k, int lang,
-				    char **out, size_t *len, struct tcx_error *err)
+/* The kernel templates; without the CUDA dialect's (a $TCX_KERNEL_DIR
+ * without them) the library goes without CUDA and HIP. */
+static enum tcx_status load_templates(struct xlib *x, struct tcx_error *err)
 {
-	struct strbuf src = STRBUF_INIT, opts = STRBUF_INIT;
-	enum tcx_status st = plan_source(k, &src, &opts, err);
-	size_t tl = x->tmpl_len[lang];
+	struct tcx_error e2 = {0};
+	enum tcx_status st = template_of(xlang[0], &x->tmpl[0], &x->tmpl_len[0], err);
 
-	*out = NULL;
-	if (!st && (src.len < tl || memcmp(src.buf + src.len - tl, x->tmpl[lang], tl) != 0))
-		st = tcx_fail(err, TCX_EINVAL,
-			      "the kernel source does not end in the template (kernel generator "
-			      "and export-lib disagree)");
-	if (!st && lang == 0 && strcmp(strbuf_str(&opts), "-cl-std=CL1.2") != 0)
-		st = tcx_fail(err, TCX_EINVAL, "unexpected OpenCL options '%s'", strbuf_str(&opts));
-	if (!st) {
-		*len = src.len - tl;
-		*out = strndup(src.buf, *len);
-		if (!*out)
-			st = tcx_fail(err, TCX_ENOMEM, "out of memory");
-	}
+	if (!st && template_of(xlang[1], &x->tmpl[1], &x->tmpl_len[1], &e2) != TCX_OK)
+		tcx_log(TCX_LOG_DEBUG, "no CUDA-dialect kernels: %s", e2.msg);
+	return st;
+}
+
+/* A plan's prelude, the caller's to free. */
+static enum tcx_status make_prelude(const struct kernel_plan *k, char **out, size_t *len,
+				    struct tcx_error *err)
+{
+	struct strbuf src = STRBUF_INIT;
+	enum tcx_status st = plan_prelude(k, &src, err);
+
+	*len = src.len;
+	*out = st ? NULL : strbuf_detach(&src);
+	if (!st && !*out)
+		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
 	strbuf_release(&src);
-	strbuf_release(&opts);
 	return st;
 }
 
@@ -382,7 +386,7 @@ static enum tcx_status add_kernel(struct xlib *x, struct xtype *T, const struct 
 			continue;
 		if (lang == 1) {
 			memset(&cuda, 0, sizeof(cuda));
-			snprintf(cuda.lang, sizeof(cuda.lang), "cuda");
+			snprintf(cuda.lang, sizeof(cuda.lang), "%s", xlang[1]);
 			st = plan_make(T->c, NULL, &ls->sol, &cuda, &p, err);
 		} else {
 			p = K->plan;
@@ -394,8 +398,7 @@ static enum tcx_status add_kernel(struct xlib *x, struct xtype *T, const struct 
 				p.unit_p_d0 = p.unit_p_du = p.unit_q_d1 = p.unit_q_du = false;
 				p.unit_c_d0 = false;
 			}
-			st = make_prelude(x, &p, lang, &K->prelude[lang][g],
-					  &K->prelude_len[lang][g], err);
+			st = make_prelude(&p, &K->prelude[lang][g], &K->prelude_len[lang][g], err);
 		}
 		if (st && lang == 1) {
 			/* no CUDA variant of this kernel: the library goes without */
@@ -699,7 +702,9 @@ static void emit_type(struct strbuf *o, const struct xlib *x, int t)
 		snprintf(nm, sizeof(nm), "tl_t%d_order_%s", t, tn[r]);
 		emit_ints(o, nm, order, n);
 	}
-	/* the kernels: preludes, then the table */
+	/* the kernels: their slots, preludes, then the table */
+	snprintf(nm, sizeof(nm), "tl_t%d_slots", t);
+	emit_ints(o, nm, T->kernels[0].plan.slot, T->kernels[0].plan.nslots);
 	for (int k = 0; k < T->nkernels; k++)
 		for (int l = 0; l < 2; l++)
 			for (int g = 0; g < 2; g++) {
@@ -715,11 +720,18 @@ static void emit_type(struct strbuf *o, const struct xlib *x, int t)
 		const struct xkernel *K = &T->kernels[k];
 		const char *lang[2] = {"opencl", "cuda"};
 
+		struct abi_plan a;
+
+		plan_abi(&K->plan, &a);
 		strbuf_adds(o, "\t{ ");
 		strbuf_add_cstring(o, K->name);
-		strbuf_addf(o, ", { %d, %d, %d }, %d, %d, %d, %lldL,\n\t  {", K->plan.sol.wg[0],
-			    K->plan.sol.wg[1], K->plan.sol.wg[2], K->plan.mt0, K->plan.mt1,
-			    K->plan.sol.gsu, (long long)K->plan.lds_bytes);
+		strbuf_addf(o,
+			    ",\n\t  { .nslots = %d, .slot = tl_t%d_slots, .nf2 = %d, .nb = %d, "
+			    ".conj_p = %d, .conj_q = %d,\n\t    .wg = { %d, %d, %d }, .threads = %d, "
+			    ".mt0 = %d, .mt1 = %d, .gsu = %d, .pack = { %d, %d } },\n\t  %lldL, {",
+			    a.nslots, t, a.nf2, a.nb, a.conj_p, a.conj_q, a.wg[0], a.wg[1], a.wg[2],
+			    a.threads, a.mt0, a.mt1, a.gsu, a.pack[0], a.pack[1],
+			    (long long)K->plan.lds_bytes);
 		for (int l = 0; l < 2; l++) {
 			strbuf_adds(o, l ? ", {" : " {");
 			for (int g = 0; g < 2; g++) {
@@ -740,9 +752,7 @@ static void emit_type(struct strbuf *o, const struct xlib *x, int t)
 									   : 0);
 			strbuf_adds(o, " }");
 		}
-		/* the warpgroup kernel: its producer and consumers in one dimension */
-		strbuf_addf(o, " }, %d, { %d, %d } },\n", K->plan.wgmma ? K->plan.nt + 128 : 0,
-			    K->plan.pack_slot[0], K->plan.pack_slot[1]);
+		strbuf_adds(o, " } },\n");
 	}
 	strbuf_adds(o, "};\n");
 	for (int i = 0; i < T->ninputs; i++)
@@ -758,7 +768,6 @@ static void emit_type_entry(struct strbuf *o, const struct xlib *x, int t)
 	const struct xtype *T = &x->types[t];
 	const struct tcx_contraction *c = T->c;
 	const struct kernel_plan *k0 = &T->kernels[0].plan;
-	enum tensor_role P = k0->p_is_a ? T_A : T_B, Q = k0->p_is_a ? T_B : T_A;
 
 	strbuf_adds(o, "\t{ { ");
 	strbuf_add_cstring(o, T->name);
@@ -771,13 +780,8 @@ static void emit_type_entry(struct strbuf *o, const struct xlib *x, int t)
 		    t);
 	strbuf_addf(o, "\t    { tl_t%d_order_c, tl_t%d_order_a, tl_t%d_order_b },\n", t, t, t);
 	strbuf_addf(o, "\t    { 0, %d, %d }, %d },\n", c->conj[T_A], c->conj[T_B], T->nkernels);
-	strbuf_addf(o, "\t  %d, {", k0->nslots);
-	for (int s = 0; s < k0->nslots; s++)
-		strbuf_addf(o, "%s%d", s ? ", " : " ", k0->slot[s] < 0 ? -1 : k0->slot[s]);
-	strbuf_addf(o, " }, %d, %d, %d, %d, %d,\n", k0->nf2, k0->nb, k0->p_is_a, c->conj[P],
-		    c->conj[Q]);
-	strbuf_addf(o, "\t  %d, tl_t%d_kernels, %d, tl_t%d_variants },\n", T->nkernels, t,
-		    T->ninputs, t);
+	strbuf_addf(o, "\t  %d, %d, tl_t%d_kernels, %d, tl_t%d_variants },\n", k0->p_is_a,
+		    T->nkernels, t, T->ninputs, t);
 }
 
 static void emit_wrappers(struct strbuf *o, const struct xlib *x, const char *prefix,
@@ -828,6 +832,14 @@ static void emit_wrappers(struct strbuf *o, const struct xlib *x, const char *pr
 	}
 }
 
+/* "kernels/common/port.h, kernels/opencl/contract.cl": a language's
+ * templates, for a comment. */
+static void template_names(struct strbuf *o, const char *lang)
+{
+	for (const char *const *t = plan_templates(lang); *t; t++)
+		strbuf_addf(o, "%skernels/%s", t == plan_templates(lang) ? "" : ", ", *t);
+}
+
 static enum tcx_status write_source(const struct xlib *x, struct export_tree *tree,
 				    const char *prefix, const char *up, struct tcx_error *err)
 {
@@ -842,21 +854,17 @@ static enum tcx_status write_source(const struct xlib *x, struct export_tree *tr
 		    prefix, tcx_version());
 	strbuf_addf(&o, "#include \"config.h\"\n#include \"%s.h\"\n#include \"runtime.h\"\n\n",
 		    prefix);
-	/* runtime.c's struct tl_args is the kernels' struct tcx_args, whose
-	 * slot arrays the preludes size: a build where the counts differ
-	 * fails (C99 has no static assertion; an array of size -1 does) */
-	strbuf_addf(&o,
-		    "/* the kernels' argument slots (their preludes' MAX_SLOTS) */\n"
-		    "typedef char tl_slots_agree[TL_MAX_SLOTS == %d ? 1 : -1];\n\n",
-		    PLAN_MAX_SLOTS);
-	strbuf_adds(&o, "#if !TL_WITH_CUDA && !TL_WITH_HIP\n/* the kernel template "
-			"(kernels/common/port.h, kernels/opencl/contract.cl) */\n");
+	strbuf_adds(&o, "#if !TL_WITH_CUDA && !TL_WITH_HIP\n/* the kernel template (");
+	template_names(&o, xlang[0]);
+	strbuf_adds(&o, ") */\n");
 	emit_bytes(&o, "tl_template_opencl", x->tmpl[0], x->tmpl_len[0]);
 	strbuf_adds(&o, "#endif\n");
 	if (x->tmpl[1]) {
-		strbuf_adds(&o, "#if TL_WITH_CUDA || TL_WITH_HIP\n/* the same for CUDA and HIP "
-				"(with kernels/cuda/compat.h: HIP\n * compiles the CUDA "
-				"dialect, as tcx's hip backend does) */\n");
+		strbuf_adds(&o,
+			    "#if TL_WITH_CUDA || TL_WITH_HIP\n/* the same for CUDA and HIP (HIP "
+			    "compiles the CUDA dialect, as tcx's hip\n * backend does): ");
+		template_names(&o, xlang[1]);
+		strbuf_adds(&o, " */\n");
 		emit_bytes(&o, "tl_template_cuda", x->tmpl[1], x->tmpl_len[1]);
 		strbuf_adds(&o, "#endif\n");
 	}
@@ -897,13 +905,14 @@ static enum tcx_status write_config(const struct xlib *x, struct export_tree *tr
 		    "/* the CUDA-dialect kernels, for CUDA and HIP */\n"
 		    "#define TL_HAVE_CUDA_KERNELS %d\n"
 		    "/* what tcx compiles its OpenCL kernels with */\n"
-		    "#define TL_OPENCL_OPTIONS \"-cl-std=CL1.2\"\n"
+		    "#define TL_OPENCL_OPTIONS \"%s\"\n"
 		    "/* and its CUDA kernels (NVRTC; the device's architecture is added) */\n"
 		    "#define TL_NVRTC_OPTIONS { \"-default-device\", \"--std=c++17\" }\n"
 		    "/* and with hiprtc (the device's target is added), as tcx's hip backend */\n"
 		    "#define TL_HIPRTC_OPTIONS { \"-std=c++17\" }\n"
 		    "\n#endif /* TL_CONFIG_H */\n",
-		    prefix, prefix, tcx_version(), prefix, prefix, prefix, up, x->tmpl[1] != NULL);
+		    prefix, prefix, tcx_version(), prefix, prefix, prefix, up, x->tmpl[1] != NULL,
+		    plan_options(xlang[0]));
 	st = strbuf_status(&o, err);
 	if (!st)
 		st = export_tree_write(tree, "src/config.h", o.buf, o.len, err);
@@ -1065,7 +1074,11 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 			st = write_config(&x, tree, o->name, up, err);
 		if (!st)
 			st = write_source(&x, tree, o->name, up, err);
-		/* the templates, copied */
+		/* the templates, copied; the kernels' ABI as tcx's kernels have it */
+		if (!st)
+			st = copy_kernel_file(tree, "common/abi.h", "src/abi.h", err);
+		if (!st)
+			st = copy_template(tree, "abi.c", "src/abi.c", tab, err);
 		if (!st)
 			st = copy_template(tree, "select.h", "src/select.h", tab, err);
 		if (!st)

@@ -9,6 +9,10 @@
 #include "gen/gen.h"
 #include "gen/kernels.h"
 
+/* the launch's arguments, work sizes and scalars: abi_*, the exported
+ * libraries' too */
+#include "runtime/abi.c"
+
 enum tcx_status kernel_source(const char *path, char **text, size_t *len, struct tcx_error *err)
 {
 	const char *dir = getenv("TCX_KERNEL_DIR");
@@ -55,15 +59,17 @@ static double regs_per_elem(enum tcx_dtype t)
 	}
 }
 
+/* An element type as runtime/abi.c names it: Tensile's letter, lowercase. */
+static char abi_type(enum tcx_dtype t)
+{
+	return (char)(dtype_info(t)->letter | 0x20);
+}
+
 /* Bytes of one element in local memory and in registers (fp16 and bf16
  * are computed in fp32). */
 static int value_bytes(enum tcx_dtype t)
 {
-	const struct dtype_info *d = dtype_info(t);
-
-	if (t == TCX_DTYPE_H || t == TCX_DTYPE_B)
-		return 4;
-	return d->bytes;
+	return (int)abi_value_bytes(abi_type(t));
 }
 
 /* Bytes of one element staged in local memory: with MatrixInstruction,
@@ -720,22 +726,18 @@ static void wgmma_prelude(const struct kernel_plan *k, struct strbuf *src)
 	}
 }
 
-enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, struct strbuf *opts,
-			    struct tcx_error *err)
+enum tcx_status plan_prelude(const struct kernel_plan *k, struct strbuf *src, struct tcx_error *err)
 {
 	const struct solution *s = &k->sol;
-	char *port = NULL, *compat = NULL, *body = NULL, *wgmma = NULL, key[1024];
-	enum tcx_status st;
-	bool cuda = strcmp(k->lang, "cuda") == 0;
+	char key[1024];
 
 	/* The prelude depends on the contraction only through layout facts, so
 	 * that contractions with the same facts share one compiled program. */
 	solution_key(s, key, sizeof(key));
 	strbuf_addf(src, "/* tcx %s kernel; solution %s */\n", tcx_version(), key);
-	if (cuda)
+	if (strcmp(k->lang, "cuda") == 0)
 		strbuf_adds(src, "#define TCX_LANG_CUDA 1\n");
 	strbuf_addf(src, "#define %s 1\n", type_macro(k->c->dtype));
-	strbuf_addf(src, "#define MAX_SLOTS %d\n", PLAN_MAX_SLOTS);
 	strbuf_addf(src, "#define WG0 %d\n#define WG1 %d\n#define LSU %d\n", s->wg[0], s->wg[1],
 		    s->wg[2]);
 	strbuf_addf(src, "#define TT0 %d\n#define TT1 %d\n#define DEPTHU %d\n#define VW %d\n",
@@ -772,81 +774,62 @@ enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, str
 			strbuf_addf(src, "#define %s %lldL\n", names[sl],
 				    (long long)(k->slot[sl] < 0 ? 1 : k->sizes[k->slot[sl]]));
 	}
-	st = kernel_source("common/port.h", &port, NULL, err);
-	/* CUDA and HIP: the OpenCL built-ins the template uses, in C++ */
-	if (!st && cuda)
-		st = kernel_source("cuda/compat.h", &compat, NULL, err);
-	if (!st)
-		st = kernel_source("opencl/contract.cl", &body, NULL, err);
-	/* CUDA: the warpgroup kernel, all of it under #if MI_WGMMA */
-	if (!st && cuda)
-		st = kernel_source("cuda/wgmma.cuh", &wgmma, NULL, err);
-	if (!st) {
-		strbuf_adds(src, port);
-		if (compat)
-			strbuf_adds(src, compat);
-		strbuf_adds(src, body);
-		if (wgmma)
-			strbuf_adds(src, wgmma);
-		st = strbuf_status(src, err);
+	return strbuf_status(src, err);
+}
+
+const char *const *plan_templates(const char *lang)
+{
+	/* OpenCL C: the language's words, the kernels' ABI, then the template */
+	static const char *const opencl[] = {"common/port.h", "common/abi.h", "opencl/contract.cl",
+					     NULL};
+	/* CUDA and HIP: the OpenCL built-ins in C++ after the words, and the
+	 * warpgroup kernel, all of it under #if MI_WGMMA, after the template */
+	static const char *const cuda[] = {"common/port.h", "cuda/compat.h", "common/abi.h",
+					   "opencl/contract.cl", "cuda/wgmma.cuh", NULL};
+
+	return strcmp(lang, "cuda") == 0 ? cuda : opencl;
+}
+
+const char *plan_options(const char *lang)
+{
+	return strcmp(lang, "opencl") == 0 ? "-cl-std=CL1.2" : "";
+}
+
+enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, struct strbuf *opts,
+			    struct tcx_error *err)
+{
+	enum tcx_status st = plan_prelude(k, src, err);
+
+	for (const char *const *t = plan_templates(k->lang); !st && *t; t++) {
+		char *text = NULL;
+
+		st = kernel_source(*t, &text, NULL, err);
+		if (!st) {
+			strbuf_adds(src, text);
+			st = strbuf_status(src, err);
+		}
+		free(text);
 	}
-	free(port);
-	free(compat);
-	free(body);
-	free(wgmma);
 	if (st)
 		return st;
-	if (opts && !cuda && strcmp(k->lang, "opencl") == 0)
-		strbuf_adds(opts, "-cl-std=CL1.2");
+	if (opts && *plan_options(k->lang))
+		strbuf_adds(opts, plan_options(k->lang));
 	dump_source(src->buf, src->len);
 	return TCX_OK;
 }
 
 size_t plan_workspace_bytes(const struct kernel_plan *k, const struct problem *p)
 {
-	if (k->sol.gsu <= 1)
-		return 0;
-	return (size_t)k->sol.gsu * (size_t)p->extent[T_C] * (size_t)(value_bytes(k->c->dtype) *
-								       (dtype_info(k->c->dtype)->complex ? 1 : 1));
+	return abi_workspace_bytes(abi_type(k->c->dtype), k->sol.gsu, p->extent[T_C]);
 }
 
-/* alpha and beta as the kernel's SCALAR_T */
-union scalar {
-	float f;
-	double d;
-	float f2[2];
-	double d2[2];
-};
-
-static size_t scalar_of(enum tcx_dtype t, const double v[2], union scalar *out)
-{
-	memset(out, 0, sizeof(*out));
-	switch (t) {
-	case TCX_DTYPE_D:
-		out->d = v[0];
-		return sizeof(double);
-	case TCX_DTYPE_C:
-		out->f2[0] = (float)v[0];
-		out->f2[1] = (float)v[1];
-		return 2 * sizeof(float);
-	case TCX_DTYPE_Z:
-		out->d2[0] = v[0];
-		out->d2[1] = v[1];
-		return 2 * sizeof(double);
-	default:
-		out->f = (float)v[0];
-		return sizeof(float);
-	}
-}
-
-/* The warpgroup kernel's tensor maps (kernels/cuda/wgmma.cuh): struct
- * tcx_tma and the two maps, whose extra dimensions stand for slots. */
+/* The warpgroup kernel's last three parameters (common/abi.h): the maps
+ * of P and Q, whose extra dimensions stand for slots, and what struct
+ * tcx_tma says of them. */
+_Static_assert(TCX_TMAP_BYTES == TCX_TENSOR_MAP_BYTES, "a tensor map as the backends make it");
 struct wg_maps {
-	unsigned char map[2][TCX_TENSOR_MAP_BYTES];
-	struct {
-		int64_t use;
-		int64_t xp[3], xq[3];
-	} k;
+	unsigned char map[2][TCX_TMAP_BYTES];
+	struct tcx_tma k;
 };
 
 /* A map of operand X (0: P, 1: Q) for its tile of R rows: the unit-stride
@@ -855,7 +838,7 @@ struct wg_maps {
  * those it does not have are left out).  False when the layout cannot have
  * one. */
 static bool wgmma_map(const struct kernel_plan *k, struct device *dev, struct buffer *buf,
-		      const struct kernel_args *args, int x, unsigned char *out, int64_t *slots)
+		      const struct tcx_args *args, int x, unsigned char *out, int64_t *slots)
 {
 	const int64_t *st = x ? args->sq : args->sp;
 	const int es = dtype_info(k->c->dtype)->bytes, e = 128 / es;
@@ -896,7 +879,7 @@ static bool wgmma_map(const struct kernel_plan *k, struct device *dev, struct bu
 }
 
 static void wgmma_maps(const struct kernel_plan *k, struct device *dev, struct buffer *bp,
-		       struct buffer *bq, const struct kernel_args *args, struct wg_maps *m)
+		       struct buffer *bq, const struct tcx_args *args, struct wg_maps *m)
 {
 	const char *no_tma = getenv("TCX_NO_TMA");
 
@@ -914,62 +897,58 @@ static void wgmma_maps(const struct kernel_plan *k, struct device *dev, struct b
  * CL_DEVICE_MAX_PARAMETER_SIZE is at least 1024 bytes; CUDA's parameters
  * (the warpgroup kernel's three more) at most 4 KiB.  The four buffers,
  * the arguments, alpha and beta (complex double at most). */
-#define KARGS_BYTES (4 * sizeof(uint64_t) + sizeof(struct kernel_args) + 2 * 2 * sizeof(double))
+#define KARGS_BYTES (4 * sizeof(uint64_t) + sizeof(struct tcx_args) + 2 * 2 * sizeof(double))
 _Static_assert(KARGS_BYTES <= 1024, "the kernel's arguments exceed OpenCL's minimum 1024 bytes");
 _Static_assert(KARGS_BYTES + sizeof(struct wg_maps) <= 4096,
 	       "the warpgroup kernel's arguments exceed CUDA's 4 KiB");
-
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-	return (a + b - 1) / b;
-}
 
 enum tcx_status plan_grid(const int64_t n[3], const size_t local[3], const struct device_info *dev,
 			  size_t global[3], struct tcx_error *err)
 {
 	const char *env = getenv("TCX_MAX_GROUPS");
-	int64_t cap[3], g[3], total = 1;
+	int64_t cap[3] = {0, 0, 0};
 	long long e[3];
-	bool fits = true;
 
-	for (int d = 0; d < 3; d++) {
-		cap[d] = GRID_MAX_ITEMS / (int64_t)(local[d] ? local[d] : 1);
-		if (d > 0 && cap[d] > GRID_MAX_GROUPS_YZ)
-			cap[d] = GRID_MAX_GROUPS_YZ;
-		if (dev && dev->max_groups[d] > 0 && dev->max_groups[d] < cap[d])
-			cap[d] = dev->max_groups[d];
-	}
+	for (int d = 0; dev && d < 3; d++)
+		cap[d] = dev->max_groups[d];
 	if (env && sscanf(env, "%lld,%lld,%lld", &e[0], &e[1], &e[2]) == 3)
 		for (int d = 0; d < 3; d++)
-			if (e[d] > 0 && e[d] < cap[d])
+			if (e[d] > 0 && (cap[d] <= 0 || e[d] < cap[d]))
 				cap[d] = e[d];
-	for (int d = 0; d < 3; d++) {
-		fits = fits && n[d] <= cap[d];
-		g[d] = n[d];
+	switch (abi_grid(n, local, cap, global)) {
+	case ABI_FITS:
+		return TCX_OK;
+	case ABI_TOO_MANY:
+		LIMIT("a launch of %lld x %lld x %lld work-groups: too many", (long long)n[0],
+		      (long long)n[1], (long long)n[2]);
+	default:
+		LIMIT("a launch of %lld work-groups exceeds the %lld x %lld x %lld a grid holds on "
+		      "'%s'",
+		      (long long)(n[0] * n[1] * n[2]), (long long)cap[0], (long long)cap[1],
+		      (long long)cap[2], dev ? dev->id : "the device");
 	}
-	/* no work-groups at all: an empty grid, which the backends refuse */
-	if (n[0] <= 0 || n[1] <= 0 || n[2] <= 0)
-		fits = true;
-	if (!fits) {
-		for (int d = 0; d < 3; d++) {
-			if (total > INT64_MAX / n[d])
-				LIMIT("a launch of %lld x %lld x %lld work-groups: too many",
-				      (long long)n[0], (long long)n[1], (long long)n[2]);
-			total *= n[d];
-		}
-		g[0] = total < cap[0] ? total : cap[0];
-		g[1] = ceil_div(total, g[0]);
-		g[1] = g[1] < cap[1] ? g[1] : cap[1];
-		g[2] = ceil_div(total, g[0] * g[1]);
-		if (g[2] > cap[2])
-			LIMIT("a launch of %lld work-groups exceeds the %lld x %lld x %lld a grid "
-			      "holds on '%s'",
-			      (long long)total, (long long)cap[0], (long long)cap[1],
-			      (long long)cap[2], dev ? dev->id : "the device");
-	}
+}
+
+void plan_abi(const struct kernel_plan *k, struct abi_plan *out)
+{
+	const struct solution *s = &k->sol;
+
+	memset(out, 0, sizeof(*out));
+	out->nslots = k->nslots;
+	out->slot = k->slot;
+	out->nf2 = k->nf2;
+	out->nb = k->nb;
+	out->conj_p = k->c->conj[k->p_is_a ? T_A : T_B];
+	out->conj_q = k->c->conj[k->p_is_a ? T_B : T_A];
 	for (int d = 0; d < 3; d++)
-		global[d] = (size_t)g[d] * local[d];
-	return TCX_OK;
+		out->wg[d] = s->wg[d];
+	/* the consumer warpgroups and the producer, in one dimension */
+	out->threads = k->wgmma ? k->nt + 128 : 0;
+	out->mt0 = k->mt0;
+	out->mt1 = k->mt1;
+	out->gsu = s->gsu;
+	out->pack[0] = k->pack_slot[0];
+	out->pack[1] = k->pack_slot[1];
 }
 
 enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, struct program *prog,
@@ -977,69 +956,41 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 			    struct buffer *c, struct buffer *ws, const double alpha[2],
 			    const double beta[2], double *event_ms, struct tcx_error *err)
 {
-	struct kernel_args args;
+	const struct solution *s = &k->sol;
+	enum tensor_role P = k->p_is_a ? T_A : T_B, Q = k->p_is_a ? T_B : T_A;
+	struct abi_plan ap;
+	const struct abi_sizes as = {
+	    .size = p->size,
+	    .stride_p = p->stride[P],
+	    .stride_q = p->stride[Q],
+	    .stride_c = p->stride[T_C],
+	    .extent_c = p->extent[T_C],
+	};
+	struct abi_launch L;
 	struct wg_maps tma;
 	struct launch l;
-	union scalar al, be;
-	size_t sz;
 	enum tcx_status st;
-	enum tensor_role P = k->p_is_a ? T_A : T_B, Q = k->p_is_a ? T_B : T_A;
-	int64_t f2 = 1;
 	double ms = 0, ms2 = 0;
-	const struct solution *s = &k->sol;
 
-	memset(&args, 0, sizeof(args));
-	for (int sl = 0; sl < PLAN_MAX_SLOTS; sl++)
-		args.size[sl] = 1;
-	for (int sl = 0; sl < k->nslots; sl++) {
-		int id = k->slot[sl];
-
-		if (id < 0)
-			continue;
-		args.size[sl] = p->size[id];
-		args.sp[sl] = p->stride[P][id];
-		args.sq[sl] = p->stride[Q][id];
-		args.sc[sl] = p->stride[T_C][id];
-		if (sl >= 3 && sl < 3 + k->nf2 && sl != k->pack_slot[0] && sl != k->pack_slot[1])
-			f2 *= p->size[id];
-	}
-	args.ws_stride = p->extent[T_C];
-	args.nf2 = k->nf2;
-	args.nb = k->nb;
-	args.conj_p = k->c->conj[P];
-	args.conj_q = k->c->conj[Q];
 	if (s->gsu > 1 && !ws)
 		return tcx_fail(err, TCX_EINVAL, "GlobalSplitU needs a workspace buffer");
-
-	launch_init(&l, "tcx_contract");
-	l.local[0] = (size_t)s->wg[0];
-	l.local[1] = (size_t)s->wg[1];
-	l.local[2] = (size_t)s->wg[2];
-	if (k->wgmma) {
-		/* the consumer warpgroups and the producer, in one dimension */
-		l.local[0] = (size_t)k->nt + 128;
-		l.local[1] = 1;
-	}
-	/* PackFreeIndices: D0 and D1 span their packed slots too */
-	args.groups[0] = ceil_div(
-	    args.size[0] * (k->pack_slot[0] >= 0 ? args.size[k->pack_slot[0]] : 1), k->mt0);
-	args.groups[1] = ceil_div(
-	    args.size[1] * (k->pack_slot[1] >= 0 ? args.size[k->pack_slot[1]] : 1), k->mt1);
-	args.groups[2] = f2 * s->gsu;
-	st = plan_grid(args.groups, l.local, device_info_of(dev), l.global, err);
+	plan_abi(k, &ap);
+	abi_launch_make(&ap, &as, abi_type(k->c->dtype), alpha, beta, &L);
+	launch_init(&l, TCX_CONTRACT_NAME);
+	memcpy(l.local, L.local, sizeof(l.local));
+	st = plan_grid(L.args.groups, l.local, device_info_of(dev), l.global, err);
 	if (st)
 		return st;
+	/* the parameters in common/abi.h's order */
 	launch_arg_buffer(&l, c);
 	launch_arg_buffer(&l, k->p_is_a ? a : b);
 	launch_arg_buffer(&l, k->p_is_a ? b : a);
 	launch_arg_buffer(&l, ws ? ws : c);
-	launch_arg_bytes(&l, &args, sizeof(args));
-	sz = scalar_of(k->c->dtype, alpha, &al);
-	launch_arg_bytes(&l, &al, sz);
-	scalar_of(k->c->dtype, beta, &be);
-	launch_arg_bytes(&l, &be, sz);
+	launch_arg_bytes(&l, &L.args, sizeof(L.args));
+	launch_arg_bytes(&l, &L.alpha, L.scalar_bytes);
+	launch_arg_bytes(&l, &L.beta, L.scalar_bytes);
 	if (k->wgmma) {
-		wgmma_maps(k, dev, k->p_is_a ? a : b, k->p_is_a ? b : a, &args, &tma);
+		wgmma_maps(k, dev, k->p_is_a ? a : b, k->p_is_a ? b : a, &L.args, &tma);
 		launch_arg_bytes(&l, tma.map[0], sizeof(tma.map[0]));
 		launch_arg_bytes(&l, tma.map[1], sizeof(tma.map[1]));
 		launch_arg_bytes(&l, &tma.k, sizeof(tma.k));
@@ -1054,25 +1005,18 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 			*event_ms = ms;
 		return st;
 	}
-	{
-		int64_t total = problem_count(p, T_C), n[3];
-
-		/* one work-item per element of C, in groups of 64 */
-		launch_init(&l, "tcx_gsu_reduce");
-		l.local[0] = 64;
-		n[0] = ceil_div(total, 64);
-		n[1] = n[2] = 1;
-		st = plan_grid(n, l.local, device_info_of(dev), l.global, err);
-		if (st)
-			return st;
-		launch_arg_buffer(&l, c);
-		launch_arg_buffer(&l, ws);
-		launch_arg_bytes(&l, &args, sizeof(args));
-		launch_arg_bytes(&l, &al, sz);
-		launch_arg_bytes(&l, &be, sz);
-		launch_arg_bytes(&l, &total, sizeof(total));
-		st = device_launch(dev, prog, &l, event_ms ? &ms2 : NULL, err);
-	}
+	launch_init(&l, TCX_REDUCE_NAME);
+	memcpy(l.local, L.rlocal, sizeof(l.local));
+	st = plan_grid(L.rgroups, l.local, device_info_of(dev), l.global, err);
+	if (st)
+		return st;
+	launch_arg_buffer(&l, c);
+	launch_arg_buffer(&l, ws);
+	launch_arg_bytes(&l, &L.args, sizeof(L.args));
+	launch_arg_bytes(&l, &L.alpha, L.scalar_bytes);
+	launch_arg_bytes(&l, &L.beta, L.scalar_bytes);
+	launch_arg_bytes(&l, &L.total, sizeof(L.total));
+	st = device_launch(dev, prog, &l, event_ms ? &ms2 : NULL, err);
 	if (event_ms)
 		*event_ms = ms + ms2;
 	return st;

@@ -8,32 +8,13 @@
 #include "gen/solution.h"
 #include "model/model.h"
 
-/* Slots of a plan, and of the kernel's struct tcx_args (the prelude hands
- * the template this count as MAX_SLOTS): D0, D1 and DU, each a size-1
- * stand-in when the contraction has no such index, then the other
- * indices.  Sixteen batch indices take all 19. */
-#define PLAN_MAX_SLOTS (TCX_MAX_INDICES + 3)
+/* The kernels' ABI: struct tcx_args, which holds a plan's slots (D0, D1
+ * and DU, each a size-1 stand-in when the contraction has no such index,
+ * then the other indices: TCX_MAX_SLOTS, all of them for sixteen batch
+ * indices), the kernels' parameters and the grid's limits. */
+#include "kernels/common/abi.h"
 
-/* Work-groups a launch has at most along dimensions 1 and 2 on any
- * device (CUDA's and HIP's limit), and work-items along any dimension
- * (HIP counts them in 32 bits, as OpenCL devices with a 32-bit size_t do). */
-#define GRID_MAX_GROUPS_YZ 65535
-#define GRID_MAX_ITEMS	   INT32_MAX
-
-/* The kernel's struct tcx_args (kernels/opencl/contract.cl), by slot: all
- * 64-bit, so that host and device agree, with the MAX_SLOTS the prelude
- * gives the template. */
-struct kernel_args {
-	int64_t size[PLAN_MAX_SLOTS];
-	int64_t sp[PLAN_MAX_SLOTS]; /* strides in P */
-	int64_t sq[PLAN_MAX_SLOTS]; /* strides in Q */
-	int64_t sc[PLAN_MAX_SLOTS]; /* strides in C */
-	int64_t off_p, off_q, off_c;
-	int64_t ws_stride;
-	int64_t nf2, nb;
-	int64_t conj_p, conj_q;
-	int64_t groups[3]; /* work-groups along D0, D1 and dimension 2, however launched */
-};
+_Static_assert(TCX_MAX_SLOTS == TCX_MAX_INDICES + 3, "a slot for every index and 3 stand-ins");
 
 /* Everything the generator decided for one (contraction, solution, device). */
 struct kernel_plan {
@@ -43,7 +24,7 @@ struct kernel_plan {
 	bool p_is_a;               /* P (the operand owning D0) is A */
 	int nf2, nb;               /* folded dimension-2 indices, outer bound indices */
 	int nslots;
-	int slot[PLAN_MAX_SLOTS];  /* index id per slot; IDX_VIRTUAL for size-1 stand-ins */
+	int slot[TCX_MAX_SLOTS];   /* index id per slot; IDX_VIRTUAL for size-1 stand-ins */
 	bool packed;               /* assumes the packed layout of the contraction */
 	bool unit_p_d0, unit_p_du, unit_q_d1, unit_q_du, unit_c_d0;
 	bool tlu_p, tlu_q;
@@ -80,13 +61,34 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 enum tcx_status plan_accepts(const struct kernel_plan *k, const struct problem *p,
 			     struct tcx_error *err);
 
-/* The kernel source and the compiler options for the device.  Writes the
- * source to $TCX_DUMP_KERNELS/ when that is set. */
+/* The kernel source and the compiler options for the device: the plan's
+ * prelude, then the text of each of plan_templates(k->lang), then
+ * plan_options(k->lang).  Writes the source to $TCX_DUMP_KERNELS/ when that
+ * is set. */
 enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, struct strbuf *opts,
 			    struct tcx_error *err);
 
+/* The plan's #define prelude (appended to src): the part of its source
+ * that depends on the plan, before the templates. */
+enum tcx_status plan_prelude(const struct kernel_plan *k, struct strbuf *src,
+			     struct tcx_error *err);
+
+/* The templates a kernel source in language `lang` ("opencl", "cuda")
+ * holds after the prelude, in order: paths under kernels/ for
+ * kernel_source, NULL-terminated.  Static. */
+const char *const *plan_templates(const char *lang);
+
+/* The compiler options of a kernel source in language `lang` ("" for
+ * none).  Static. */
+const char *plan_options(const char *lang);
+
 /* Bytes of workspace a launch needs (GlobalSplitU partial sums); 0 if none. */
 size_t plan_workspace_bytes(const struct kernel_plan *k, const struct problem *p);
+
+/* What a launch takes of plan k (runtime/abi.c's abi_launch_make, which
+ * plan_launch runs and the libraries export-lib writes keep): out->slot
+ * is k's, borrowed while k lives. */
+void plan_abi(const struct kernel_plan *k, struct abi_plan *out);
 
 /* Launches the contraction (and the GlobalSplitU reduction).  Buffers hold
  * A, B and C laid out by p's strides; `ws` the workspace (NULL when none is
@@ -99,8 +101,9 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 
 /* The work sizes of a launch that needs n[d] work-groups of local[d]
  * work-items along dimension d, within the device's limits
- * (dev->max_groups, the limits above, and for tests $TCX_MAX_GROUPS,
- * "X,Y,Z"): n itself when it fits; else the n[0] * n[1] * n[2] groups,
+ * (dev->max_groups, abi.h's TCX_GRID_MAX_*, and for tests $TCX_MAX_GROUPS,
+ * "X,Y,Z"), as runtime/abi.c lays them out for tcx and the exported
+ * libraries alike: n itself when it fits; else the n[0] * n[1] * n[2] groups,
  * numbered dimension 0 fastest, laid out over as few dimensions as hold
  * them, with fewer than global[0] / local[0] * global[1] / local[1] spare
  * groups past the last.  The kernels number their group the same way and

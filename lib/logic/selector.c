@@ -1,6 +1,6 @@
 /* selector.c - the selectors' data from a logic file (its selector section,
  * exact entries and range tree) and a results store, the choice itself
- * (share/export/select.c, compiled in here), and what tcx tune and tcx
+ * (runtime/select.c, compiled in here), and what tcx tune and tcx
  * logic eval record in the selector section. */
 #include <math.h>
 #include <stdint.h>
@@ -11,7 +11,7 @@
 #include "gen/gen.h"
 #include "logic/selector.h"
 
-#include "../../share/export/select.c"
+#include "runtime/select.c"
 
 struct selector {
 	struct sel_table t;

@@ -1,6 +1,6 @@
 /* selector.h - choosing solutions for sizes that were never tuned.
  *
- * Three selectors (share/export/select.c, the code the exported libraries
+ * Three selectors (runtime/select.c, the code the exported libraries
  * run too): "logic", Tensile's exact entries and range rules; "nearest",
  * the fastest solution at the nearest tuned size in log-size space; and
  * "model", a performance model: each solution's time is its work over its
@@ -25,7 +25,7 @@
 
 #include <jansson.h>
 
-#include "../../share/export/select.h"
+#include "runtime/select.h"
 #include "logic/logic.h"
 #include "store/store.h"
 

@@ -53,7 +53,7 @@ expect_rc 0 "the host device computes with the reference"
 
 # a template that does not compile: exit 3 with the compiler's words
 mkdir -p broken/common broken/opencl
-cp "$TCX_SOURCE_DIR/kernels/common/port.h" broken/common/
+cp "$TCX_SOURCE_DIR/kernels/common/port.h" "$TCX_SOURCE_DIR/kernels/common/abi.h" broken/common/
 sed 's/^KERNEL void tcx_gsu_reduce/KERNEL void tcx_gsu_reduce syntax error here/' \
 	"$TCX_SOURCE_DIR/kernels/opencl/contract.cl" >broken/opencl/contract.cl
 TCX_KERNEL_DIR=$PWD/broken run validate "$gemm" --sizes i=16,j=16,k=16 --device opencl:0:0
@@ -62,7 +62,7 @@ expect_err 'does not compile|build' "build failure named"
 
 # a template that never writes the first element (neither by element nor
 # as part of a vector): caught by the poison
-cp "$TCX_SOURCE_DIR/kernels/common/port.h" broken/common/
+cp "$TCX_SOURCE_DIR/kernels/common/port.h" "$TCX_SOURCE_DIR/kernels/common/abi.h" broken/common/
 sed -e 's/^\t\t\t\tput_c(C, W, oc, r,/\t\t\t\tif (oc != args.off_c) put_c(C, W, oc, r,/' \
 	-e 's/^\(\t*\)\*(GLOBAL VEC_T \*)(C + ocv) = r;/\1if (ocv != args.off_c) *(GLOBAL VEC_T *)(C + ocv) = r;/' \
 	"$TCX_SOURCE_DIR/kernels/opencl/contract.cl" >broken/opencl/contract.cl

@@ -70,29 +70,32 @@ static const char prelude[] = "#include <cmath>\n"
 			      "static inline long min(long a, long b) { return a < b ? a : b; }\n"
 			      "#line 1 \"generated\"\n";
 
-/* The launch wrappers: cuLaunchKernel's kernelParams convention. */
+/* The launch wrappers: cuLaunchKernel's kernelParams convention, by the
+ * kernels' parameters in kernels/common/abi.h's order. */
 static const char epilogue[] =
     "\n#line 1 \"emulate-epilogue\"\n"
     "extern \"C\" void tcx_emu_tcx_contract(void **a)\n"
     "{\n"
-    "\ttcx_contract(*(DATA_T **)a[0], *(const DATA_T **)a[1], *(const DATA_T **)a[2],\n"
-    "\t\t     *(VAL_T **)a[3], *(const struct tcx_args *)a[4], *(const SCALAR_T *)a[5],\n"
-    "\t\t     *(const SCALAR_T *)a[6]\n"
+    "\ttcx_contract(*(DATA_T **)a[TCX_PARAM_C], *(const DATA_T **)a[TCX_PARAM_P],\n"
+    "\t\t     *(const DATA_T **)a[TCX_PARAM_Q], *(VAL_T **)a[TCX_PARAM_W],\n"
+    "\t\t     *(const struct tcx_args *)a[TCX_PARAM_ARGS],\n"
+    "\t\t     *(const SCALAR_T *)a[TCX_PARAM_ALPHA], *(const SCALAR_T *)a[TCX_PARAM_BETA]\n"
     "#if MI_WGMMA\n"
-    "\t\t     , *(const tcx_tmap *)a[7], *(const tcx_tmap *)a[8],\n"
-    "\t\t     *(const struct tcx_tma *)a[9]\n"
+    "\t\t     , *(const tcx_tmap *)a[TCX_PARAM_TMAP_P], *(const tcx_tmap *)a[TCX_PARAM_TMAP_Q],\n"
+    "\t\t     *(const struct tcx_tma *)a[TCX_PARAM_TMA]\n"
     "#endif\n"
     "\t\t     );\n"
     "}\n"
     "extern \"C\" int tcx_emu_contract_args(void)\n"
     "{\n"
-    "\treturn MI_WGMMA ? 10 : 7;\n"
+    "\treturn MI_WGMMA ? TCX_PARAMS_WGMMA : TCX_PARAMS;\n"
     "}\n"
     "extern \"C\" void tcx_emu_tcx_gsu_reduce(void **a)\n"
     "{\n"
-    "\ttcx_gsu_reduce(*(DATA_T **)a[0], *(const VAL_T **)a[1],\n"
-    "\t\t       *(const struct tcx_args *)a[2], *(const SCALAR_T *)a[3],\n"
-    "\t\t       *(const SCALAR_T *)a[4], *(const long *)a[5]);\n"
+    "\ttcx_gsu_reduce(*(DATA_T **)a[TCX_REDUCE_C], *(const VAL_T **)a[TCX_REDUCE_W],\n"
+    "\t\t       *(const struct tcx_args *)a[TCX_REDUCE_ARGS],\n"
+    "\t\t       *(const SCALAR_T *)a[TCX_REDUCE_ALPHA], *(const SCALAR_T *)a[TCX_REDUCE_BETA],\n"
+    "\t\t       *(const long *)a[TCX_REDUCE_TOTAL]);\n"
     "}\n"
     "extern \"C\" void tcx_emu_block(const unsigned *b, const unsigned *d, const unsigned *g)\n"
     "{\n"
@@ -312,12 +315,12 @@ static enum tcx_status emu_launch(struct device *dev, struct program *p, const s
 
 	if (event_ms)
 		*event_ms = 0;
-	if (strcmp(l->kernel, "tcx_contract") == 0) {
+	if (strcmp(l->kernel, TCX_CONTRACT_NAME) == 0) {
 		fn = p->contract;
 		want = p->contract_args();
-	} else if (strcmp(l->kernel, "tcx_gsu_reduce") == 0) {
+	} else if (strcmp(l->kernel, TCX_REDUCE_NAME) == 0) {
 		fn = p->reduce;
-		want = 6;
+		want = TCX_REDUCE_PARAMS;
 	} else {
 		return tcx_fail(err, TCX_ELAUNCH, "no kernel '%s' in the program", l->kernel);
 	}

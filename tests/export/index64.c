@@ -43,8 +43,8 @@ static int grid_holds(const size_t *global, const size_t *local, const int64_t *
 	int d;
 
 	for (d = 0; d < 3; d++) {
-		if (global[d] % local[d] || global[d] > TL_GRID_MAX_ITEMS ||
-		    (d > 0 && global[d] / local[d] > TL_GRID_MAX_YZ))
+		if (global[d] % local[d] || global[d] > TCX_GRID_MAX_ITEMS ||
+		    (d > 0 && global[d] / local[d] > TCX_GRID_MAX_YZ))
 			return 0;
 		groups *= (int64_t)(global[d] / local[d]);
 	}
@@ -60,12 +60,12 @@ static void check_launches(const char *what, const struct tl_problem *p, int64_t
 
 	for (k = 0; k < T->nkernels; k++) {
 		const struct tl_kernel *K = &T->kernels[k];
-		struct tl_launch L;
+		struct abi_launch L;
 
 		CHECK(tl_launch_make(T, K, p, &one, NULL, &L) == TL_UP(OK), "%s, %s: no launch",
 		      what, K->name);
-		for (sl = 0; sl < T->nslots; sl++) {
-			int id = T->slot[sl];
+		for (sl = 0; sl < K->plan.nslots; sl++) {
+			int id = K->plan.slot[sl];
 
 			if (id < 0)
 				continue;
@@ -79,14 +79,14 @@ static void check_launches(const char *what, const struct tl_problem *p, int64_t
 		      K->name, (long long)L.args.ws_stride, (long long)p->extent_c);
 		/* the work-groups along D0 and D1, and a grid within every
 		 * device's limits that holds them all */
-		CHECK(L.args.groups[0] == (L.args.size[0] + K->mt0 - 1) / K->mt0,
+		CHECK(L.args.groups[0] == (L.args.size[0] + K->plan.mt0 - 1) / K->plan.mt0,
 		      "%s, %s: %lld groups along D0", what, K->name, (long long)L.args.groups[0]);
-		CHECK(L.args.groups[1] == (L.args.size[1] + K->mt1 - 1) / K->mt1,
+		CHECK(L.args.groups[1] == (L.args.size[1] + K->plan.mt1 - 1) / K->plan.mt1,
 		      "%s, %s: %lld groups along D1", what, K->name, (long long)L.args.groups[1]);
 		CHECK(grid_holds(L.global, L.local, L.args.groups), "%s, %s: grid %zu x %zu x %zu",
 		      what, K->name, L.global[0], L.global[1], L.global[2]);
-		if (K->gsu > 1) {
-			CHECK(L.ws_bytes == (size_t)K->gsu * (size_t)p->extent_c * 4,
+		if (K->plan.gsu > 1) {
+			CHECK(L.ws_bytes == (size_t)K->plan.gsu * (size_t)p->extent_c * 4,
 			      "%s, %s: GlobalSplitU workspace %zu bytes", what, K->name,
 			      L.ws_bytes);
 			CHECK(L.total == c_elems, "%s, %s: the reduction covers %lld, not %lld",
@@ -96,9 +96,9 @@ static void check_launches(const char *what, const struct tl_problem *p, int64_t
 				  c_elems,
 			      "%s, %s: the reduction's work sizes %zu x %zu x %zu miss elements",
 			      what, K->name, L.rglobal[0], L.rglobal[1], L.rglobal[2]);
-			CHECK(L.rglobal[0] <= TL_GRID_MAX_ITEMS &&
-				  L.rglobal[1] / L.rlocal[1] <= TL_GRID_MAX_YZ &&
-				  L.rglobal[2] / L.rlocal[2] <= TL_GRID_MAX_YZ,
+			CHECK(L.rglobal[0] <= TCX_GRID_MAX_ITEMS &&
+				  L.rglobal[1] / L.rlocal[1] <= TCX_GRID_MAX_YZ &&
+				  L.rglobal[2] / L.rlocal[2] <= TCX_GRID_MAX_YZ,
 			      "%s, %s: the reduction's work sizes %zu x %zu x %zu", what, K->name,
 			      L.rglobal[0], L.rglobal[1], L.rglobal[2]);
 		}

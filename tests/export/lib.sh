@@ -20,7 +20,7 @@ strict="-pedantic -Wall -Wextra -Werror"
 run export-lib "$logic" -o lib --name tcxexp
 expect_rc 0 "export-lib"
 expect_err 'wrote lib: the library tcxexp from 1 logic file' "summary"
-for f in include/tcxexp.h src/tcxexp.c src/runtime.c src/select.c src/config.h \
+for f in include/tcxexp.h src/tcxexp.c src/runtime.c src/select.c src/abi.h src/abi.c src/config.h \
 	CMakeLists.txt cmake/tcxexpConfig.cmake.in tcxexp.pc.in client/client.c README.md; do
 	checks=$((checks + 1))
 	[ -s "lib/$f" ] || fail "lib/$f missing"

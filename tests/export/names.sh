@@ -6,8 +6,9 @@
 # the names of the library's own helpers, give a library that compiles on
 # every backend's headers and a header an application includes beside
 # them; and no helper of the templates outside the library's tl_/sel_
-# namespaces is named like a public name (<word>_run, <word>_queue, ...),
-# which some prefix would then collide with.
+# namespaces is named like a public name (<word>_run, <word>_queue, ...)
+# or a public macro (<WORD>_OK, the header's guard <WORD>_H, ...), which
+# some prefix would then collide with.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../cli/lib.sh"
 . "$here/common.sh"
@@ -38,6 +39,7 @@ refused _x "reserved"
 refused x__y "'__'"
 refused stdio "would hide the system's <stdio.h>"
 refused runtime "src/runtime.c of its own"
+refused abi "src/abi.h and src/abi.c of its own"
 refused all "CMake reserves"
 
 # accepted: the library and its client compile on each backend's headers,
@@ -71,13 +73,22 @@ for p in clx cux hipx dev tcx_select command; do
 	accepted "$p"
 done
 
-# the templates' own names: outside tl_/sel_ (and the runtimes' own types),
-# none is <word>_<public suffix>
+# the templates' own names (and the kernels' ABI, which the library
+# compiles too): outside tl_/sel_ (and the runtimes' own), none is
+# <word>_<public suffix> or <WORD>_<public macro suffix>
+sources=("$TCX_SOURCE_DIR"/runtime/*.c "$TCX_SOURCE_DIR"/runtime/*.h
+	"$TCX_SOURCE_DIR"/kernels/common/abi.h)
 checks=$((checks + 1))
 suffixes='status|queue|mem|queue_s|mem_s|choice|problem_info|status_str|last_error|problem_count|problem|problem_find|run|query|compile|release'
-clash=$(cat "$TCX_SOURCE_DIR"/share/export/*.c "$TCX_SOURCE_DIR"/share/export/*.h |
+clash=$(cat "${sources[@]}" |
 	grep -v '^\s*goto\|^[a-z_]*:$' |
 	grep -oE "\b[a-z][a-z0-9_]*_($suffixes)\b" |
 	grep -vE '^(tl|sel|cl|cu|cuda|hip|hiprtc|nvrtc)_' | sort -u)
 [ -z "$clash" ] || fail "template names a prefix would collide with: $clash"
+checks=$((checks + 1))
+macros='H|OK|API|BUILDING|EBUILD|EDEVICE|EINVAL|ELAUNCH|ENOMEM|ENOSOLUTION|EUNSUPPORTED|STATUS_COUNT|TCX_VERSION|WITH_CUDA|WITH_HIP'
+clash=$(cat "${sources[@]}" |
+	grep -oE "\b[A-Z][A-Z0-9_]*_($macros)\b" |
+	grep -vE '^(TL|SEL|CL|CU|CUDA|HIP|HIPRTC|NVRTC)_' | sort -u)
+[ -z "$clash" ] || fail "template macros a prefix would collide with: $clash"
 finish

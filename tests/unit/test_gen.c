@@ -1,6 +1,6 @@
 /* test_gen.c - the generator at its limits: contractions of the most
  * indices tcx takes (TCX_MAX_INDICES, plus the three size-1 stand-ins a
- * plan may need: PLAN_MAX_SLOTS slots), and launch grids within the
+ * plan may need: TCX_MAX_SLOTS slots), and launch grids within the
  * devices' limits whatever the number of work-groups.
  *
  *  1. plan_grid: the work-groups a launch needs, laid out within CUDA's
@@ -20,7 +20,11 @@
  *     bytes), the warpgroup kernel's CUDA's 4 KiB;
  *  4. the device's other limits a plan meets, exactly at the boundary and
  *     one past it: local memory, work-items per work-group and along one
- *     dimension. */
+ *     dimension;
+ *  5. a kernel source is its plan's prelude, then the templates of its
+ *     language in plan_templates' order, compiled with plan_options: the
+ *     parts export-lib puts together again in a library; and the
+ *     templates hold the kernels' ABI, common/abi.h, as the host has it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,7 +103,7 @@ static void check_grid(const int64_t n[3], const size_t local[3], const struct d
 		grid[d] = global[d] / local[d];
 		CHECK_MSG((int64_t)grid[d] <= cap[d], "dimension %d: %zu groups, limit %lld", d,
 			  grid[d], (long long)cap[d]);
-		CHECK(global[d] <= (size_t)GRID_MAX_ITEMS);
+		CHECK(global[d] <= (size_t)TCX_GRID_MAX_ITEMS);
 	}
 	CHECK((int64_t)(grid[0] * grid[1] * grid[2]) >= total);
 	/* the spare groups are fewer than a layer of the grid */
@@ -167,7 +171,7 @@ static void test_grid(void)
 	/* 2^31 - 1 work-items along a dimension at most: 1024-item groups */
 	n[0] = 3 << 20, n[1] = 1, n[2] = 1;
 	CHECK(plan_grid(n, wg1024, &dev, global, &err) == TCX_OK);
-	CHECK(global[0] <= (size_t)GRID_MAX_ITEMS);
+	CHECK(global[0] <= (size_t)TCX_GRID_MAX_ITEMS);
 	check_grid(n, wg1024, &dev, cap);
 	/* a device without grid limits of its own (OpenCL) gets every
 	 * device's: 65535 along dimensions 1 and 2 */
@@ -209,7 +213,7 @@ struct rec_device {
 
 #define MAX_REC 4
 static struct launch recorded[MAX_REC];
-static struct kernel_args recorded_args[MAX_REC];
+static struct tcx_args recorded_args[MAX_REC];
 static size_t recorded_param_bytes[MAX_REC];
 static int nrecorded;
 
@@ -249,7 +253,7 @@ static enum tcx_status rec_launch(struct device *dev, struct program *prog, cons
 		/* tcx_contract(C, P, Q, W, args, ...), tcx_gsu_reduce(C, W, args, ...) */
 		for (int a = 0; a < l->nargs; a++)
 			if (l->args[a].kind == KARG_BYTES &&
-			    l->args[a].size == sizeof(struct kernel_args)) {
+			    l->args[a].size == sizeof(struct tcx_args)) {
 				memcpy(&recorded_args[nrecorded], l->args[a].ptr,
 				       sizeof(recorded_args[0]));
 				break;
@@ -302,7 +306,7 @@ out:
 }
 
 /* The recorded contraction launch covers every group the arguments count. */
-static void check_covered(const struct launch *l, const struct kernel_args *a)
+static void check_covered(const struct launch *l, const struct tcx_args *a)
 {
 	size_t groups = 1;
 
@@ -374,7 +378,7 @@ static void test_max_indices(void)
 	    {"abcdefghijklmnop,ijklmnop->abcdefgh", 17, 7, 7},
 	    {"ijklmnop,abcdefghijklmnop->abcdefgh", 17, 7, 7},
 	    /* 16 batch indices: three stand-ins and 16 folded, every slot */
-	    {"abcdefghijklmnop,abcdefghijklmnop->abcdefghijklmnop", PLAN_MAX_SLOTS, 16, 0},
+	    {"abcdefghijklmnop,abcdefghijklmnop->abcdefghijklmnop", TCX_MAX_SLOTS, 16, 0},
 	    /* 16 bound ones: DU and 15 outer */
 	    {"abcdefghijklmnop,abcdefghijklmnop->", 18, 0, 15},
 	};
@@ -390,7 +394,7 @@ static void test_max_indices(void)
 	rd.base.ops = &ops;
 	cuda_info(&rd.info);
 	for (size_t e = 0; e < ARRAY_SIZE(cases); e++) {
-		const struct kernel_args *a = &recorded_args[0];
+		const struct tcx_args *a = &recorded_args[0];
 		int64_t want_groups = 1;
 
 		if (!launch(&rd, cases[e].expr, 2, NULL, NULL, &k))
@@ -472,11 +476,82 @@ static void test_device_limits(void)
 	contraction_free(c);
 }
 
+/* ---- 5. a source from its parts ------------------------------------------ */
+
+static void test_source_parts(void)
+{
+	static const struct {
+		const char *lang, *params;
+		enum tcx_dtype t;
+	} cases[] = {
+	    {"opencl", "WorkGroup=[8,8,1],ThreadTile=[4,4],GlobalSplitU=2", TCX_DTYPE_S},
+	    {"cuda", "WorkGroup=[8,8,1],ThreadTile=[4,4],GlobalSplitU=2", TCX_DTYPE_Z},
+	    {"cuda", "WorkGroup=[16,8,1],ThreadTile=[4,8],DepthU=32,MatrixInstruction=[64,64,8,1]",
+	     TCX_DTYPE_S},
+	};
+
+	for (size_t e = 0; e < ARRAY_SIZE(cases); e++) {
+		struct tcx_contraction *c = parse("C[ijk]=A[ilk]*B[jlk]", cases[e].t);
+		struct strbuf src = STRBUF_INIT, opts = STRBUF_INIT, parts = STRBUF_INIT;
+		struct device_info dev;
+		struct kernel_plan k;
+		struct solution s;
+		struct tcx_error err;
+		int n = 0;
+
+		CHECK(c != NULL);
+		if (!c)
+			continue;
+		cuda_info(&dev);
+		snprintf(dev.lang, sizeof(dev.lang), "%s", cases[e].lang);
+		solution_default(&s);
+		CHECK(solution_parse(&s, cases[e].params, &err) == TCX_OK);
+		CHECK_MSG(plan_make(c, NULL, &s, &dev, &k, &err) == TCX_OK, "%s", err.msg);
+		CHECK(plan_source(&k, &src, &opts, &err) == TCX_OK);
+		CHECK(plan_prelude(&k, &parts, &err) == TCX_OK);
+		/* the prelude: #define lines and its opening comment, no template */
+		CHECK(strncmp(parts.buf, "/* tcx ", 7) == 0 && !strstr(parts.buf, "KERNEL"));
+		for (const char *const *t = plan_templates(cases[e].lang); *t; t++, n++) {
+			char *text = NULL;
+
+			CHECK_MSG(kernel_source(*t, &text, NULL, &err) == TCX_OK, "%s", err.msg);
+			strbuf_adds(&parts, text ? text : "");
+			free(text);
+		}
+		CHECK(n >= 2);
+		CHECK_MSG(src.len == parts.len && memcmp(src.buf, parts.buf, src.len) == 0,
+			  "%s: plan_source differs from its parts", cases[e].lang);
+		CHECK(strcmp(strbuf_str(&opts), plan_options(cases[e].lang)) == 0);
+		strbuf_release(&src);
+		strbuf_release(&opts);
+		strbuf_release(&parts);
+		contraction_free(c);
+	}
+	CHECK(strcmp(plan_options("opencl"), "-cl-std=CL1.2") == 0);
+	CHECK(strcmp(plan_options("cuda"), "") == 0);
+	/* every kernel source holds the ABI the host compiles, before the
+	 * contraction that uses it */
+	for (int l = 0; l < 2; l++) {
+		const char *const *t = plan_templates(l ? "cuda" : "opencl");
+		int abi = -1, body = -1;
+
+		for (int n = 0; t[n]; n++) {
+			if (strcmp(t[n], "common/abi.h") == 0)
+				abi = n;
+			if (strcmp(t[n], "opencl/contract.cl") == 0)
+				body = n;
+		}
+		CHECK_MSG(abi >= 0 && abi < body, "%s: abi.h at %d, contract.cl at %d",
+			  l ? "cuda" : "opencl", abi, body);
+	}
+}
+
 int main(void)
 {
 	test_grid();
 	test_launch_grid();
 	test_max_indices();
 	test_device_limits();
+	test_source_parts();
 	return check_done();
 }

@@ -118,7 +118,7 @@ struct rec_device {
 };
 
 static struct launch recorded[4];
-static unsigned char recorded_bytes[4][LAUNCH_MAX_ARGS][sizeof(struct kernel_args)];
+static unsigned char recorded_bytes[4][LAUNCH_MAX_ARGS][sizeof(struct tcx_args)];
 static int nrecorded;
 
 static const struct device_info *rec_info(const struct device *dev)
@@ -177,7 +177,7 @@ static void test_launch_args(void)
 	double alpha[2] = {1, 0}, beta[2] = {0, 0};
 	/* any non-NULL handles: the recorder never dereferences them */
 	struct buffer *buf = (struct buffer *)&rd;
-	const struct kernel_args *a;
+	const struct tcx_args *a;
 
 	CHECK(c != NULL);
 	if (!c)
@@ -217,9 +217,9 @@ static void test_launch_args(void)
 		return;
 	}
 	/* tcx_contract(C, P, Q, W, args, alpha, beta): args is argument 4 */
-	CHECK(recorded[0].args[4].kind == KARG_BYTES);
-	CHECK(recorded[0].args[4].size == sizeof(struct kernel_args));
-	a = (const struct kernel_args *)recorded_bytes[0][4];
+	CHECK(recorded[0].args[TCX_PARAM_ARGS].kind == KARG_BYTES);
+	CHECK(recorded[0].args[TCX_PARAM_ARGS].size == sizeof(struct tcx_args));
+	a = (const struct tcx_args *)recorded_bytes[0][TCX_PARAM_ARGS];
 	CHECK(a->size[0] == sizes[0]);		 /* D0 = i, past 2^31 */
 	CHECK(a->sc[1] == sizes[0]);		 /* C's stride of j */
 	CHECK(a->ws_stride == sizes[0] * 3 * 5); /* GlobalSplitU parts apart */

@@ -1,5 +1,5 @@
 /* test_selector.c - the selectors for untuned sizes (lib/logic/selector.h,
- * share/export/select.c) on synthetic data: Tensile's logic (exact, range,
+ * runtime/select.c) on synthetic data: Tensile's logic (exact, range,
  * fallback when its choice cannot run), the nearest tuned size in log-size
  * space, the performance model against a synthetic device whose times are
  * exactly its work model (so the model must find the true fastest at every

@@ -2,9 +2,9 @@
  * call's sizes and strides, finding the device behind the caller's queue
  * and the logic tuned for it (by name, architecture, vendor, default),
  * choosing the solution (select.c), building its kernel once per device
- * and context, and launching it exactly as tcx does (lib/gen/gen.c,
- * plan_launch): the same kernel arguments, work sizes and GlobalSplitU
- * reduction.
+ * and context, and launching it exactly as tcx does: abi.c lays out the
+ * kernels' arguments, work sizes and GlobalSplitU reduction for tcx's
+ * plan_launch and for this file alike.
  *
  * This file is a template: tcx copies it unchanged into the library's src/
  * directory, where the generated src/<prefix>.c includes it after config.h
@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "select.c"
+#include "abi.c"
 
 #if TL_WITH_CUDA || TL_WITH_HIP
 #include "gpu.h"
@@ -122,8 +123,8 @@ TL_UP(API) int TL(problem_find)(const char *name)
 	return -1;
 }
 
-/* Bytes of one element in memory, and of one value in the GlobalSplitU
- * workspace (fp16 and bf16 are summed in fp32). */
+/* Bytes of one element in memory (abi.c has those of a value, in the
+ * GlobalSplitU workspace). */
 static size_t tl_elem_bytes(char t)
 {
 	switch (t) {
@@ -138,11 +139,6 @@ static size_t tl_elem_bytes(char t)
 	default:
 		return 4;
 	}
-}
-
-static size_t tl_value_bytes(char t)
-{
-	return t == 'h' || t == 'b' ? 4 : tl_elem_bytes(t);
 }
 
 /* One call's problem: sizes and strides by index id. */
@@ -296,9 +292,9 @@ static TL_STATUS tl_problem_make(const struct tl_type *T, const size_t *sizes, c
 	for (k = 0; k < T->nkernels; k++) {
 		int64_t ws;
 
-		if (T->kernels[k].gsu > 1 &&
-		    (!tl_mul(p->extent_c, (int64_t)tl_value_bytes(T->info.type), &ws) ||
-		     !tl_mul(ws, T->kernels[k].gsu, &ws))) {
+		if (T->kernels[k].plan.gsu > 1 &&
+		    (!tl_mul(p->extent_c, (int64_t)abi_value_bytes(T->info.type), &ws) ||
+		     !tl_mul(ws, T->kernels[k].plan.gsu, &ws))) {
 			tl_set_error("the GlobalSplitU workspace of C would span more than 2^63 "
 				     "bytes with these sizes and strides");
 			return TL_UP(EINVAL);
@@ -545,165 +541,24 @@ static TL_STATUS tl_choose(const struct tl_type *T, const struct tl_ident *id,
 	return TL_UP(OK);
 }
 
-/* The kernel arguments (struct tcx_args of the template: all 64-bit; its
- * slot arrays have the MAX_SLOTS of the preludes, which the tables check
- * against TL_MAX_SLOTS). */
-struct tl_args {
-	int64_t size[TL_MAX_SLOTS];
-	int64_t sp[TL_MAX_SLOTS];
-	int64_t sq[TL_MAX_SLOTS];
-	int64_t sc[TL_MAX_SLOTS];
-	int64_t off_p, off_q, off_c;
-	int64_t ws_stride;
-	int64_t nf2, nb;
-	int64_t conj_p, conj_q;
-	int64_t groups[3]; /* work-groups along D0, D1 and dimension 2, however launched */
-};
-
-/* alpha and beta as the kernel's SCALAR_T */
-union tl_scalar {
-	float f;
-	double d;
-	float f2[2];
-	double d2[2];
-};
-
-static size_t tl_scalar_of(char t, const double *v, union tl_scalar *out)
-{
-	memset(out, 0, sizeof(*out));
-	switch (t) {
-	case 'd':
-		out->d = v[0];
-		return sizeof(double);
-	case 'c':
-		out->f2[0] = (float)v[0];
-		out->f2[1] = (float)v[1];
-		return 2 * sizeof(float);
-	case 'z':
-		out->d2[0] = v[0];
-		out->d2[1] = v[1];
-		return 2 * sizeof(double);
-	default:
-		out->f = (float)v[0];
-		return sizeof(float);
-	}
-}
-
-static int64_t tl_ceil_div(int64_t a, int64_t b)
-{
-	return (a + b - 1) / b;
-}
-
-/* Work-groups a launch has at most along dimensions 1 and 2 on any device
- * (CUDA's and HIP's limit), work-items along any dimension (HIP counts them
- * in 32 bits): tcx's GRID_MAX_GROUPS_YZ and GRID_MAX_ITEMS. */
-#define TL_GRID_MAX_YZ	  65535
-#define TL_GRID_MAX_ITEMS 2147483647
-
-/* The work sizes of a launch of n[d] work-groups of local[d] work-items,
- * as tcx's plan_grid lays them out: n itself when it fits, else the groups
- * numbered dimension 0 fastest over as few dimensions as hold them (the
- * kernels decode their place from n and leave the spare ones).  0 when
- * they do not fit at all. */
-static int tl_grid(const int64_t n[3], const size_t local[3], size_t global[3])
-{
-	int64_t cap[3], g[3], total = 1;
-	/* no work-groups at all: an empty grid, as tcx has it */
-	int d, fits = n[0] <= 0 || n[1] <= 0 || n[2] <= 0;
-
-	for (d = 0; d < 3; d++) {
-		cap[d] = TL_GRID_MAX_ITEMS / (int64_t)local[d];
-		if (d > 0 && cap[d] > TL_GRID_MAX_YZ)
-			cap[d] = TL_GRID_MAX_YZ;
-		g[d] = n[d];
-	}
-	fits = fits || (n[0] <= cap[0] && n[1] <= cap[1] && n[2] <= cap[2]);
-	if (!fits) {
-		for (d = 0; d < 3; d++)
-			if (!tl_mul(total, n[d], &total))
-				return 0;
-		g[0] = total < cap[0] ? total : cap[0];
-		g[1] = tl_ceil_div(total, g[0]);
-		g[1] = g[1] < cap[1] ? g[1] : cap[1];
-		g[2] = tl_ceil_div(total, g[0] * g[1]);
-		if (g[2] > cap[2])
-			return 0;
-	}
-	for (d = 0; d < 3; d++)
-		global[d] = (size_t)g[d] * local[d];
-	return 1;
-}
-
-/* The launch of one problem, as plan_launch sets it up. */
-struct tl_launch {
-	struct tl_args args;
-	size_t global[3], local[3];
-	union tl_scalar alpha, beta;
-	size_t scalar_bytes;
-	size_t ws_bytes;   /* GlobalSplitU workspace; 0 when none */
-	int64_t total;	   /* elements of C, for the reduction */
-	size_t rglobal[3], rlocal[3]; /* the reduction's work sizes */
-};
-
+/* The launch of kernel K of type T for problem p, as tcx's plan_launch
+ * makes it (abi.c), with work sizes within every device's limits. */
 static TL_STATUS tl_launch_make(const struct tl_type *T, const struct tl_kernel *K,
 				const struct tl_problem *p, const double *alpha, const double *beta,
-				struct tl_launch *L)
+				struct abi_launch *L)
 {
-	int P = T->p_is_a ? 1 : 2, Q = T->p_is_a ? 2 : 1, sl;
-	int64_t f2 = 1, n[3];
-	double zero[2] = {0, 0};
+	struct abi_sizes s;
+	int64_t cap[3] = {0, 0, 0}, rcap[3] = {0, 0, 0};
 
-	memset(L, 0, sizeof(*L));
-	for (sl = 0; sl < TL_MAX_SLOTS; sl++)
-		L->args.size[sl] = 1;
-	for (sl = 0; sl < T->nslots; sl++) {
-		int id = T->slot[sl];
-
-		if (id < 0)
-			continue;
-		L->args.size[sl] = p->size[id];
-		L->args.sp[sl] = p->stride[P][id];
-		L->args.sq[sl] = p->stride[Q][id];
-		L->args.sc[sl] = p->stride[0][id];
-		/* the folded slots D0 or D1 span with PackFreeIndices are not in
-		 * the third dimension of the grid */
-		if (sl >= 3 && sl < 3 + T->nf2 && sl != K->pack[0] && sl != K->pack[1])
-			f2 *= p->size[id];
-	}
-	L->args.ws_stride = p->extent_c;
-	L->args.nf2 = T->nf2;
-	L->args.nb = T->nb;
-	L->args.conj_p = T->conj_p;
-	L->args.conj_q = T->conj_q;
-	L->local[0] = (size_t)(K->threads ? K->threads : K->wg[0]);
-	L->local[1] = (size_t)(K->threads ? 1 : K->wg[1]);
-	L->local[2] = (size_t)K->wg[2];
-	L->args.groups[0] =
-	    tl_ceil_div(L->args.size[0] * (K->pack[0] >= 0 ? L->args.size[K->pack[0]] : 1), K->mt0);
-	L->args.groups[1] =
-	    tl_ceil_div(L->args.size[1] * (K->pack[1] >= 0 ? L->args.size[K->pack[1]] : 1), K->mt1);
-	L->args.groups[2] = f2 * K->gsu;
-	if (!tl_grid(L->args.groups, L->local, L->global))
-		goto too_many;
-	L->scalar_bytes = tl_scalar_of(T->info.type, alpha ? alpha : zero, &L->alpha);
-	tl_scalar_of(T->info.type, beta ? beta : zero, &L->beta);
-	if (K->gsu > 1) {
-		int k;
-
-		L->ws_bytes = (size_t)K->gsu * (size_t)p->extent_c * tl_value_bytes(T->info.type);
-		L->total = 1;
-		for (k = 0; k < T->info.rank[0]; k++)
-			L->total *= p->size[T->info.indices[0][k]];
-		/* one work-item per element of C, in groups of 64 */
-		n[0] = tl_ceil_div(L->total, 64);
-		n[1] = n[2] = 1;
-		L->rlocal[0] = 64;
-		L->rlocal[1] = L->rlocal[2] = 1;
-		if (!tl_grid(n, L->rlocal, L->rglobal))
-			goto too_many;
-	}
-	return TL_UP(OK);
-too_many:
+	s.size = p->size;
+	s.stride_p = p->stride[T->p_is_a ? 1 : 2];
+	s.stride_q = p->stride[T->p_is_a ? 2 : 1];
+	s.stride_c = p->stride[0];
+	s.extent_c = p->extent_c;
+	abi_launch_make(&K->plan, &s, T->info.type, alpha, beta, L);
+	if (abi_grid(L->args.groups, L->local, cap, L->global) == ABI_FITS &&
+	    (K->plan.gsu <= 1 || abi_grid(L->rgroups, L->rlocal, rcap, L->rglobal) == ABI_FITS))
+		return TL_UP(OK);
 	tl_set_error("%s: kernel %s: too many work-groups for a launch", T->info.name, K->name);
 	return TL_UP(ELAUNCH);
 }
@@ -917,7 +772,7 @@ static TL_STATUS tl_cl_fail(const char *what, const char *kernel, cl_int rc)
 
 static TL_STATUS tl_cl_run(cl_command_queue q, cl_context ctx, cl_program prog,
 			   const struct tl_type *T, const struct tl_kernel *K,
-			   const struct tl_launch *L, cl_mem c, cl_mem a, cl_mem b)
+			   const struct abi_launch *L, cl_mem c, cl_mem a, cl_mem b)
 {
 	cl_kernel k = NULL;
 	cl_mem ws = NULL, P = T->p_is_a ? a : b, Q = T->p_is_a ? b : a;
@@ -930,24 +785,24 @@ static TL_STATUS tl_cl_run(cl_command_queue q, cl_context ctx, cl_program prog,
 			return tl_cl_fail("cannot allocate the GlobalSplitU workspace", K->name,
 					  rc);
 	}
-	k = clCreateKernel(prog, "tcx_contract", &rc);
+	k = clCreateKernel(prog, TCX_CONTRACT_NAME, &rc);
 	if (rc != CL_SUCCESS) {
 		st = tl_cl_fail("cannot create the kernel", K->name, rc);
 		goto out;
 	}
-	rc = clSetKernelArg(k, 0, sizeof(cl_mem), &c);
+	rc = clSetKernelArg(k, TCX_PARAM_C, sizeof(cl_mem), &c);
 	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, 1, sizeof(cl_mem), &P);
+		rc = clSetKernelArg(k, TCX_PARAM_P, sizeof(cl_mem), &P);
 	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, 2, sizeof(cl_mem), &Q);
+		rc = clSetKernelArg(k, TCX_PARAM_Q, sizeof(cl_mem), &Q);
 	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, 3, sizeof(cl_mem), ws ? &ws : &c);
+		rc = clSetKernelArg(k, TCX_PARAM_W, sizeof(cl_mem), ws ? &ws : &c);
 	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, 4, sizeof(L->args), &L->args);
+		rc = clSetKernelArg(k, TCX_PARAM_ARGS, sizeof(L->args), &L->args);
 	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, 5, L->scalar_bytes, &L->alpha);
+		rc = clSetKernelArg(k, TCX_PARAM_ALPHA, L->scalar_bytes, &L->alpha);
 	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, 6, L->scalar_bytes, &L->beta);
+		rc = clSetKernelArg(k, TCX_PARAM_BETA, L->scalar_bytes, &L->beta);
 	if (rc == CL_SUCCESS)
 		rc = clEnqueueNDRangeKernel(q, k, 3, NULL, L->global, L->local, 0, NULL, NULL);
 	if (rc != CL_SUCCESS) {
@@ -957,29 +812,26 @@ static TL_STATUS tl_cl_run(cl_command_queue q, cl_context ctx, cl_program prog,
 	if (!ws)
 		goto out;
 	clReleaseKernel(k);
-	k = clCreateKernel(prog, "tcx_gsu_reduce", &rc);
+	k = clCreateKernel(prog, TCX_REDUCE_NAME, &rc);
 	if (rc != CL_SUCCESS) {
 		st = tl_cl_fail("cannot create the reduction kernel", K->name, rc);
 		goto out;
 	}
-	{
-		rc = clSetKernelArg(k, 0, sizeof(cl_mem), &c);
-		if (rc == CL_SUCCESS)
-			rc = clSetKernelArg(k, 1, sizeof(cl_mem), &ws);
-		if (rc == CL_SUCCESS)
-			rc = clSetKernelArg(k, 2, sizeof(L->args), &L->args);
-		if (rc == CL_SUCCESS)
-			rc = clSetKernelArg(k, 3, L->scalar_bytes, &L->alpha);
-		if (rc == CL_SUCCESS)
-			rc = clSetKernelArg(k, 4, L->scalar_bytes, &L->beta);
-		if (rc == CL_SUCCESS)
-			rc = clSetKernelArg(k, 5, sizeof(L->total), &L->total);
-		if (rc == CL_SUCCESS)
-			rc = clEnqueueNDRangeKernel(q, k, 3, NULL, L->rglobal, L->rlocal, 0, NULL,
-						    NULL);
-		if (rc != CL_SUCCESS)
-			st = tl_cl_fail("cannot launch the GlobalSplitU reduction", K->name, rc);
-	}
+	rc = clSetKernelArg(k, TCX_REDUCE_C, sizeof(cl_mem), &c);
+	if (rc == CL_SUCCESS)
+		rc = clSetKernelArg(k, TCX_REDUCE_W, sizeof(cl_mem), &ws);
+	if (rc == CL_SUCCESS)
+		rc = clSetKernelArg(k, TCX_REDUCE_ARGS, sizeof(L->args), &L->args);
+	if (rc == CL_SUCCESS)
+		rc = clSetKernelArg(k, TCX_REDUCE_ALPHA, L->scalar_bytes, &L->alpha);
+	if (rc == CL_SUCCESS)
+		rc = clSetKernelArg(k, TCX_REDUCE_BETA, L->scalar_bytes, &L->beta);
+	if (rc == CL_SUCCESS)
+		rc = clSetKernelArg(k, TCX_REDUCE_TOTAL, sizeof(L->total), &L->total);
+	if (rc == CL_SUCCESS)
+		rc = clEnqueueNDRangeKernel(q, k, 3, NULL, L->rglobal, L->rlocal, 0, NULL, NULL);
+	if (rc != CL_SUCCESS)
+		st = tl_cl_fail("cannot launch the GlobalSplitU reduction", K->name, rc);
 out:
 	if (k)
 		clReleaseKernel(k);
@@ -1022,7 +874,7 @@ static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const stru
 	cl_device_id dev;
 	cl_program prog;
 	struct tl_ident ident;
-	struct tl_launch L;
+	struct abi_launch L;
 	TL_STATUS st = tl_cl_queue(queue, &ctx, &dev, &ident);
 
 	if (!st)

@@ -9,8 +9,8 @@
  * compiled per device for its architecture: NVRTC for sm_XY (the newest
  * virtual one NVRTC has when it does not know the device's), hiprtc for
  * the device's gcnArchName ("gfx90a:sramecc+:xnack-").  They are launched
- * as tcx's backends launch them: grid = global / local (runtime.c's
- * tl_grid keeps it within every device's limits), the tile's shared
+ * as tcx's backends launch them: grid = global / local (abi.c's abi_grid
+ * keeps it within every device's limits), the tile's shared
  * memory as the launch's dynamic shared memory.
  *
  * A template: tcx export-lib copies it unchanged; runtime.c includes it
@@ -449,9 +449,9 @@ static TL_STATUS tl_gpu_module_get(tl_gpu_ctx ctx, const struct tl_gpu_device *d
 	rc = tl_gpu.ModuleLoadData(&m->mod, bin);
 	free(bin);
 	if (rc == TL_GPU_OK)
-		rc = tl_gpu.ModuleGetFunction(&m->contract, m->mod, "tcx_contract");
+		rc = tl_gpu.ModuleGetFunction(&m->contract, m->mod, TCX_CONTRACT_NAME);
 	if (rc == TL_GPU_OK)
-		rc = tl_gpu.ModuleGetFunction(&m->reduce, m->mod, "tcx_gsu_reduce");
+		rc = tl_gpu.ModuleGetFunction(&m->reduce, m->mod, TCX_REDUCE_NAME);
 	if (rc != TL_GPU_OK) {
 		tl_set_error_locked("cannot load kernel %s: %s", K->name, tl_gpu_error(rc));
 		if (m->mod)
@@ -534,16 +534,14 @@ static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const stru
 	tl_gpu_ctx ctx;
 	struct tl_gpu_device *d;
 	struct tl_gpu_module *m;
-	struct tl_launch L;
+	struct abi_launch L;
 	tl_gpu_ptr C = (tl_gpu_ptr)(uintptr_t)c, A = (tl_gpu_ptr)(uintptr_t)a;
 	tl_gpu_ptr B = (tl_gpu_ptr)(uintptr_t)b, P, Q, W = 0;
-	void *params[10];
+	void *params[TCX_PARAMS_WGMMA];
 	/* the warpgroup kernel's tensor maps and their use: none, so that
 	 * its producer copies with cp.async */
-	static const struct {
-		unsigned char map[2][128];
-		int64_t use, xp[3], xq[3];
-	} tma = { { { 0 } }, 0, { -1, -1, -1 }, { -1, -1, -1 } };
+	static const unsigned char no_map[TCX_TMAP_BYTES];
+	static const struct tcx_tma no_tma = {0, {-1, -1, -1}, {-1, -1, -1}};
 	unsigned dyn;
 	tl_gpu_rc rc;
 	TL_STATUS st = tl_gpu_current(&ctx, &d);
@@ -567,27 +565,27 @@ static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const stru
 			return TL_UP(ENOMEM);
 		}
 	}
-	params[0] = &C;
-	params[1] = &P;
-	params[2] = &Q;
-	params[3] = W ? &W : &C;
-	params[4] = &L.args;
-	params[5] = &L.alpha;
-	params[6] = &L.beta;
-	params[7] = (void *)tma.map[0];
-	params[8] = (void *)tma.map[1];
-	params[9] = (void *)&tma.use;
+	params[TCX_PARAM_C] = &C;
+	params[TCX_PARAM_P] = &P;
+	params[TCX_PARAM_Q] = &Q;
+	params[TCX_PARAM_W] = W ? &W : &C;
+	params[TCX_PARAM_ARGS] = &L.args;
+	params[TCX_PARAM_ALPHA] = &L.alpha;
+	params[TCX_PARAM_BETA] = &L.beta;
+	params[TCX_PARAM_TMAP_P] = (void *)no_map;
+	params[TCX_PARAM_TMAP_Q] = (void *)no_map;
+	params[TCX_PARAM_TMA] = (void *)&no_tma;
 	rc = tl_gpu.LaunchKernel(
 	    m->contract, (unsigned)(L.global[0] / L.local[0]), (unsigned)(L.global[1] / L.local[1]),
 	    (unsigned)(L.global[2] / L.local[2]), (unsigned)L.local[0], (unsigned)L.local[1],
 	    (unsigned)L.local[2], dyn, stream, params, NULL);
 	if (rc == TL_GPU_OK && W) {
-		params[0] = &C;
-		params[1] = &W;
-		params[2] = &L.args;
-		params[3] = &L.alpha;
-		params[4] = &L.beta;
-		params[5] = &L.total;
+		params[TCX_REDUCE_C] = &C;
+		params[TCX_REDUCE_W] = &W;
+		params[TCX_REDUCE_ARGS] = &L.args;
+		params[TCX_REDUCE_ALPHA] = &L.alpha;
+		params[TCX_REDUCE_BETA] = &L.beta;
+		params[TCX_REDUCE_TOTAL] = &L.total;
 		rc = tl_gpu.LaunchKernel(m->reduce, (unsigned)(L.rglobal[0] / L.rlocal[0]),
 					 (unsigned)(L.rglobal[1] / L.rlocal[1]),
 					 (unsigned)(L.rglobal[2] / L.rlocal[2]),
