@@ -10,13 +10,13 @@
 #include "notation/notation.h"
 #include "plan/planner.h"
 
-static const char *const plan_synopsis[] = {
+static const char *const planner_synopsis[] = {
 	"tcx plan --sizes <sizes> [--type <t>] [--device <id> | --for <gpu>] [--strides <strides>] "
 	"[--layout <layout>] [--format <fmt>] <expr>",
 	NULL,
 };
 
-static const struct cmd_option plan_options[] = {
+static const struct cmd_option planner_options[] = {
 	{ "sizes", 's', required_argument, "<sizes>",
 	  "index sizes, 'i=64,j=32,...' or '64,32,...' in index-number order", OV_NONE, NULL },
 	{ "type", 't', required_argument, "<t>", "element type: s d c z h b (default s)", OV_ENUM,
@@ -34,7 +34,7 @@ static const struct cmd_option plan_options[] = {
 	{ NULL, 0, 0, NULL, NULL, OV_NONE, NULL },
 };
 
-static const char *const plan_examples[] = {
+static const char *const planner_examples[] = {
 	"tcx plan 'C[a,b,c,i,j,k]=A[i,j,m,a]*B[m,k,b,c]' --sizes a=24,b=20,c=20,i=24,j=20,k=20,m=24 "
 	"--for h100",
 	"tcx plan 'ik,kj->ij' --sizes i=4096,j=4096,k=4096 --format json",
@@ -43,9 +43,9 @@ static const char *const plan_examples[] = {
 
 int cmd_plan(int argc, char **argv);
 const struct cmd cmd_plan_def = {
-	"plan", cmd_plan, plan_synopsis,
+	"plan", cmd_plan, planner_synopsis,
 	"Show the kernel tcx picks for a contraction without tuning, and why",
-	plan_options, plan_examples, "expr", 0,
+	planner_options, planner_examples, "expr", 0,
 	NULL,
 };
 
