@@ -443,14 +443,14 @@ static void csv_row(const struct run_ctx *x, const int64_t *sz, const struct tim
 
 /* Prepares one solution for p (t->status says how it went). */
 static enum tcx_status prepare_one(struct run_ctx *x, const struct problem *p,
-				   const struct solution *s, struct prepared *pr, struct timed *t,
-				   struct tcx_error *err)
+				   const struct tcx_plan *pl, const struct solution *s,
+				   struct prepared *pr, struct timed *t, struct tcx_error *err)
 {
 	struct device_cache_stats before, after;
 	enum tcx_status st;
 
 	device_cache_stats(x->dev, &before);
-	st = contract_prepare(x->dev, p->c, p, s, pr, NULL, err);
+	st = prepare_kernel(x->dev, p, pl, s, pr, NULL, err);
 	device_cache_stats(x->dev, &after);
 	t->origin = kernel_origin(&before, &after);
 	t->status = size_status(st);
@@ -466,7 +466,7 @@ static enum tcx_status prepare_one(struct run_ctx *x, const struct problem *p,
 static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct tcx_error *err)
 {
 	struct problem p;
-	struct prepared pa, pb;
+	struct prepared pa = { 0 }, pb = { 0 };
 	struct timed *a = calloc(1, sizeof(*a)), *b = NULL;
 	const struct solution *sa = &x->sol;
 	struct solution planned;
@@ -507,8 +507,7 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		}
 	}
 	if (pick >= 0) {
-		/* the planner's problem, when it planned: p merged, same memory */
-		st = prepare_one(x, have_plan ? &pl.kp : &p, sa, &pa, a, err);
+		st = prepare_one(x, &p, have_plan ? &pl : NULL, sa, &pa, a, err);
 		if (st && !a->status)
 			goto out_free;
 	} else if (!x->planning) {
@@ -521,7 +520,7 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		st = TCX_EREJECT;
 	}
 	if (b) {
-		enum tcx_status stb = prepare_one(x, &p, &x->vsol, &pb, b, err);
+		enum tcx_status stb = prepare_one(x, &p, NULL, &x->vsol, &pb, b, err);
 
 		if (stb && !b->status) {
 			st = stb;
@@ -573,6 +572,11 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		json_object_set_new(pj, "planned_as", json_string(pl.kp.c->expr));
 		json_object_set_new(pj, "predicted_ms", jnum(pl.best.time_s * 1e3));
 		json_object_set_new(pj, "limit", json_string(pl.best.limit));
+		json_object_set_new(pj, "permuted", json_array());
+		for (int op = 0; op < 2; op++)
+			if (pl.best.permute[op].on)
+				json_array_append_new(json_object_get(pj, "permuted"),
+						      json_string(op ? "B" : "A"));
 		json_object_set_new(row, "plan", pj);
 	}
 	if (b) {
@@ -597,6 +601,8 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		fflush(x->fp);
 	}
 out_free:
+	contract_release(x->dev, &pa);
+	contract_release(x->dev, &pb);
 	if (have_plan)
 		plan_release(&pl);
 	free(a);

@@ -162,14 +162,26 @@ int load_solution(const char *params, const char *file, const struct tcx_contrac
  * --solution, --logic) and $TCX_PLANNER is not 0, which keeps the
  * built-in default instead. */
 bool planner_wanted(const char *params, const char *file, const char *logic);
-/* What the commands let the planner choose (planner_plan's flags): the
- * same for `tcx plan` as for the commands that run its choice. */
-#define CMD_PLAN_FLAGS 0u
+/* What the commands let the planner choose (planner_plan's flags, from
+ * plan/planner.h): the same for `tcx plan` as for the commands that run
+ * its choice (prepare_kernel carries out its permutes).  PLAN_PERMUTE;
+ * with $TCX_PLANNER=ttgt, PLAN_PERMUTE_ONLY, which compares TTGT with
+ * the direct plan and tests the permutes on devices where they never win. */
+unsigned plan_flags(void);
+#define CMD_PLAN_FLAGS plan_flags()
 /* The planner's solution for p on dev (plan/planner.h), said with -v; the
  * kernel then runs pl->kp, p's merged form or p itself.  An empty problem
  * gets the built-in default (it runs no kernel).  Release pl with
  * plan_release.  Returns an exit code. */
 struct tcx_plan;
+/* contract_prepare for s on dev: of p itself, or with pl (non-NULL when
+ * the planner chose s) of the problem the plan runs, with its permutes.
+ * Release with contract_release. */
+struct prepared;
+struct strbuf;
+enum tcx_status prepare_kernel(struct device *dev, const struct problem *p,
+			       const struct tcx_plan *pl, const struct solution *s,
+			       struct prepared *pr, struct strbuf *log, struct tcx_error *err);
 int plan_solution(const struct problem *p, const struct device_info *dev, struct tcx_plan *pl,
 		  struct solution *s);
 

@@ -141,7 +141,7 @@ int cmd_run(int argc, char **argv)
 	struct tcx_error err = { 0 };
 	struct problem p;
 	struct solution s;
-	struct prepared pr;
+	struct prepared pr = { 0 };
 	struct tcx_plan pl;
 	bool planned = false;
 	int64_t sizes[TCX_MAX_INDICES];
@@ -285,9 +285,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (ret)
 		goto out;
-	/* the kernel runs the planned problem: p's merged form, same memory */
-	st = contract_prepare(dev, planned ? pl.kp.c : c, planned ? &pl.kp : &p, &s, &pr, NULL,
-			      &err);
+	st = prepare_kernel(dev, &p, planned ? &pl : NULL, &s, &pr, NULL, &err);
 	if (st) {
 		ret = report(st, &err);
 		goto out;
@@ -314,6 +312,7 @@ int cmd_run(int argc, char **argv)
 	else if (strcmp(outpath, "-") != 0)
 		verbose("wrote %s", outpath);
 out:
+	contract_release(dev, &pr);
 	if (planned)
 		plan_release(&pl);
 	for (int t = 0; t < 3; t++)

@@ -15,6 +15,7 @@
 #include "yaml/ydoc.h"
 #include "notation/notation.h"
 #include "plan/planner.h"
+#include "run/run.h"
 
 int verbosity;
 volatile int interrupted;
@@ -549,6 +550,32 @@ bool planner_wanted(const char *params, const char *file, const char *logic)
 	return !params && !file && !logic && !(e && strcmp(e, "0") == 0);
 }
 
+unsigned plan_flags(void)
+{
+	const char *e = getenv("TCX_PLANNER");
+
+	return e && strcmp(e, "ttgt") == 0 ? PLAN_PERMUTE_ONLY : PLAN_PERMUTE;
+}
+
+enum tcx_status prepare_kernel(struct device *dev, const struct problem *p,
+			       const struct tcx_plan *pl, const struct solution *s,
+			       struct prepared *pr, struct strbuf *log, struct tcx_error *err)
+{
+	enum tcx_status st;
+	bool which[2];
+
+	if (!pl)
+		return contract_prepare(dev, p->c, p, s, pr, log, err);
+	/* the kernel runs the planned problem: p's merged form, same memory,
+	 * or that of p with A and/or B permuted first */
+	st = contract_prepare(dev, pl->kp.c, &pl->kp, s, pr, log, err);
+	which[0] = pl->best.permute[0].on;
+	which[1] = pl->best.permute[1].on;
+	if (!st && (which[0] || which[1]))
+		st = contract_prepare_permutes(dev, pr, p, &pl->tp, which, log, err);
+	return st;
+}
+
 int plan_solution(const struct problem *p, const struct device_info *dev, struct tcx_plan *pl,
 		  struct solution *s)
 {
@@ -567,8 +594,12 @@ int plan_solution(const struct problem *p, const struct device_info *dev, struct
 		return report(st, &err);
 	*s = pl->best.sol;
 	solution_name(s, name, sizeof(name));
-	verbose("planner: %s%s%s, predicted %.3g ms (%s-bound), %d of %d solutions valid, in "
-		"%.2g ms",
+	verbose("planner: %s%s%s%s, predicted %.3g ms (%s-bound), %d of %d solutions valid, "
+		"in %.2g ms",
+		pl->best.permute[0].on && pl->best.permute[1].on ? "A and B permuted, "
+		: pl->best.permute[0].on			  ? "A permuted, "
+		: pl->best.permute[1].on			  ? "B permuted, "
+								  : "",
 		pl->merged ? pl->kp.c->expr : "", pl->merged ? " with " : "", name,
 		pl->best.time_s * 1e3, pl->best.limit, pl->valid, pl->considered,
 		pl->plan_s * 1e3);

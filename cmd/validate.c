@@ -254,7 +254,7 @@ int cmd_validate(int argc, char **argv)
 	struct device *dev = NULL;
 	struct problem p;
 	struct solution s;
-	struct prepared pr;
+	struct prepared pr = { 0 };
 	struct tcx_plan pl;
 	bool planned = false;
 	struct tcx_error err = { 0 };
@@ -379,9 +379,7 @@ int cmd_validate(int argc, char **argv)
 	}
 	if (ret)
 		goto out;
-	/* the kernel runs the planned problem: p's merged form, same memory */
-	st = contract_prepare(dev, planned ? pl.kp.c : c, planned ? &pl.kp : &p, &s, &pr, &log,
-			      &err);
+	st = prepare_kernel(dev, &p, planned ? &pl : NULL, &s, &pr, &log, &err);
 	if (st) {
 		if (st == TCX_EREJECT || st == TCX_ELIMIT)
 			tcx_error_prefix(&err, "solution rejected");
@@ -414,6 +412,7 @@ int cmd_validate(int argc, char **argv)
 		error("validation failed: %s (seed %llu)", err.msg, (unsigned long long)o.seed);
 	ret = exit_code(st);
 out:
+	contract_release(dev, &pr);
 	if (planned)
 		plan_release(&pl);
 	logic_free(lg);

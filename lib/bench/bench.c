@@ -195,9 +195,7 @@ static enum tcx_status timed_launch(struct device *dev, const struct prepared *p
 	double t0 = now_seconds();
 	enum tcx_status st;
 
-	st = plan_launch(&pr->plan, dev, pr->prog, pr->kp ? pr->kp : p, s->a, s->b, s->c, s->ws,
-			 o->alpha, o->beta,
-			 ev_ms, err);
+	st = contract_launch(dev, pr, p, s->a, s->b, s->c, s->ws, o->alpha, o->beta, ev_ms, err);
 	if (!st)
 		st = device_finish(dev, err);
 	*wall_ms = (now_seconds() - t0) * 1e3;

@@ -637,11 +637,19 @@ enum tcx_status planner_plan(const struct problem *p, const struct device_info *
 	cs = malloc(sizeof(*cs));
 	if (!cs)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	/* directly (0), then with A, B, both permuted (TTGT) */
-	for (unsigned which = 0; which < ((flags & PLAN_PERMUTE) ? 4u : 1u); which++) {
+	/* directly (0), then with A, B, both permuted (TTGT); PLAN_PERMUTE_ONLY
+	 * plans directly only when permuting changes nothing */
+	static const unsigned all[4] = { 0, 1, 2, 3 }, only[4] = { 1, 2, 3, 0 };
+	const unsigned *order = (flags & PLAN_PERMUTE_ONLY) ? only : all;
+	const int norder = (flags & (PLAN_PERMUTE | PLAN_PERMUTE_ONLY)) ? 4 : 1;
+
+	for (int o = 0; o < norder; o++) {
+		const unsigned which = order[o];
 		struct variant *cur = &v[nv];
 		double extra;
 
+		if (which == 0 && nv > 0)
+			break; /* PLAN_PERMUTE_ONLY, and permuting changed the problem */
 		if (which == 0) {
 			memset(cur, 0, sizeof(*cur));
 			cur->tp = *p;

@@ -85,6 +85,8 @@ struct tcx_plan {
 enum {
 	PLAN_PERMUTE = 1 << 0, /* permuting A and/or B first (TTGT), for a
 				* caller that carries out plan_choice.permute */
+	PLAN_PERMUTE_ONLY = 1 << 1, /* only that, where it changes the problem
+				     * (to compare TTGT with the direct plan) */
 };
 
 /* Plans p for dev.  The plan refers to p's contraction when nothing

@@ -36,6 +36,79 @@ enum tcx_status contract_prepare(struct device *dev, const struct tcx_contractio
 	return st;
 }
 
+enum tcx_status contract_prepare_permutes(struct device *dev, struct prepared *pr,
+					  const struct problem *p, const struct problem *tp,
+					  const bool which[2], struct strbuf *log,
+					  struct tcx_error *err)
+{
+	enum tcx_status st = TCX_OK;
+
+	for (int x = 0; x < 2 && !st; x++) {
+		const enum tensor_role t = x ? T_B : T_A;
+		struct prepared_permute *pp = &pr->perm[x];
+		int64_t size[TCX_MAX_INDICES], si[TCX_MAX_INDICES], so[TCX_MAX_INDICES];
+		const int rank = p->c->rank[t];
+
+		if (!which[x] || pr->host || pr->empty)
+			continue;
+		for (int k = 0; k < rank; k++) {
+			const int id = p->c->written[t][k];
+
+			size[k] = p->size[id];
+			si[k] = p->stride[t][id];
+			so[k] = tp->stride[t][id];
+		}
+		st = permute_plan_make(p->c->dtype, rank, size, si, so, false,
+				       device_info_of(dev), &pp->plan, err);
+		if (!st)
+			st = permute_build(&pp->plan, dev, &pp->prog, log, err);
+		if (!st)
+			st = buffer_alloc(dev,
+					  (size_t)tp->extent[t] * (size_t)dtype_info(p->c->dtype)->bytes,
+					  &pp->copy, err);
+		pp->on = !st;
+	}
+	if (st)
+		contract_release(dev, pr);
+	return st;
+}
+
+enum tcx_status contract_launch(struct device *dev, const struct prepared *pr,
+				const struct problem *p, struct buffer *a, struct buffer *b,
+				struct buffer *c, struct buffer *ws, const double alpha[2],
+				const double beta[2], double *event_ms, struct tcx_error *err)
+{
+	struct buffer *in[2] = { a, b };
+	double ms = 0, part = 0;
+	enum tcx_status st = TCX_OK;
+
+	for (int x = 0; x < 2 && !st; x++) {
+		const struct prepared_permute *pp = &pr->perm[x];
+
+		if (!pp->on)
+			continue;
+		st = permute_launch(&pp->plan, dev, pp->prog, in[x], 0, pp->copy, 0,
+				    event_ms ? &part : NULL, err);
+		ms += part;
+		in[x] = pp->copy;
+	}
+	if (!st)
+		st = plan_launch(&pr->plan, dev, pr->prog, pr->kp ? pr->kp : p, in[0], in[1], c, ws,
+				 alpha, beta, event_ms ? &part : NULL, err);
+	if (event_ms)
+		*event_ms = ms + (st ? 0 : part);
+	return st;
+}
+
+void contract_release(struct device *dev, struct prepared *pr)
+{
+	for (int x = 0; x < 2; x++) {
+		buffer_free(dev, pr->perm[x].copy);
+		pr->perm[x].copy = NULL;
+		pr->perm[x].on = false;
+	}
+}
+
 /* The poison pattern: a quiet NaN with a payload no arithmetic produces. */
 static void poison_fill(enum tcx_dtype t, void *data, int64_t n)
 {
@@ -126,8 +199,7 @@ enum tcx_status contract_host_arrays(struct device *dev, const struct prepared *
 	}
 	if (st)
 		goto out;
-	st = plan_launch(&pr->plan, dev, pr->prog, pr->kp ? pr->kp : p, ba, bb, bc, bw, alpha, beta,
-			 event_ms, err);
+	st = contract_launch(dev, pr, p, ba, bb, bc, bw, alpha, beta, event_ms, err);
 	if (!st)
 		st = device_finish(dev, err);
 	if (!st)

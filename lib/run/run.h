@@ -6,6 +6,17 @@
 
 #include "backend/backend.h"
 #include "gen/gen.h"
+#include "gen/permute.h"
+
+/* An operand a TTGT plan (plan/planner.h) permutes before the contraction:
+ * the permute, its program (the device's cache's) and the device buffer
+ * that holds the permuted copy (owned). */
+struct prepared_permute {
+	bool on;
+	struct permute_plan plan;
+	struct program *prog;
+	struct buffer *copy;
+};
 
 /* A kernel ready to launch on one device. */
 struct prepared {
@@ -18,6 +29,8 @@ struct prepared {
 	 * the caller's, or the planner's merged form of it (plan/planner.h),
 	 * which describes the same memory with fewer indices */
 	const struct problem *kp;
+	/* of A and of B: the permutes that run first (contract_prepare_permutes) */
+	struct prepared_permute perm[2];
 };
 
 /* Plans, generates and builds.  TCX_EREJECT when the solution cannot run
@@ -31,6 +44,28 @@ struct prepared {
 enum tcx_status contract_prepare(struct device *dev, const struct tcx_contraction *c,
 				 const struct problem *p, const struct solution *s,
 				 struct prepared *out, struct strbuf *log, struct tcx_error *err);
+
+/* Adds the permutes of a TTGT plan to a prepared kernel: operand A
+ * (which[0]) and B (which[1]) are copied from p's layout into tp's, the
+ * layout the kernel reads (tp: p with those operands' strides replaced,
+ * plan/planner.h's tcx_plan.tp), in device buffers allocated here, once,
+ * so that launches allocate nothing.  Release with contract_release. */
+enum tcx_status contract_prepare_permutes(struct device *dev, struct prepared *pr,
+					  const struct problem *p, const struct problem *tp,
+					  const bool which[2], struct strbuf *log,
+					  struct tcx_error *err);
+
+/* Launches a prepared contraction on buffers laid out by p's strides: its
+ * permutes, then the kernel (plan_launch) on the permuted copies.  With
+ * event_ms non-NULL, waits and reports the device time of them all. */
+enum tcx_status contract_launch(struct device *dev, const struct prepared *pr,
+				const struct problem *p, struct buffer *a, struct buffer *b,
+				struct buffer *c, struct buffer *ws, const double alpha[2],
+				const double beta[2], double *event_ms, struct tcx_error *err);
+
+/* Frees what contract_prepare_permutes allocated; the rest of a prepared
+ * kernel belongs to the device's cache.  Safe on a zeroed one, and twice. */
+void contract_release(struct device *dev, struct prepared *pr);
 
 /* Runs a prepared contraction on host arrays laid out by p's strides (each
  * p->extent[t] elements): uploads A, B and C, launches, reads C back.  With

@@ -1,0 +1,43 @@
+#!/bin/bash
+# ttgt.sh - plans that permute A and/or B before the contraction (TTGT,
+# plan/planner.h) compute the right answer in run, validate and bench.
+# $TCX_PLANNER=ttgt makes the planner choose such a plan wherever one
+# differs from the direct plan, so that the permutes run on PoCL too, where
+# the model would rarely pick them.
+. "$(dirname "$0")/lib.sh"
+export TCX_PLANNER=ttgt
+
+# a bound index stride-1 in A and in B (TCCG's ijkl-imjn-nlmk shape), a
+# matrix-times-tensor, a batched case and one with every size 1; sizes of 1
+# and primes, every element type
+for t in s z h; do
+	run -v validate 'imjn,nlmk->ijkl' --sizes 5,7,3,4,6,2 --type "$t"
+	expect_rc 0 "imjn,nlmk->ijkl ($t)"
+	expect_err 'planner: (A|B|A and B) permuted' "a permute planned ($t)"
+	expect_out 'result +PASS' "PASS ($t)"
+done
+for e in 'kil,lkj->ij:13,1,7,5' 'abcd,dbea->ce:3,5,7,2,11' 'bik,bkj->bij:3,17,5,9'; do
+	run -v validate "${e%%:*}" --sizes "${e#*:}" --type d
+	expect_rc 0 "${e%%:*}"
+	expect_err 'permuted' "${e%%:*}: a permute planned"
+	expect_out 'result +PASS' "${e%%:*}: PASS"
+done
+
+# nothing to permute, A and B in a GEMM's order already: the direct plan
+run -v validate 'ki,jk->ij' --sizes 9,7,5
+expect_rc 0 "a GEMM"
+expect_out 'result +PASS' "GEMM: PASS"
+printf '%s' "$err" | grep -q permuted && fail "a GEMM in GEMM order was permuted"
+
+# bench launches the permutes with the kernel and says what it planned
+run bench 'imjn,nlmk->ijkl' --exact 5,7,3,4,6,2 --min-reps 3 --min-time 0 --flush off --format json
+expect_rc 0 "bench"
+expect_out '"status": "ok"' "bench: timed"
+expect_out '"permuted": \[' "bench: the permuted operands named"
+
+# the permuted plan as `tcx plan` describes it
+run plan 'imjn,nlmk->ijkl' --sizes 5,7,3,4,6,2
+expect_rc 0 "plan"
+expect_out 'after permuting (A|B) into the order' "plan: the permute shown"
+
+done_testing
