@@ -573,10 +573,10 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		json_object_set_new(pj, "predicted_ms", jnum(pl.best.time_s * 1e3));
 		json_object_set_new(pj, "limit", json_string(pl.best.limit));
 		json_object_set_new(pj, "permuted", json_array());
-		for (int op = 0; op < 2; op++)
+		for (int op = 0; op < 3; op++)
 			if (pl.best.permute[op].on)
 				json_array_append_new(json_object_get(pj, "permuted"),
-						      json_string(op ? "B" : "A"));
+						      json_string(op == 0 ? "A" : op == 1 ? "B" : "C"));
 		json_object_set_new(row, "plan", pj);
 	}
 	if (b) {

@@ -84,14 +84,15 @@ static void params_text(const struct solution *s, struct strbuf *sb)
 	json_decref(def);
 }
 
-/* The operands a choice permutes first: operand -> its indices in the
- * copy's order, fastest first; NULL when none. */
+/* The tensors a choice permutes: tensor -> its indices in the copy's
+ * order, fastest first; NULL when none. */
 static json_t *permute_json(const struct tcx_contraction *c, const struct plan_choice *ch)
 {
+	static const char *const names[3] = { "A", "B", "C" };
 	json_t *o = json_object();
 
-	for (int x = 0; x < 2; x++) {
-		const enum tensor_role t = x ? T_B : T_A;
+	for (int x = 0; x < 3; x++) {
+		const enum tensor_role t = x == 0 ? T_A : x == 1 ? T_B : T_C;
 		int ids[TCX_MAX_INDICES], n = 0;
 		json_t *arr;
 
@@ -110,7 +111,7 @@ static json_t *permute_json(const struct tcx_contraction *c, const struct plan_c
 		arr = json_array();
 		for (int k = 0; k < n; k++)
 			json_array_append_new(arr, json_string(c->idx[ids[k]].name));
-		json_object_set_new(o, x ? "B" : "A", arr);
+		json_object_set_new(o, names[x], arr);
 	}
 	if (json_object_size(o) == 0) {
 		json_decref(o);
@@ -180,9 +181,14 @@ static void print_choice(const char *label, json_t *ch)
 		json_t *v;
 		size_t i;
 
-		printf("            after permuting %s into the order ", op);
+		const bool c = strcmp(op, "C") == 0;
+
+		if (c)
+			printf("            writing C in the order ");
+		else
+			printf("            after permuting %s into the order ", op);
 		json_array_foreach(order, i, v) printf("%s%s", i ? "," : "", json_string_value(v));
-		printf(" (fastest first)\n");
+		printf(" (fastest first)%s\n", c ? ", then permuting it into place" : "");
 	}
 	printf("            predicted %.4g ms (%.4g GFLOP/s), %s-bound: compute %.3g ms, memory "
 	       "%.3g ms, latency %.3g ms, overhead %.3g ms; %.0f%% of the tiles' work is useful\n",

@@ -562,16 +562,16 @@ enum tcx_status prepare_kernel(struct device *dev, const struct problem *p,
 			       struct prepared *pr, struct strbuf *log, struct tcx_error *err)
 {
 	enum tcx_status st;
-	bool which[2];
+	bool which[3];
 
 	if (!pl)
 		return contract_prepare(dev, p->c, p, s, pr, log, err);
 	/* the kernel runs the planned problem: p's merged form, same memory,
 	 * or that of p with A and/or B permuted first */
 	st = contract_prepare(dev, pl->kp.c, &pl->kp, s, pr, log, err);
-	which[0] = pl->best.permute[0].on;
-	which[1] = pl->best.permute[1].on;
-	if (!st && (which[0] || which[1]))
+	for (int x = 0; x < 3; x++)
+		which[x] = pl->best.permute[x].on;
+	if (!st && (which[0] || which[1] || which[2]))
 		st = contract_prepare_permutes(dev, pr, p, &pl->tp, which, log, err);
 	return st;
 }
@@ -594,12 +594,12 @@ int plan_solution(const struct problem *p, const struct device_info *dev, struct
 		return report(st, &err);
 	*s = pl->best.sol;
 	solution_name(s, name, sizeof(name));
-	verbose("planner: %s%s%s%s, predicted %.3g ms (%s-bound), %d of %d solutions valid, "
+	verbose("planner: %s%s%s%s%s%s%s, predicted %.3g ms (%s-bound), %d of %d solutions valid, "
 		"in %.2g ms",
-		pl->best.permute[0].on && pl->best.permute[1].on ? "A and B permuted, "
-		: pl->best.permute[0].on			  ? "A permuted, "
-		: pl->best.permute[1].on			  ? "B permuted, "
-								  : "",
+		pl->best.permute[0].on ? "A " : "", pl->best.permute[1].on ? "B " : "",
+		pl->best.permute[2].on ? "C " : "",
+		pl->best.permute[0].on || pl->best.permute[1].on || pl->best.permute[2].on
+			? "permuted, " : "",
 		pl->merged ? pl->kp.c->expr : "", pl->merged ? " with " : "", name,
 		pl->best.time_s * 1e3, pl->best.limit, pl->valid, pl->considered,
 		pl->plan_s * 1e3);

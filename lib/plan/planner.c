@@ -543,7 +543,7 @@ struct variant {
 	struct tcx_contraction *merged; /* tp merged (owned), or NULL */
 	struct merge_map map;
 	struct problem kp;
-	struct plan_permute permute[2];
+	struct plan_permute permute[3];
 };
 
 /* Ids of the indices of tensor t of class k, sorted by their stride in
@@ -565,41 +565,51 @@ static void append_sorted(const struct problem *p, enum index_class k, enum tens
 	}
 }
 
-/* The GEMM order of operand t's indices (plan_permute). */
+/* The GEMM order of operand t's indices (plan_permute): A's free indices,
+ * then the bound ones, then the batch ones; B's bound ones, then its free
+ * ones, then the batch ones.  Free indices go in the order of C's strides,
+ * or with `own` (C is permuted too, and follows them) in t's own; bound
+ * ones in the order of operand bound_by's strides, batch ones in C's.  For
+ * C (t == T_C, own): A's free indices, B's, the batch ones, as they go in
+ * A and B. */
 static int gemm_order(const struct problem *p, enum tensor_role t, enum tensor_role bound_by,
-		      int *order)
+		      bool own, int *order)
 {
 	int n = 0;
 
-	if (t == T_A)
-		append_sorted(p, IDX_FREE_A, T_C, order, &n);
-	append_sorted(p, IDX_BOUND, bound_by, order, &n);
-	if (t == T_B)
-		append_sorted(p, IDX_FREE_B, T_C, order, &n);
+	if (t == T_A || t == T_C)
+		append_sorted(p, IDX_FREE_A, own ? T_A : T_C, order, &n);
+	if (t != T_C)
+		append_sorted(p, IDX_BOUND, bound_by, order, &n);
+	if (t == T_B || t == T_C)
+		append_sorted(p, IDX_FREE_B, own ? T_B : T_C, order, &n);
 	append_sorted(p, IDX_BATCH, T_C, order, &n);
 	return n;
 }
 
-/* Makes variant `which` (bit 0: permute A, bit 1: B) of p; false when it
- * is no different from running p directly or cannot be described. */
+/* Makes variant `which` of p (bit 0: permute A, bit 1: B, bit 2: let the
+ * kernel write C in a GEMM's order and permute it into place after);
+ * false when a tensor it permutes is in that order already, or the
+ * variant cannot be described. */
 static bool make_variant(const struct problem *p, const struct plan_device *m, unsigned which,
 			 struct variant *v)
 {
 	const int es = dtype_info(p->c->dtype)->bytes;
+	const bool own = which & 4;
 	/* the bound indices in the order of an operand left as it is */
 	const enum tensor_role bound_by = !(which & 1) ? T_A : !(which & 2) ? T_B : T_A;
 
 	memset(v, 0, sizeof(*v));
 	v->tp = *p;
-	for (int x = 0; x < 2; x++) {
-		const enum tensor_role t = x ? T_B : T_A;
+	for (int x = 0; x < 3; x++) {
+		const enum tensor_role t = x == 0 ? T_A : x == 1 ? T_B : T_C;
 		int order[TCX_MAX_INDICES], n, w = 0;
 		int64_t acc = 1, written[TCX_MAX_INDICES];
 		bool same = true;
 
 		if (!(which >> x & 1))
 			continue;
-		n = gemm_order(p, t, bound_by, order);
+		n = gemm_order(p, t, bound_by, own, order);
 		for (int k = 0; k < n; k++) {
 			v->permute[x].stride[order[k]] = acc;
 			if (p->size[order[k]] > 1 && p->stride[t][order[k]] != acc)
@@ -613,6 +623,8 @@ static bool make_variant(const struct problem *p, const struct plan_device *m, u
 		if (problem_set_strides(&v->tp, t, written, w, NULL) != TCX_OK)
 			return false;
 		v->permute[x].on = true;
+		/* C's copy is written by the kernel and read once more, A's and
+		 * B's read and written once more */
 		v->permute[x].seconds = 2.0 * (double)problem_count(p, t) * es /
 					(m->bw * m->mem_eff) + m->launch_s;
 	}
@@ -629,7 +641,7 @@ enum tcx_status planner_plan(const struct problem *p, const struct device_info *
 	const double t0 = now_s();
 	struct cands *cs;
 	struct tcx_error why = { 0 };
-	struct variant v[4];
+	struct variant v[8];
 	int best_v = -1, nv = 0;
 
 	memset(pl, 0, sizeof(*pl));
@@ -639,9 +651,10 @@ enum tcx_status planner_plan(const struct problem *p, const struct device_info *
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	/* directly (0), then with A, B, both permuted (TTGT); PLAN_PERMUTE_ONLY
 	 * plans directly only when permuting changes nothing */
-	static const unsigned all[4] = { 0, 1, 2, 3 }, only[4] = { 1, 2, 3, 0 };
+	static const unsigned all[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	static const unsigned only[8] = { 1, 2, 3, 4, 5, 6, 7, 0 };
 	const unsigned *order = (flags & PLAN_PERMUTE_ONLY) ? only : all;
-	const int norder = (flags & (PLAN_PERMUTE | PLAN_PERMUTE_ONLY)) ? 4 : 1;
+	const int norder = (flags & (PLAN_PERMUTE | PLAN_PERMUTE_ONLY)) ? 8 : 1;
 
 	for (int o = 0; o < norder; o++) {
 		const unsigned which = order[o];
@@ -663,7 +676,7 @@ enum tcx_status planner_plan(const struct problem *p, const struct device_info *
 			continue;
 		}
 		nv++;
-		extra = cur->permute[0].seconds + cur->permute[1].seconds;
+		extra = cur->permute[0].seconds + cur->permute[1].seconds + cur->permute[2].seconds;
 		list_candidates(&cur->kp, &pl->model, cs);
 		for (int k = 0; k < cs->n; k++) {
 			struct kernel_plan kpl;

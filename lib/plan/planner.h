@@ -43,12 +43,14 @@ struct plan_device {
 void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 			  struct plan_device *out);
 
-/* An operand the plan permutes before the contraction (TTGT: transpose,
- * transpose, GEMM): a packed copy of it in the workspace, its indices in
- * the order of a GEMM's operand (A: its free indices in C's order, then
- * the bound ones; B: the bound ones, then its free ones; the batch ones
- * last), so that they merge and the kernel reads both operands along unit
- * strides. */
+/* A tensor the plan permutes (TTGT: transpose, transpose, GEMM,
+ * transpose): a packed copy of it in device memory, its indices in the
+ * order of a GEMM's (A: its free indices, then the bound ones; B: the
+ * bound ones, then its free ones; C: A's free ones, then B's; the batch
+ * ones last), so that they merge and the kernel reads and writes unit
+ * strides.  A and B are copied before the kernel runs; the kernel writes C's
+ * copy, which is then copied into C (and, when beta is not 0, made from C
+ * before). */
 struct plan_permute {
 	bool on;
 	int64_t stride[TCX_MAX_INDICES]; /* the copy's strides, by index id of p */
@@ -63,7 +65,7 @@ struct plan_choice {
 	double latency_s;     /* the work-groups' latency, waves of them in turn */
 	const char *limit;    /* "compute", "memory", "latency" or "overhead" */
 	double tile_util;     /* useful share of the tiles' work (edges, padding) */
-	struct plan_permute permute[2]; /* of A and of B, first; time_s counts them */
+	struct plan_permute permute[3]; /* of A, B and C; time_s counts them */
 };
 
 /* A plan: the problem the kernel runs (the caller's, with its permuted

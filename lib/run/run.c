@@ -36,37 +36,57 @@ enum tcx_status contract_prepare(struct device *dev, const struct tcx_contractio
 	return st;
 }
 
+/* Plans and builds permute k of pr (prepared.perm) for tensor t: from
+ * layout `from` into `to`. */
+static enum tcx_status prepare_permute(struct device *dev, struct prepared *pr, int k,
+				       enum tensor_role t, const struct problem *from,
+				       const struct problem *to, struct strbuf *log,
+				       struct tcx_error *err)
+{
+	struct prepared_permute *pp = &pr->perm[k];
+	int64_t size[TCX_MAX_INDICES], si[TCX_MAX_INDICES], so[TCX_MAX_INDICES];
+	const int rank = from->c->rank[t];
+	enum tcx_status st;
+
+	for (int j = 0; j < rank; j++) {
+		const int id = from->c->written[t][j];
+
+		size[j] = from->size[id];
+		si[j] = from->stride[t][id];
+		so[j] = to->stride[t][id];
+	}
+	st = permute_plan_make(from->c->dtype, rank, size, si, so, false, device_info_of(dev),
+			       &pp->plan, err);
+	if (!st)
+		st = permute_build(&pp->plan, dev, &pp->prog, log, err);
+	pp->on = !st;
+	return st;
+}
+
 enum tcx_status contract_prepare_permutes(struct device *dev, struct prepared *pr,
 					  const struct problem *p, const struct problem *tp,
-					  const bool which[2], struct strbuf *log,
+					  const bool which[3], struct strbuf *log,
 					  struct tcx_error *err)
 {
+	const size_t es = (size_t)dtype_info(p->c->dtype)->bytes;
 	enum tcx_status st = TCX_OK;
 
-	for (int x = 0; x < 2 && !st; x++) {
-		const enum tensor_role t = x ? T_B : T_A;
-		struct prepared_permute *pp = &pr->perm[x];
-		int64_t size[TCX_MAX_INDICES], si[TCX_MAX_INDICES], so[TCX_MAX_INDICES];
-		const int rank = p->c->rank[t];
+	if (pr->host || pr->empty)
+		return TCX_OK;
+	for (int x = 0; x < 3 && !st; x++) {
+		const enum tensor_role t = x == 0 ? T_A : x == 1 ? T_B : T_C;
 
-		if (!which[x] || pr->host || pr->empty)
+		if (!which[x])
 			continue;
-		for (int k = 0; k < rank; k++) {
-			const int id = p->c->written[t][k];
-
-			size[k] = p->size[id];
-			si[k] = p->stride[t][id];
-			so[k] = tp->stride[t][id];
+		if (t == T_C) {
+			st = prepare_permute(dev, pr, PERM_C_OUT, t, tp, p, log, err);
+			if (!st)
+				st = prepare_permute(dev, pr, PERM_C_IN, t, p, tp, log, err);
+		} else {
+			st = prepare_permute(dev, pr, x, t, p, tp, log, err);
 		}
-		st = permute_plan_make(p->c->dtype, rank, size, si, so, false,
-				       device_info_of(dev), &pp->plan, err);
 		if (!st)
-			st = permute_build(&pp->plan, dev, &pp->prog, log, err);
-		if (!st)
-			st = buffer_alloc(dev,
-					  (size_t)tp->extent[t] * (size_t)dtype_info(p->c->dtype)->bytes,
-					  &pp->copy, err);
-		pp->on = !st;
+			st = buffer_alloc(dev, (size_t)tp->extent[t] * es, &pr->perm[x].copy, err);
 	}
 	if (st)
 		contract_release(dev, pr);
@@ -78,7 +98,8 @@ enum tcx_status contract_launch(struct device *dev, const struct prepared *pr,
 				struct buffer *c, struct buffer *ws, const double alpha[2],
 				const double beta[2], double *event_ms, struct tcx_error *err)
 {
-	struct buffer *in[2] = { a, b };
+	const struct prepared_permute *pc = &pr->perm[PERM_C_OUT];
+	struct buffer *in[3] = { a, b, c };
 	double ms = 0, part = 0;
 	enum tcx_status st = TCX_OK;
 
@@ -92,20 +113,38 @@ enum tcx_status contract_launch(struct device *dev, const struct prepared *pr,
 		ms += part;
 		in[x] = pp->copy;
 	}
-	if (!st)
-		st = plan_launch(&pr->plan, dev, pr->prog, pr->kp ? pr->kp : p, in[0], in[1], c, ws,
-				 alpha, beta, event_ms ? &part : NULL, err);
+	if (pc->on) {
+		const struct prepared_permute *pi = &pr->perm[PERM_C_IN];
+
+		/* the kernel adds beta * C to its products: C's copy needs C */
+		if (!st && (beta[0] != 0 || beta[1] != 0)) {
+			st = permute_launch(&pi->plan, dev, pi->prog, c, 0, pc->copy, 0,
+					    event_ms ? &part : NULL, err);
+			ms += part;
+		}
+		in[2] = pc->copy;
+	}
+	if (!st) {
+		st = plan_launch(&pr->plan, dev, pr->prog, pr->kp ? pr->kp : p, in[0], in[1], in[2],
+				 ws, alpha, beta, event_ms ? &part : NULL, err);
+		ms += st ? 0 : part;
+	}
+	if (!st && pc->on) {
+		st = permute_launch(&pc->plan, dev, pc->prog, pc->copy, 0, c, 0,
+				    event_ms ? &part : NULL, err);
+		ms += part;
+	}
 	if (event_ms)
-		*event_ms = ms + (st ? 0 : part);
+		*event_ms = ms;
 	return st;
 }
 
 void contract_release(struct device *dev, struct prepared *pr)
 {
-	for (int x = 0; x < 2; x++) {
-		buffer_free(dev, pr->perm[x].copy);
-		pr->perm[x].copy = NULL;
-		pr->perm[x].on = false;
+	for (int k = 0; k < PERM_COUNT; k++) {
+		buffer_free(dev, pr->perm[k].copy);
+		pr->perm[k].copy = NULL;
+		pr->perm[k].on = false;
 	}
 }
 

@@ -8,15 +8,19 @@
 #include "gen/gen.h"
 #include "gen/permute.h"
 
-/* An operand a TTGT plan (plan/planner.h) permutes before the contraction:
- * the permute, its program (the device's cache's) and the device buffer
- * that holds the permuted copy (owned). */
+/* A tensor a TTGT plan (plan/planner.h) permutes: the permute, its
+ * program (the device's cache's) and the device buffer that holds the
+ * permuted copy (owned; C's two permutes share one). */
 struct prepared_permute {
 	bool on;
 	struct permute_plan plan;
 	struct program *prog;
 	struct buffer *copy;
 };
+
+/* prepared.perm: A and B into their copies before the kernel; C's copy
+ * into C after it, and C into its copy before it when beta is not 0 */
+enum { PERM_A, PERM_B, PERM_C_OUT, PERM_C_IN, PERM_COUNT };
 
 /* A kernel ready to launch on one device. */
 struct prepared {
@@ -29,8 +33,8 @@ struct prepared {
 	 * the caller's, or the planner's merged form of it (plan/planner.h),
 	 * which describes the same memory with fewer indices */
 	const struct problem *kp;
-	/* of A and of B: the permutes that run first (contract_prepare_permutes) */
-	struct prepared_permute perm[2];
+	/* the permutes that run around the kernel (contract_prepare_permutes) */
+	struct prepared_permute perm[PERM_COUNT];
 };
 
 /* Plans, generates and builds.  TCX_EREJECT when the solution cannot run
@@ -47,12 +51,14 @@ enum tcx_status contract_prepare(struct device *dev, const struct tcx_contractio
 
 /* Adds the permutes of a TTGT plan to a prepared kernel: operand A
  * (which[0]) and B (which[1]) are copied from p's layout into tp's, the
- * layout the kernel reads (tp: p with those operands' strides replaced,
- * plan/planner.h's tcx_plan.tp), in device buffers allocated here, once,
- * so that launches allocate nothing.  Release with contract_release. */
+ * layout the kernel reads (tp: p with those tensors' strides replaced,
+ * plan/planner.h's tcx_plan.tp), and C (which[2]) is written by the kernel
+ * in tp's layout and copied into p's after, in device buffers allocated
+ * here, once, so that launches allocate nothing.  Release with
+ * contract_release. */
 enum tcx_status contract_prepare_permutes(struct device *dev, struct prepared *pr,
 					  const struct problem *p, const struct problem *tp,
-					  const bool which[2], struct strbuf *log,
+					  const bool which[3], struct strbuf *log,
 					  struct tcx_error *err);
 
 /* Launches a prepared contraction on buffers laid out by p's strides: its

@@ -1,6 +1,7 @@
 #!/bin/bash
-# ttgt.sh - plans that permute A and/or B before the contraction (TTGT,
-# plan/planner.h) compute the right answer in run, validate and bench.
+# ttgt.sh - plans that permute A and/or B before the contraction and C
+# after it (TTGT, plan/planner.h) compute the right answer in validate and
+# bench.
 # $TCX_PLANNER=ttgt makes the planner choose such a plan wherever one
 # differs from the direct plan, so that the permutes run on PoCL too, where
 # the model would rarely pick them.
@@ -13,7 +14,7 @@ export TCX_PLANNER=ttgt
 for t in s z h; do
 	run -v validate 'imjn,nlmk->ijkl' --sizes 5,7,3,4,6,2 --type "$t"
 	expect_rc 0 "imjn,nlmk->ijkl ($t)"
-	expect_err 'planner: (A|B|A and B) permuted' "a permute planned ($t)"
+	expect_err 'planner: (A |B |C )+permuted' "a permute planned ($t)"
 	expect_out 'result +PASS' "PASS ($t)"
 done
 for e in 'kil,lkj->ij:13,1,7,5' 'abcd,dbea->ce:3,5,7,2,11' 'bik,bkj->bij:3,17,5,9'; do
@@ -23,8 +24,17 @@ for e in 'kil,lkj->ij:13,1,7,5' 'abcd,dbea->ce:3,5,7,2,11' 'bik,bkj->bij:3,17,5,
 	expect_out 'result +PASS' "${e%%:*}: PASS"
 done
 
-# nothing to permute, A and B in a GEMM's order already: the direct plan
-run -v validate 'ki,jk->ij' --sizes 9,7,5
+# A and B in a GEMM's order, C transposed: only C is permuted, the kernel
+# writing its copy, which is made from C first when beta is not 0
+for t in d c; do
+	run -v validate 'ki,jk->ij' --sizes 9,7,5 --beta 0.5 --type "$t"
+	expect_rc 0 "C permuted, beta 0.5 ($t)"
+	expect_err 'planner: C permuted' "only C permuted ($t)"
+	expect_out 'result +PASS' "C permuted: PASS ($t)"
+done
+
+# nothing to permute, every tensor in a GEMM's order: the direct plan
+run -v validate 'ki,jk->ji' --sizes 9,7,5
 expect_rc 0 "a GEMM"
 expect_out 'result +PASS' "GEMM: PASS"
 printf '%s' "$err" | grep -q permuted && fail "a GEMM in GEMM order was permuted"
