@@ -216,7 +216,7 @@ enum tcx_status kcache_load(const char *dir, const struct kcache_key *k, unsigne
 					strbuf_str(&path), strerror(errno));
 		goto out_free_path;
 	}
-	st = read_file(strbuf_str(&path), &data, &n, err);
+	st = common_read_file(strbuf_str(&path), &data, &n, err);
 	if (st)
 		goto out_free_path;
 	why = entry_problem((const unsigned char *)data, n, k);

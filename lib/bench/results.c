@@ -131,7 +131,7 @@ enum tcx_status bench_doc_load(const char *path, struct bench_doc *out, struct t
 	enum tcx_status st;
 
 	memset(out, 0, sizeof(*out));
-	st = read_file(path, &text, &len, err);
+	st = common_read_file(path, &text, &len, err);
 	if (st)
 		return st;
 	doc = json_loadb(text, len, 0, &je);

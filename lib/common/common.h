@@ -89,7 +89,7 @@ void tcx_log(enum tcx_log_level level, const char *fmt, ...) TCX_PRINTF(2, 3);
 bool tcx_log_enabled(enum tcx_log_level level);
 
 /* Reads a whole file into a NUL-terminated heap buffer (caller frees). */
-enum tcx_status read_file(const char *path, char **out, size_t *len, struct tcx_error *err);
+enum tcx_status common_read_file(const char *path, char **out, size_t *len, struct tcx_error *err);
 
 /* Atomic output: writes go to a temporary file beside `path`, which
  * atomic_file_commit renames over `path` after fsync; atomic_file_abort (or

@@ -67,7 +67,7 @@ bool parse_double(const char *s, double *out)
 	return true;
 }
 
-enum tcx_status read_file(const char *path, char **out, size_t *len, struct tcx_error *err)
+enum tcx_status common_read_file(const char *path, char **out, size_t *len, struct tcx_error *err)
 {
 	FILE *fp;
 	char *buf = NULL, *p;

@@ -28,7 +28,7 @@ static enum tcx_status template_text(const char *name, char **text, size_t *len,
 		enum tcx_status st;
 
 		strbuf_addf(&full, "%s/%s", dir, name);
-		st = read_file(strbuf_str(&full), text, len, err);
+		st = common_read_file(strbuf_str(&full), text, len, err);
 		strbuf_release(&full);
 		return st;
 	}

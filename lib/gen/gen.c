@@ -23,7 +23,7 @@ enum tcx_status kernel_source(const char *path, char **text, size_t *len, struct
 		enum tcx_status st;
 
 		strbuf_addf(&full, "%s/%s", dir, path);
-		st = read_file(strbuf_str(&full), text, len, err);
+		st = common_read_file(strbuf_str(&full), text, len, err);
 		strbuf_release(&full);
 		return st;
 	}

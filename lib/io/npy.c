@@ -502,7 +502,7 @@ static enum tcx_status read_stream(const char *path, struct npy_array *out, stru
 	size_t len;
 	enum tcx_status st;
 
-	if ((st = read_file(path, &buf, &len, err)))
+	if ((st = common_read_file(path, &buf, &len, err)))
 		return st;
 	st = npy_read_mem(buf, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out, err);
 	free(buf);

@@ -558,7 +558,7 @@ enum tcx_status ydoc_load_file(const char *path, struct ynode **tree, json_t **j
 		*tree = NULL;
 	if (json)
 		*json = NULL;
-	st = read_file(path, &text, &len, err);
+	st = common_read_file(path, &text, &len, err);
 	if (st)
 		return st;
 	st = ydoc_load(text, len, path, tree, json, err);

@@ -72,7 +72,7 @@ static void edit_entry(const char *dir, const struct kcache_key *k,
 	FILE *fp;
 
 	kcache_entry_path(dir, k, &path);
-	CHECK(read_file(strbuf_str(&path), &data, &n, NULL) == TCX_OK);
+	CHECK(common_read_file(strbuf_str(&path), &data, &n, NULL) == TCX_OK);
 	if (data) {
 		unsigned char *big = malloc(n + 16);
 

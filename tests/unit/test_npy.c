@@ -50,7 +50,8 @@ static bool same_file(const char *a, const char *b)
 	size_t nx = 0, ny = 0;
 	bool same;
 
-	if (read_file(a, &x, &nx, NULL) != TCX_OK || read_file(b, &y, &ny, NULL) != TCX_OK) {
+	if (common_read_file(a, &x, &nx, NULL) != TCX_OK ||
+	    common_read_file(b, &y, &ny, NULL) != TCX_OK) {
 		free(x);
 		free(y);
 		return false;
@@ -384,7 +385,7 @@ static void test_damaged(void)
 	struct tcx_error err = {0};
 	const char *path = tmp_path("bad.npy");
 
-	CHECK(read_file(ref_path("f4_c_2x3.npy"), &ref, &len, NULL) == TCX_OK);
+	CHECK(common_read_file(ref_path("f4_c_2x3.npy"), &ref, &len, NULL) == TCX_OK);
 	CHECK(len == 152);
 	memcpy(good, ref, len);
 	free(ref);

@@ -171,7 +171,7 @@ static char *slurp(const char *path, size_t *len)
 	char *buf = NULL;
 	struct tcx_error err = {0};
 
-	if (read_file(path, &buf, len, &err) != TCX_OK)
+	if (common_read_file(path, &buf, len, &err) != TCX_OK)
 		return NULL;
 	return buf;
 }
@@ -685,7 +685,7 @@ static void test_damage(void)
 	}
 	CHECK(store_commit(s, &err) == TCX_OK);
 	store_close(s); /* checkpoints: the whole store is in the file */
-	CHECK(read_file(p, &buf, &len, &err) == TCX_OK);
+	CHECK(common_read_file(p, &buf, &len, &err) == TCX_OK);
 	CHECK(len > 100000);
 
 	/* cut short anywhere: damaged, and the message names the file */
