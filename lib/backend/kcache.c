@@ -26,39 +26,6 @@ enum tcx_status tcx_cache_path(const char *sub, struct strbuf *out, struct tcx_e
 	return strbuf_status(out, err);
 }
 
-enum tcx_status make_dirs(const char *dir, struct tcx_error *err)
-{
-	char *d = strdup(dir), *p;
-	enum tcx_status st = TCX_OK;
-	struct stat sb;
-
-	if (!d)
-		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	for (p = d + 1;; p++) {
-		char c = *p;
-
-		if (c != '/' && c != '\0')
-			continue;
-		*p = '\0';
-		if (mkdir(d, 0777) != 0 && errno != EEXIST) {
-			st = tcx_fail(err, TCX_EIO, "cannot create directory '%s': %s", d,
-				      strerror(errno));
-			goto out_free_d;
-		}
-		if (stat(d, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-			st = tcx_fail(err, TCX_EIO, "cannot create directory '%s': %s", d,
-				      strerror(ENOTDIR));
-			goto out_free_d;
-		}
-		*p = c;
-		if (c == '\0')
-			break;
-	}
-out_free_d:
-	free(d);
-	return st;
-}
-
 bool kcache_disabled_by_env(void)
 {
 	const char *v = getenv("TCX_NO_KERNEL_CACHE");
@@ -255,7 +222,7 @@ enum tcx_status kcache_store(const char *dir, const struct kcache_key *k, const 
 
 	if (!bin || len == 0 || (uint64_t)len > KCACHE_MAX_BINARY)
 		return tcx_fail(err, TCX_EINVAL, "kernel binary of %zu bytes not cached", len);
-	st = make_dirs(dir, err);
+	st = common_make_dirs(dir, err);
 	if (st)
 		return st;
 	kcache_entry_path(dir, k, &path);

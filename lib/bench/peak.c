@@ -238,7 +238,7 @@ enum tcx_status peak_cache_store(const struct device_info *di, const struct peak
 	if (!st)
 		st = tcx_cache_path("", &dir, err);
 	if (!st)
-		st = make_dirs(strbuf_str(&dir), err);
+		st = common_make_dirs(strbuf_str(&dir), err);
 	if (!st) {
 		st = cache_read(strbuf_str(&path), &doc, err);
 		if (st == TCX_ECORRUPT) {

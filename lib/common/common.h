@@ -90,6 +90,8 @@ bool tcx_log_enabled(enum tcx_log_level level);
 
 /* Reads a whole file into a NUL-terminated heap buffer (caller frees). */
 enum tcx_status common_read_file(const char *path, char **out, size_t *len, struct tcx_error *err);
+/* mkdir -p: creates dir and every missing directory above it. */
+enum tcx_status common_make_dirs(const char *dir, struct tcx_error *err);
 
 /* Atomic output: writes go to a temporary file beside `path`, which
  * atomic_file_commit renames over `path` after fsync; atomic_file_abort (or

@@ -1,4 +1,4 @@
-/* util.c - checked arithmetic, number parsing, whole-file reads, atomic
+/* util.c - checked arithmetic, number parsing, whole-file reads, mkdir -p, atomic
  * output files, input text for generated code and the monotonic clock. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -114,6 +114,39 @@ enum tcx_status common_read_file(const char *path, char **out, size_t *len, stru
 	if (len)
 		*len = n;
 	return TCX_OK;
+}
+
+enum tcx_status common_make_dirs(const char *dir, struct tcx_error *err)
+{
+	char *d = strdup(dir), *p;
+	enum tcx_status st = TCX_OK;
+	struct stat sb;
+
+	if (!d)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	for (p = d + 1;; p++) {
+		char c = *p;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*p = '\0';
+		if (mkdir(d, 0777) != 0 && errno != EEXIST) {
+			st = tcx_fail(err, TCX_EIO, "cannot create directory '%s': %s", d,
+				      strerror(errno));
+			goto out_free_d;
+		}
+		if (stat(d, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+			st = tcx_fail(err, TCX_EIO, "cannot create directory '%s': %s", d,
+				      strerror(ENOTDIR));
+			goto out_free_d;
+		}
+		*p = c;
+		if (c == '\0')
+			break;
+	}
+out_free_d:
+	free(d);
+	return st;
 }
 
 /* Temporary files still open, for removal from a signal handler.  Slots
