@@ -394,7 +394,7 @@ enum tcx_status device_build(struct device *dev, const char *src, size_t len, co
 			return tcx_fail(err, TCX_ENOMEM, "out of memory");
 		pthread_mutex_init(&b->cache->lock, NULL);
 	}
-	key = hash64(opts, strlen(opts), hash64(src, len, 0));
+	key = common_hash64(opts, strlen(opts), common_hash64(src, len, 0));
 	pthread_mutex_lock(&b->cache->lock);
 	for (e = b->cache->head; e; e = e->next)
 		if (e->key == key && e->len == len && memcmp(e->src, src, len) == 0 &&

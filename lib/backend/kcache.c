@@ -42,8 +42,8 @@ static uint64_t feed(uint64_t h, const void *data, size_t len)
 
 	for (int k = 0; k < 8; k++)
 		lenb[k] = (unsigned char)(n >> (8 * k));
-	h = hash64(lenb, 8, h);
-	return hash64(data, len, h);
+	h = common_hash64(lenb, 8, h);
+	return common_hash64(data, len, h);
 }
 
 static uint64_t key_half(const struct device_info *di, const char *src, size_t len,
@@ -141,7 +141,7 @@ static const char *entry_problem(const unsigned char *d, size_t n, const struct 
 		return "truncated binary";
 	if (blen < n - KCACHE_HEADER_SIZE)
 		return "trailing bytes";
-	if (hash64(d + KCACHE_HEADER_SIZE, (size_t)blen, 0) != get_u64(d + 40))
+	if (common_hash64(d + KCACHE_HEADER_SIZE, (size_t)blen, 0) != get_u64(d + 40))
 		return "checksum mismatch";
 	return NULL;
 }
@@ -235,7 +235,7 @@ enum tcx_status kcache_store(const char *dir, const struct kcache_key *k, const 
 	put_u32(head + 12, KCACHE_HEADER_SIZE);
 	memcpy(head + 16, k->b, 16);
 	put_u64(head + 32, (uint64_t)len);
-	put_u64(head + 40, hash64(bin, len, 0));
+	put_u64(head + 40, common_hash64(bin, len, 0));
 	st = atomic_file_open(&af, strbuf_str(&path), err);
 	if (st)
 		goto out_free_path;

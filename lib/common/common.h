@@ -134,7 +134,7 @@ float bf16_to_float(uint16_t b);
 uint16_t float_to_bf16(float f);
 
 /* FNV-1a 64-bit hash, for cache keys. */
-uint64_t hash64(const void *data, size_t len, uint64_t seed);
+uint64_t common_hash64(const void *data, size_t len, uint64_t seed);
 
 /* Seconds from a monotonic clock. */
 double now_seconds(void);

@@ -89,7 +89,7 @@ uint16_t float_to_bf16(float f)
 	return (uint16_t)(x >> 16);
 }
 
-uint64_t hash64(const void *data, size_t len, uint64_t seed)
+uint64_t common_hash64(const void *data, size_t len, uint64_t seed)
 {
 	const unsigned char *p = data;
 	uint64_t h = 1469598103934665603ULL ^ seed;

@@ -666,7 +666,8 @@ static void dump_source(const char *src, size_t len)
 		tcx_log(TCX_LOG_WARN, "cannot create TCX_DUMP_KERNELS directory '%s'", dir);
 		return;
 	}
-	strbuf_addf(&path, "%s/tcx-%016llx.cl", dir, (unsigned long long)hash64(src, len, 0));
+	strbuf_addf(&path, "%s/tcx-%016llx.cl", dir,
+		    (unsigned long long)common_hash64(src, len, 0));
 	fp = fopen(strbuf_str(&path), "w");
 	if (fp) {
 		fwrite(src, 1, len, fp);

@@ -20,7 +20,7 @@ struct seen {
 
 static bool seen_add(struct seen *s, const char *src, size_t len)
 {
-	uint64_t k = hash64(src, len, len);
+	uint64_t k = common_hash64(src, len, len);
 
 	for (size_t i = 0; i < s->n; i++)
 		if (s->key[i] == k)
@@ -132,9 +132,10 @@ int offline_main(int argc, char **argv, const struct device_info *dev, offline_c
 				if (!seen_add(&seen, src.buf, src.len))
 					goto next;
 				if (list) {
-					printf("%016llx '%s' %s\n",
-					       (unsigned long long)hash64(src.buf, src.len, 0),
-					       exprs[e], paramsets[ps].name);
+					printf(
+					    "%016llx '%s' %s\n",
+					    (unsigned long long)common_hash64(src.buf, src.len, 0),
+					    exprs[e], paramsets[ps].name);
 					goto next;
 				}
 				st = fn(src.buf, src.len, dev->arch, strbuf_str(&opts), &bin,
