@@ -197,14 +197,14 @@ struct progress {
 static void progress_start(struct progress *pg, size_t total)
 {
 	pg->on = stderr_is_tty() && verbosity >= 0;
-	pg->t0 = now_seconds();
+	pg->t0 = common_now_seconds();
 	pg->total = total;
 }
 
 /* "\r[12/40] 30% ETA 0:42 i=64,j=64,k=64", overwriting the line. */
 static void progress_show(const struct progress *pg, size_t done, const char *label)
 {
-	double el = now_seconds() - pg->t0;
+	double el = common_now_seconds() - pg->t0;
 	char eta[32] = "-:--";
 
 	if (!pg->on)

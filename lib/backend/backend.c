@@ -408,7 +408,7 @@ enum tcx_status device_build(struct device *dev, const char *src, size_t len, co
 
 	use_disk = !b->no_disk_cache && b->ops->binary && b->ops->build_binary &&
 		   !kcache_disabled_by_env() && tcx_cache_path("kernels", &dir, NULL) == TCX_OK;
-	t0 = now_seconds();
+	t0 = common_now_seconds();
 	if (use_disk) {
 		kcache_key_make(device_info_of(dev), src, len, opts, &kk);
 		prog = disk_cache_load(dev, strbuf_str(&dir), &kk);
@@ -418,7 +418,7 @@ enum tcx_status device_build(struct device *dev, const char *src, size_t len, co
 		st = b->ops->build(dev, src, len, opts, &prog, err);
 		if (st) {
 			if (compile_s)
-				*compile_s = now_seconds() - t0;
+				*compile_s = common_now_seconds() - t0;
 			if (prog && log)
 				strbuf_adds(log, b->ops->build_log(prog));
 			if (prog)
@@ -428,7 +428,7 @@ enum tcx_status device_build(struct device *dev, const char *src, size_t len, co
 		}
 	}
 	if (compile_s)
-		*compile_s = now_seconds() - t0;
+		*compile_s = common_now_seconds() - t0;
 	if (use_disk && !from_disk)
 		disk_cache_store(dev, strbuf_str(&dir), &kk, prog);
 	strbuf_release(&dir);

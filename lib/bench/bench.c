@@ -192,7 +192,7 @@ static enum tcx_status timed_launch(struct device *dev, const struct prepared *p
 				    const struct bench_opts *o, double *ev_ms, double *wall_ms,
 				    struct tcx_error *err)
 {
-	double t0 = now_seconds();
+	double t0 = common_now_seconds();
 	enum tcx_status st;
 
 	st = plan_launch(&pr->plan, dev, pr->prog, pr->kp ? pr->kp : p, s->a, s->b, s->c, s->ws,
@@ -200,7 +200,7 @@ static enum tcx_status timed_launch(struct device *dev, const struct prepared *p
 			 ev_ms, err);
 	if (!st)
 		st = device_finish(dev, err);
-	*wall_ms = (now_seconds() - t0) * 1e3;
+	*wall_ms = (common_now_seconds() - t0) * 1e3;
 	return st;
 }
 

@@ -137,6 +137,6 @@ uint16_t float_to_bf16(float f);
 uint64_t common_hash64(const void *data, size_t len, uint64_t seed);
 
 /* Seconds from a monotonic clock. */
-double now_seconds(void);
+double common_now_seconds(void);
 
 #endif /* TCX_COMMON_H */

@@ -230,7 +230,8 @@ static int link_unnamed(struct atomic_file *af, size_t n)
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fileno(af->fp));
 	for (int tries = 0; tries < 100; tries++) {
 		unsigned r = (unsigned)getpid() * 2654435761u ^
-			     (unsigned)(uint64_t)(now_seconds() * 1e9) ^ (counter++ * 40503u);
+			     (unsigned)(uint64_t)(common_now_seconds() * 1e9) ^
+			     (counter++ * 40503u);
 
 		snprintf(af->tmp, n + TMP_SUFFIX_MAX, "%s.tmp.%08x", af->path, r);
 		if (linkat(AT_FDCWD, proc, AT_FDCWD, af->tmp, AT_SYMLINK_FOLLOW) == 0) {
@@ -447,7 +448,7 @@ void strbuf_add_cstring(struct strbuf *sb, const char *s)
 	strbuf_addc(sb, '"');
 }
 
-double now_seconds(void)
+double common_now_seconds(void)
 {
 	struct timespec ts;
 

@@ -89,13 +89,13 @@ enum tcx_status contract_host_arrays(struct device *dev, const struct prepared *
 	if (event_ms)
 		*event_ms = 0;
 	if (pr->host || pr->empty) {
-		double t0 = now_seconds();
+		double t0 = common_now_seconds();
 
 		if (c_out != c_in && nc)
 			memcpy(c_out, c_in, nc);
 		st = host_contract(p, a, b, c_out, alpha, beta, 0, err);
 		if (event_ms)
-			*event_ms = (now_seconds() - t0) * 1e3;
+			*event_ms = (common_now_seconds() - t0) * 1e3;
 		return st;
 	}
 	nws = plan_workspace_bytes(&pr->plan, p);
@@ -354,10 +354,10 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 		st = tcx_fail(err, TCX_ENOMEM, "out of memory for the reference");
 		goto out;
 	}
-	t0 = now_seconds();
+	t0 = common_now_seconds();
 	st = host_reference_at(p, a, b, c0, lin, (size_t)n, o->alpha, o->beta, ref, o->threads,
 			       err);
-	r->reference_s = now_seconds() - t0;
+	r->reference_s = common_now_seconds() - t0;
 	if (st)
 		goto out;
 

@@ -428,7 +428,7 @@ int main(void)
 	const char *s = getenv("TCX_TEST_SEED");
 	int dev_rc;
 
-	seed = s ? strtoull(s, NULL, 10) : (uint64_t)(now_seconds() * 1e6);
+	seed = s ? strtoull(s, NULL, 10) : (uint64_t)(common_now_seconds() * 1e6);
 	fprintf(stderr, "seed %" PRIu64 " (set TCX_TEST_SEED to repeat)\n", seed);
 	pcg32_seed(&rng, seed, 3);
 	if (!mkdtemp(tmpdir)) {
