@@ -1372,8 +1372,8 @@ int cmd_bench(int argc, char **argv)
 			cli.o.min_reps = (int)v;
 			break;
 		case OPT_MIN_TIME:
-			if (!parse_double(optarg, &cli.o.min_time) || !isfinite(cli.o.min_time) ||
-			    cli.o.min_time < 0) {
+			if (!common_parse_double(optarg, &cli.o.min_time) ||
+			    !isfinite(cli.o.min_time) || cli.o.min_time < 0) {
 				error("min-time '%s' is not a number of seconds", optarg);
 				ret = TCX_EXIT_USAGE;
 				goto out;
@@ -1397,7 +1397,7 @@ int cmd_bench(int argc, char **argv)
 			cli.o.seed = (uint64_t)v;
 			break;
 		case OPT_PEAK:
-			if (!parse_double(optarg, &cli.peak) || !isfinite(cli.peak) ||
+			if (!common_parse_double(optarg, &cli.peak) || !isfinite(cli.peak) ||
 			    cli.peak <= 0) {
 				error("peak-gflops '%s' is not a positive number", optarg);
 				ret = TCX_EXIT_USAGE;
@@ -1424,7 +1424,7 @@ int cmd_bench(int argc, char **argv)
 			cli.no_cache = true;
 			break;
 		case OPT_KERNEL_TIMEOUT:
-			if (!parse_double(optarg, &cli.kernel_timeout) ||
+			if (!common_parse_double(optarg, &cli.kernel_timeout) ||
 			    !isfinite(cli.kernel_timeout) || cli.kernel_timeout <= 0) {
 				error("kernel-timeout '%s' is not a positive number of seconds",
 				      optarg);

@@ -213,7 +213,7 @@ bool bench_threshold_parse(const char *s, double *out)
 	memcpy(buf, s, n + 1);
 	if (pct)
 		buf[n - 1] = '\0';
-	if (!parse_double(buf, &v) || !isfinite(v) || v < 0)
+	if (!common_parse_double(buf, &v) || !isfinite(v) || v < 0)
 		return false;
 	if (pct) {
 		if (v > 1000)

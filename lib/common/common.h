@@ -62,9 +62,9 @@ bool mul_overflows_i64(int64_t a, int64_t b, int64_t *out);
 bool add_overflows_i64(int64_t a, int64_t b, int64_t *out);
 
 /* Parses a whole decimal integer (optional sign); false on junk or overflow. */
-bool parse_i64(const char *s, int64_t *out);
+bool common_parse_i64(const char *s, int64_t *out);
 /* Parses a whole floating-point number; false on junk. */
-bool parse_double(const char *s, double *out);
+bool common_parse_double(const char *s, double *out);
 
 /* PCG32 (O'Neill, "PCG: A Family of Simple Fast Space-Efficient
  * Statistically Good Algorithms for Random Number Generation", 2014):

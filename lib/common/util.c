@@ -25,7 +25,7 @@ bool add_overflows_i64(int64_t a, int64_t b, int64_t *out)
 	return __builtin_add_overflow(a, b, out);
 }
 
-bool parse_i64(const char *s, int64_t *out)
+bool common_parse_i64(const char *s, int64_t *out)
 {
 	char *end;
 	long long v;
@@ -48,7 +48,7 @@ bool parse_i64(const char *s, int64_t *out)
 	return true;
 }
 
-bool parse_double(const char *s, double *out)
+bool common_parse_double(const char *s, double *out)
 {
 	char *end;
 	double v;

@@ -49,7 +49,7 @@ bool dtype_parse(const char *s, enum tcx_dtype *out)
 			*out = names[k].t;
 			return true;
 		}
-	if (parse_i64(s, &num))
+	if (common_parse_i64(s, &num))
 		for (size_t k = 0; k < ARRAY_SIZE(dtypes); k++)
 			if (dtypes[k].tensile_number == num) {
 				*out = dtypes[k].dtype;
@@ -267,7 +267,7 @@ static enum tcx_status parse_stride_list(const char *s, size_t len, int64_t *out
 	for (tok = strtok_r(buf, ",: []", &save); tok; tok = strtok_r(NULL, ",: []", &save)) {
 		if (*n >= TCX_MAX_INDICES)
 			return tcx_fail(err, TCX_EPARSE, "more than %d strides", TCX_MAX_INDICES);
-		if (!parse_i64(tok, &out[*n]))
+		if (!common_parse_i64(tok, &out[*n]))
 			return tcx_fail(err, TCX_EPARSE, "stride '%s' is not an integer", tok);
 		(*n)++;
 	}
@@ -493,7 +493,7 @@ static enum tcx_status parse_assign(const struct tcx_contraction *c, const char 
 						spec, c->nidx);
 			id = pos++;
 		}
-		if (!parse_i64(tok, &v))
+		if (!common_parse_i64(tok, &v))
 			return tcx_fail(err, strspn(tok, "0123456789") == strlen(tok) && *tok
 						     ? TCX_ERANGE
 						     : TCX_EPARSE,

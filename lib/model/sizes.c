@@ -105,7 +105,7 @@ static enum tcx_status lx_int(struct lexer *lx, int64_t *v)
 		buf[n++] = lx->s[lx->i++];
 	}
 	buf[n] = '\0';
-	if (n == 0 || !parse_i64(buf, v)) {
+	if (n == 0 || !common_parse_i64(buf, v)) {
 		if (n > 0)
 			return tcx_fail(lx->err, TCX_ERANGE, "size '%s' in '%s' is too large", buf,
 					lx->spec);

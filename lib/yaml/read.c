@@ -142,7 +142,7 @@ bool ynode_int(const struct ynode *n, int64_t *v)
 	s = n->text + (n->text[0] == '-' || n->text[0] == '+');
 	if (!*s || strspn(s, "0123456789") != strlen(s))
 		return false;
-	return parse_i64(n->text, v);
+	return common_parse_i64(n->text, v);
 }
 
 /* [-+]? (digits [. digits?] | . digits) ([eE] [-+]? digits)? */
