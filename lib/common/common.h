@@ -58,8 +58,8 @@ char *strbuf_detach(struct strbuf *sb);
 enum tcx_status strbuf_status(const struct strbuf *sb, struct tcx_error *err);
 
 /* Checked arithmetic on int64_t: return false on overflow. */
-bool mul_overflows_i64(int64_t a, int64_t b, int64_t *out);
-bool add_overflows_i64(int64_t a, int64_t b, int64_t *out);
+bool common_mul_overflows_i64(int64_t a, int64_t b, int64_t *out);
+bool common_add_overflows_i64(int64_t a, int64_t b, int64_t *out);
 
 /* Parses a whole decimal integer (optional sign); false on junk or overflow. */
 bool common_parse_i64(const char *s, int64_t *out);

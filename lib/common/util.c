@@ -15,12 +15,12 @@
 #include "common.h"
 #include "fault.h"
 
-bool mul_overflows_i64(int64_t a, int64_t b, int64_t *out)
+bool common_mul_overflows_i64(int64_t a, int64_t b, int64_t *out)
 {
 	return __builtin_mul_overflow(a, b, out);
 }
 
-bool add_overflows_i64(int64_t a, int64_t b, int64_t *out)
+bool common_add_overflows_i64(int64_t a, int64_t b, int64_t *out)
 {
 	return __builtin_add_overflow(a, b, out);
 }

@@ -169,13 +169,13 @@ static enum tcx_status compute_extent(struct problem *p, enum tensor_role t,
 		int id = c->written[t][k];
 		int64_t span;
 
-		if (mul_overflows_i64(p->size[id] - 1, p->stride[t][id], &span) ||
-		    add_overflows_i64(ext, span, &ext))
+		if (common_mul_overflows_i64(p->size[id] - 1, p->stride[t][id], &span) ||
+		    common_add_overflows_i64(ext, span, &ext))
 			return tcx_fail(err, TCX_ERANGE,
 					"tensor %s is too large: its element count overflows 64 bits",
 					tensor_label[t]);
 	}
-	if (mul_overflows_i64(ext, dtype_info(c->dtype)->bytes, &bytes))
+	if (common_mul_overflows_i64(ext, dtype_info(c->dtype)->bytes, &bytes))
 		return tcx_fail(err, TCX_ERANGE,
 				"tensor %s is too large: its byte count overflows 64 bits",
 				tensor_label[t]);
@@ -204,7 +204,7 @@ enum tcx_status problem_init(struct problem *p, const struct tcx_contraction *c,
 
 		for (int k = 0; k < n; k++) {
 			p->stride[t][ids[k]] = s;
-			if (mul_overflows_i64(s, p->size[ids[k]] ? p->size[ids[k]] : 1, &s))
+			if (common_mul_overflows_i64(s, p->size[ids[k]] ? p->size[ids[k]] : 1, &s))
 				return tcx_fail(err, TCX_ERANGE,
 						"tensor %s is too large: its element count "
 						"overflows 64 bits",
@@ -379,7 +379,7 @@ enum tcx_status problem_check_alias(const struct problem *p, struct tcx_error *e
 		if (k > 0) {
 			int64_t need;
 
-			if (mul_overflows_i64(d[k - 1].stride, d[k - 1].size, &need) ||
+			if (common_mul_overflows_i64(d[k - 1].stride, d[k - 1].size, &need) ||
 			    d[k].stride < need)
 				nested = false;
 		}
