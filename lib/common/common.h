@@ -129,9 +129,9 @@ void strbuf_add_cstring(struct strbuf *sb, const char *s);
 
 /* fp16 and bf16 conversions (round to nearest even), bit patterns in uint16_t. */
 float half_to_float(uint16_t h);
-uint16_t float_to_half(float f);
+uint16_t half_from_float(float f);
 float bf16_to_float(uint16_t b);
-uint16_t float_to_bf16(float f);
+uint16_t bf16_from_float(float f);
 
 /* FNV-1a 64-bit hash, for cache keys. */
 uint64_t common_hash64(const void *data, size_t len, uint64_t seed);

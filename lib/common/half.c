@@ -31,7 +31,7 @@ float half_to_float(uint16_t h)
 	return f;
 }
 
-uint16_t float_to_half(float f)
+uint16_t half_from_float(float f)
 {
 	uint32_t x, sign, man;
 	int32_t exp;
@@ -78,7 +78,7 @@ float bf16_to_float(uint16_t b)
 	return f;
 }
 
-uint16_t float_to_bf16(float f)
+uint16_t bf16_from_float(float f)
 {
 	uint32_t x;
 

@@ -64,10 +64,10 @@ void elem_set(enum tcx_dtype t, void *base, int64_t off, double re, double im)
 		((double *)base)[2 * off + 1] = im;
 		break;
 	case TCX_DTYPE_H:
-		((uint16_t *)base)[off] = float_to_half((float)re);
+		((uint16_t *)base)[off] = half_from_float((float)re);
 		break;
 	case TCX_DTYPE_B:
-		((uint16_t *)base)[off] = float_to_bf16((float)re);
+		((uint16_t *)base)[off] = bf16_from_float((float)re);
 		break;
 	}
 }
