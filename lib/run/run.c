@@ -186,7 +186,7 @@ void fill_data(enum tcx_dtype t, void *data, int64_t n, enum init_kind k, uint64
 			re = im = NAN;
 			break;
 		}
-		elem_set(t, data, e, re, im);
+		host_elem_set(t, data, e, re, im);
 	}
 }
 
@@ -272,7 +272,7 @@ static int64_t count_gap_writes(const struct problem *p, const void *before, con
 	if (!is_elem)
 		return 0;
 	for (int64_t e = 0; e < count; e++)
-		is_elem[c_offset_of(p, e, NULL)] = 1;
+		is_elem[host_c_offset_of(p, e, NULL)] = 1;
 	for (int64_t o = 0; o < span; o++)
 		if (!is_elem[o] &&
 		    memcmp((const char *)before + o * esz, (const char *)after + o * esz, esz) != 0)
@@ -363,13 +363,13 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 
 	for (int64_t k = 0; k < n; k++) {
 		int64_t idx[TCX_MAX_INDICES] = { 0 };
-		int64_t off = c_offset_of(p, lin[k], idx);
+		int64_t off = host_c_offset_of(p, lin[k], idx);
 		double gr, gi, wr = ref[3 * k], wi = ref[3 * k + 1], mag = ref[3 * k + 2];
 		double e, bound, mag_ref = fabs(wr) + fabs(wi), rel;
 		bool unwritten = beta0 && is_poison(t, c1, off);
 		bool bad;
 
-		elem_get(t, c1, off, &gr, &gi);
+		host_elem_get(t, c1, off, &gr, &gi);
 		e = fabs(gr - wr) + fabs(gi - wi);
 		if (r->custom_tol)
 			bound = r->atol + r->rtol * mag_ref;
