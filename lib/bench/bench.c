@@ -71,7 +71,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-void median_ci(double *v, int n, double *median, double *lo, double *hi)
+void bench_median_ci(double *v, int n, double *median, double *lo, double *hi)
 {
 	int j, k;
 	double h;
@@ -222,8 +222,8 @@ static void summarise(struct timing *tm, const struct problem *p, bool events,
 
 	r->reps = tm->n;
 	r->timer = events ? "event" : "wall";
-	median_ci(other, tm->n, &omed, &olo, &ohi);
-	median_ci(v, tm->n, &med, &lo, &hi);
+	bench_median_ci(other, tm->n, &omed, &olo, &ohi);
+	bench_median_ci(v, tm->n, &med, &lo, &hi);
 	r->median_ms = med;
 	r->ci_lo_ms = lo;
 	r->ci_hi_ms = hi;
@@ -355,7 +355,7 @@ static enum tcx_status measure(struct device *dev, const struct prepared *const 
 		}
 		for (int i = 0; i < rep; i++)
 			q[i] = events ? tm[1].ev[i] / tm[0].ev[i] : tm[1].wall[i] / tm[0].wall[i];
-		median_ci(q, rep, &ratio[0], &ratio[1], &ratio[2]);
+		bench_median_ci(q, rep, &ratio[0], &ratio[1], &ratio[2]);
 		free(q);
 	}
 	for (int k = 0; k < nk; k++)
