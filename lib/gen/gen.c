@@ -382,7 +382,7 @@ static enum tcx_status role_index(const struct tcx_contraction *c, const char *p
 	return TCX_OK;
 }
 
-/* The roles a solution chooses instead of classify's rules: the free index
+/* The roles a solution chooses instead of model_classify's rules: the free index
  * each operand's tiles run along, then D0 and D1 by the same rule (the one
  * with the shorter stride in C is D0), and the unrolled bound index. */
 static enum tcx_status apply_roles(struct kernel_plan *k, const struct problem *p,
@@ -458,7 +458,7 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 			k->split_loop = strcmp(k->lang, "opencl") != 0;
 	}
 	k->packed = !(p && p->explicit_strides);
-	classify(c, k->packed ? NULL : p, &k->cls);
+	model_classify(c, k->packed ? NULL : p, &k->cls);
 	st = apply_roles(k, k->packed ? NULL : p, err);
 	if (st)
 		return st;

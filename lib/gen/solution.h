@@ -36,7 +36,7 @@ struct solution {
 	bool tf32x3;        /* TF32x3: fp32 on tensor cores as hi*lo + lo*hi + hi*hi in tf32 */
 	bool pack_free;     /* PackFreeIndices: D0, D1 also span the next free index of P, Q */
 	/* tcx's role choices, by index name ("" automatic: the rules of
-	 * model.h's classify): the free index of A (B) that its tiles run
+	 * model.h's model_classify): the free index of A (B) that its tiles run
 	 * along, and the bound index of the unrolled loop */
 	char tile_index[2][TCX_INDEX_NAME_MAX]; /* TileIndexA, TileIndexB */
 	char unroll_index[TCX_INDEX_NAME_MAX];  /* UnrollIndex */
