@@ -525,9 +525,10 @@ int load_solution(const char *params, const char *file, const struct tcx_contrac
 			const char *key;
 			json_t *val;
 
-			json_object_foreach(sol ? sol : doc, key, val)
-				if (param_lookup(key) == PARAM_UNKNOWN && !tensile_derived_key(key))
-					warning("%s: unknown solution parameter '%s' ignored", file, key);
+			json_object_foreach(sol ? sol : doc, key,
+					    val) if (param_lookup(key) == PARAM_UNKNOWN &&
+						     !param_derived_key(key))
+			    warning("%s: unknown solution parameter '%s' ignored", file, key);
 		}
 		st = solution_from_json(s, sol ? sol : doc, &err);
 		json_decref(doc);

@@ -60,7 +60,7 @@ enum param_use {
 enum param_use param_lookup(const char *name);
 /* True for the keys Tensile derives and writes beside a solution's
  * parameters (MacroTile0, LoopUnroll, ...): harmless when read back. */
-bool tensile_derived_key(const char *name);
+bool param_derived_key(const char *name);
 
 /* Sets one parameter from a JSON value (Tensile spellings: "Branch", True,
  * [16,16,1]).  Ignored Tensile parameters are accepted and do nothing;
