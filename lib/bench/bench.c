@@ -125,8 +125,8 @@ static enum tcx_status make_sets(struct device *dev, const struct prepared *pr,
 		struct buffer **dst[3] = { &sets[k].c, &sets[k].a, &sets[k].b };
 
 		for (int t = 0; t < 3 && !st; t++) {
-			void *host = make_tensor(p, (enum tensor_role)t, INIT_RANDOM,
-						 o->seed + (uint64_t)k * 7919, err);
+			void *host = run_make_tensor(p, (enum tensor_role)t, INIT_RANDOM,
+						     o->seed + (uint64_t)k * 7919, err);
 
 			if (!host) {
 				st = err && err->code ? err->code : TCX_ENOMEM;

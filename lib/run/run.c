@@ -158,8 +158,8 @@ const char *init_name(enum init_kind k)
 	return init_names[k];
 }
 
-void fill_data(enum tcx_dtype t, void *data, int64_t n, enum init_kind k, uint64_t seed,
-	       uint64_t stream)
+void run_fill_data(enum tcx_dtype t, void *data, int64_t n, enum init_kind k, uint64_t seed,
+		   uint64_t stream)
 {
 	struct pcg32 rng;
 
@@ -190,8 +190,8 @@ void fill_data(enum tcx_dtype t, void *data, int64_t n, enum init_kind k, uint64
 	}
 }
 
-void *make_tensor(const struct problem *p, enum tensor_role t, enum init_kind k, uint64_t seed,
-		  struct tcx_error *err)
+void *run_make_tensor(const struct problem *p, enum tensor_role t, enum init_kind k, uint64_t seed,
+		      struct tcx_error *err)
 {
 	size_t n = (size_t)p->extent[t], esz = (size_t)dtype_info(p->c->dtype)->bytes;
 	void *data;
@@ -205,7 +205,7 @@ void *make_tensor(const struct problem *p, enum tensor_role t, enum init_kind k,
 		tcx_fail(err, TCX_ENOMEM, "cannot allocate %zu bytes for a tensor", n * esz);
 		return NULL;
 	}
-	fill_data(p->c->dtype, data, (int64_t)n, k, seed, (uint64_t)t + 1);
+	run_fill_data(p->c->dtype, data, (int64_t)n, k, seed, (uint64_t)t + 1);
 	return data;
 }
 
@@ -333,9 +333,9 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 		n = r->total < 1024 ? r->total : 1024;
 	r->checked = n;
 
-	a = make_tensor(p, T_A, o->init, o->seed, err);
-	b = a ? make_tensor(p, T_B, o->init, o->seed, err) : NULL;
-	c0 = b ? make_tensor(p, T_C, beta0 ? INIT_ZEROS : o->init, o->seed, err) : NULL;
+	a = run_make_tensor(p, T_A, o->init, o->seed, err);
+	b = a ? run_make_tensor(p, T_B, o->init, o->seed, err) : NULL;
+	c0 = b ? run_make_tensor(p, T_C, beta0 ? INIT_ZEROS : o->init, o->seed, err) : NULL;
 	c1 = c0 ? malloc((size_t)p->extent[T_C] * (size_t)dtype_info(t)->bytes + 1) : NULL;
 	if (!c1) {
 		st = err && err->code ? err->code : tcx_fail(err, TCX_ENOMEM, "out of memory");
