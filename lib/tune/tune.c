@@ -481,7 +481,7 @@ static enum tcx_status final_group(struct protocol *pc, struct final_table *ft, 
 
 		if (!pc->sets[s].alive)
 			continue;
-		st = solution_from_layers(layers, 2, &sol, err);
+		st = protocol_solution_from_layers(layers, 2, &sol, err);
 		if (st == TCX_EREJECT) {
 			st = TCX_OK;
 			continue;
