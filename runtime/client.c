@@ -33,6 +33,7 @@
 #include TL_HEADER
 
 #if TL_WITH_CUDA || TL_WITH_HIP
+#define TL_GPU_USER TL_GPU_CLIENT
 #include "gpu.h"
 #else
 #ifndef CL_TARGET_OPENCL_VERSION

@@ -25,6 +25,7 @@
 #include "abi.c"
 
 #if TL_WITH_CUDA || TL_WITH_HIP
+#define TL_GPU_USER TL_GPU_LIB
 #include "gpu.h"
 #else
 #ifndef CL_TARGET_OPENCL_VERSION

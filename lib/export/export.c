@@ -906,10 +906,6 @@ static enum tcx_status write_config(const struct xlib *x, struct export_tree *tr
 		    "#define TL_HAVE_CUDA_KERNELS %d\n"
 		    "/* what tcx compiles its OpenCL kernels with */\n"
 		    "#define TL_OPENCL_OPTIONS \"%s\"\n"
-		    "/* and its CUDA kernels (NVRTC; the device's architecture is added) */\n"
-		    "#define TL_NVRTC_OPTIONS { \"-default-device\", \"--std=c++17\" }\n"
-		    "/* and with hiprtc (the device's target is added), as tcx's hip backend */\n"
-		    "#define TL_HIPRTC_OPTIONS { \"-std=c++17\" }\n"
 		    "\n#endif /* TL_CONFIG_H */\n",
 		    prefix, prefix, tcx_version(), prefix, prefix, prefix, up, x->tmpl[1] != NULL,
 		    plan_options(xlang[0]));
