@@ -492,7 +492,7 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 	if (st)
 		goto out_free;
 	if (x->planning) {
-		st = planner_plan(&p, device_info_of(x->dev), &pl, err);
+		st = planner_plan(&p, device_info_of(x->dev), CMD_PLAN_FLAGS, &pl, err);
 		if (st == TCX_EREJECT) {
 			a->status = "rejected";
 			a->origin = "";

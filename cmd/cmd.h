@@ -162,6 +162,9 @@ int load_solution(const char *params, const char *file, const struct tcx_contrac
  * --solution, --logic) and $TCX_PLANNER is not 0, which keeps the
  * built-in default instead. */
 bool planner_wanted(const char *params, const char *file, const char *logic);
+/* What the commands let the planner choose (planner_plan's flags): the
+ * same for `tcx plan` as for the commands that run its choice. */
+#define CMD_PLAN_FLAGS 0u
 /* The planner's solution for p on dev (plan/planner.h), said with -v; the
  * kernel then runs pl->kp, p's merged form or p itself.  An empty problem
  * gets the built-in default (it runs no kernel).  Release pl with

@@ -84,9 +84,45 @@ static void params_text(const struct solution *s, struct strbuf *sb)
 	json_decref(def);
 }
 
-static json_t *choice_json(const struct plan_choice *ch, double flops)
+/* The operands a choice permutes first: operand -> its indices in the
+ * copy's order, fastest first; NULL when none. */
+static json_t *permute_json(const struct tcx_contraction *c, const struct plan_choice *ch)
 {
 	json_t *o = json_object();
+
+	for (int x = 0; x < 2; x++) {
+		const enum tensor_role t = x ? T_B : T_A;
+		int ids[TCX_MAX_INDICES], n = 0;
+		json_t *arr;
+
+		if (!ch->permute[x].on)
+			continue;
+		for (int id = 0; id < c->nidx; id++)
+			if (c->idx[id].pos[t] >= 0) {
+				int j = n++;
+
+				for (; j > 0 && ch->permute[x].stride[ids[j - 1]] >
+						    ch->permute[x].stride[id];
+				     j--)
+					ids[j] = ids[j - 1];
+				ids[j] = id;
+			}
+		arr = json_array();
+		for (int k = 0; k < n; k++)
+			json_array_append_new(arr, json_string(c->idx[ids[k]].name));
+		json_object_set_new(o, x ? "B" : "A", arr);
+	}
+	if (json_object_size(o) == 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_t *choice_json(const struct tcx_contraction *c, const struct plan_choice *ch,
+			   double flops)
+{
+	json_t *o = json_object(), *perm = permute_json(c, ch);
 	struct strbuf params = STRBUF_INIT;
 	char name[256];
 
@@ -99,9 +135,12 @@ static json_t *choice_json(const struct plan_choice *ch, double flops)
 	json_object_set_new(o, "predicted_gflops", json_num(flops / ch->time_s / 1e9));
 	json_object_set_new(o, "compute_ms", json_num(ch->compute_s * 1e3));
 	json_object_set_new(o, "memory_ms", json_num(ch->memory_s * 1e3));
+	json_object_set_new(o, "latency_ms", json_num(ch->latency_s * 1e3));
 	json_object_set_new(o, "overhead_ms", json_num(ch->overhead_s * 1e3));
 	json_object_set_new(o, "limit", json_string(ch->limit));
 	json_object_set_new(o, "tile_utilization", json_num(ch->tile_util));
+	if (perm)
+		json_object_set_new(o, "permute", perm);
 	strbuf_release(&params);
 	return o;
 }
@@ -121,9 +160,9 @@ static json_t *plan_json(const struct tcx_contraction *c, const struct problem *
 	json_object_set_new(o, "planned_as", json_string(pl->kp.c->expr));
 	json_object_set_new(o, "flops", json_num(flops));
 	json_object_set_new(o, "min_bytes", json_num(problem_min_bytes(p, c->use_beta)));
-	json_object_set_new(o, "choice", choice_json(&pl->best, flops));
-	json_object_set_new(o, "runner_up", pl->has_second ? choice_json(&pl->second, flops)
-							    : json_null());
+	json_object_set_new(o, "choice", choice_json(c, &pl->best, flops));
+	json_object_set_new(o, "runner_up",
+			    pl->has_second ? choice_json(c, &pl->second, flops) : json_null());
 	json_object_set_new(o, "considered", json_integer(pl->considered));
 	json_object_set_new(o, "valid", json_integer(pl->valid));
 	json_object_set_new(o, "plan_ms", json_num(pl->plan_s * 1e3));
@@ -132,14 +171,27 @@ static json_t *plan_json(const struct tcx_contraction *c, const struct problem *
 
 static void print_choice(const char *label, json_t *ch)
 {
+	json_t *perm = json_object_get(ch, "permute"), *order;
+	const char *op;
+
 	printf("%-11s %s\n", label, json_string_value(json_object_get(ch, "solution_name")));
+	json_object_foreach(perm, op, order)
+	{
+		json_t *v;
+		size_t i;
+
+		printf("            after permuting %s into the order ", op);
+		json_array_foreach(order, i, v) printf("%s%s", i ? "," : "", json_string_value(v));
+		printf(" (fastest first)\n");
+	}
 	printf("            predicted %.4g ms (%.4g GFLOP/s), %s-bound: compute %.3g ms, memory "
-	       "%.3g ms, overhead %.3g ms; %.0f%% of the tiles' work is useful\n",
+	       "%.3g ms, latency %.3g ms, overhead %.3g ms; %.0f%% of the tiles' work is useful\n",
 	       json_real_value(json_object_get(ch, "predicted_ms")),
 	       json_real_value(json_object_get(ch, "predicted_gflops")),
 	       json_string_value(json_object_get(ch, "limit")),
 	       json_real_value(json_object_get(ch, "compute_ms")),
 	       json_real_value(json_object_get(ch, "memory_ms")),
+	       json_real_value(json_object_get(ch, "latency_ms")),
 	       json_real_value(json_object_get(ch, "overhead_ms")),
 	       100 * json_real_value(json_object_get(ch, "tile_utilization")));
 	printf("            --params '%s'\n", json_string_value(json_object_get(ch, "params")));
@@ -245,7 +297,7 @@ int cmd_plan(int argc, char **argv)
 			goto out;
 		di = device_info_of(dev);
 	}
-	st = planner_plan(&p, di, &pl, &err);
+	st = planner_plan(&p, di, CMD_PLAN_FLAGS, &pl, &err);
 	if (st) {
 		ret = report(st, &err);
 		goto out;

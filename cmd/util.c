@@ -564,7 +564,7 @@ int plan_solution(const struct problem *p, const struct device_info *dev, struct
 		solution_heuristic(p->c, dev, s);
 		return 0;
 	}
-	st = planner_plan(p, dev, pl, &err);
+	st = planner_plan(p, dev, CMD_PLAN_FLAGS, pl, &err);
 	if (st)
 		return report(st, &err);
 	*s = pl->best.sol;

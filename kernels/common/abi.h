@@ -4,9 +4,11 @@
  * opencl/contract.cl), tcx's host code (lib/gen, C17) and the libraries
  * tcx export-lib writes (their src/abi.h, C99).  It holds the kernels'
  * parameters in order, struct tcx_args, which carries a problem's sizes
- * and strides by slot, and struct tcx_tma, the warpgroup kernel's word on
- * its tensor maps; and for the host the types of a launch, which
- * runtime/abi.c fills, for tcx and the libraries alike.
+ * and strides by slot, struct tcx_tma, the warpgroup kernel's word on its
+ * tensor maps, and struct tcx_permute_args, the permute kernel's
+ * (opencl/permute.cl, planned by lib/gen/permute.c); and for the host the
+ * types of a launch, which runtime/abi.c fills, for tcx and the libraries
+ * alike.
  *
  * Every field is 64-bit, so that host and device agree on the layout
  * without padding: the kernels' long (OpenCL's is 64-bit; CUDA's and
@@ -64,6 +66,27 @@ struct tcx_tma {
 	TCX_I64 xp[3], xq[3];
 };
 
+/* The tensor permute (opencl/permute.cl): out[perm(x)] = in[x], as
+ * tcx_permute's last parameter.  Sizes and strides by slot, in words (the
+ * unit the kernel moves: an element, or several the host fused): 0 = the
+ * index moving fastest in the input, 1 = the one moving fastest in the
+ * output when that is another (the transposing path), else the next one
+ * the straight copy walks (a size-1 stand-in when there is none), then
+ * nfold folded slots, numbered into dimension 2 of the grid.  Offsets are
+ * in words.  Conjugation flips the top bit of 8-byte lanes of each word:
+ * lane k's when bit k of conj is set (the imaginary parts of complex
+ * elements). */
+#define TCX_PERMUTE_SLOTS 16
+struct tcx_permute_args {
+	TCX_I64 size[TCX_PERMUTE_SLOTS];
+	TCX_I64 si[TCX_PERMUTE_SLOTS]; /* strides in the input */
+	TCX_I64 so[TCX_PERMUTE_SLOTS]; /* strides in the output */
+	TCX_I64 off_in, off_out;
+	TCX_I64 nfold;	   /* folded slots (2 ..) */
+	TCX_I64 conj;	   /* the lanes conjugated */
+	TCX_I64 groups[3]; /* work-groups along slots 0, 1 and the folded ones */
+};
+
 /* The kernels' parameters, by position.  tcx_contract: the buffers C, P
  * (the operand owning D0), Q and W (the GlobalSplitU workspace; C when
  * there is none), struct tcx_args, alpha and beta (SCALAR_T: complex for
@@ -93,6 +116,14 @@ enum tcx_reduce_param {
 	TCX_REDUCE_TOTAL,
 	TCX_REDUCE_PARAMS
 };
+/* tcx_permute: the output, the input (words of opencl/permute.cl's PERM_T)
+ * and struct tcx_permute_args. */
+enum tcx_permute_param {
+	TCX_PERMUTE_OUT,
+	TCX_PERMUTE_IN,
+	TCX_PERMUTE_ARGS,
+	TCX_PERMUTE_PARAMS
+};
 
 #ifdef TCX_ABI_KERNEL
 /* The same, as the kernels declare them (common/port.h's words; DATA_T,
@@ -107,6 +138,9 @@ enum tcx_reduce_param {
 #define TCX_REDUCE_PARAMS                                                                          \
 	GLOBAL DATA_T *RESTRICT C, const GLOBAL VAL_T *RESTRICT W, const struct tcx_args args,     \
 	    const SCALAR_T alpha, const SCALAR_T beta, const long total
+#define TCX_PERMUTE_KERNEL_PARAMS                                                                  \
+	GLOBAL PERM_T *RESTRICT out, const GLOBAL PERM_T *RESTRICT in,                             \
+	    const struct tcx_permute_args args
 #else
 /* ---- the host's side: runtime/abi.c fills these ---- */
 
@@ -114,7 +148,10 @@ enum tcx_reduce_param {
  * no static assertion; an array of size -1 fails). */
 #define TCX_CONTRACT_NAME "tcx_contract"
 #define TCX_REDUCE_NAME	  "tcx_gsu_reduce"
+#define TCX_PERMUTE_NAME  "tcx_permute"
 typedef char tcx_args_unpadded[sizeof(struct tcx_args) == 8 * (4 * TCX_MAX_SLOTS + 11) ? 1 : -1];
+typedef char tcx_permute_args_unpadded
+    [sizeof(struct tcx_permute_args) == 8 * (3 * TCX_PERMUTE_SLOTS + 7) ? 1 : -1];
 typedef char tcx_tma_unpadded[sizeof(struct tcx_tma) == 8 * 7 ? 1 : -1];
 
 /* What a launch takes of a kernel plan (tcx's plan_abi; an exported

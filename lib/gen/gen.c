@@ -654,7 +654,7 @@ static const char *type_macro(enum tcx_dtype t)
 	return "TCX_TYPE_S";
 }
 
-static void dump_source(const char *src, size_t len)
+void kernel_dump(const char *src, size_t len)
 {
 	const char *dir = getenv("TCX_DUMP_KERNELS");
 	struct strbuf path = STRBUF_INIT;
@@ -815,7 +815,7 @@ enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, str
 		return st;
 	if (opts && *plan_options(k->lang))
 		strbuf_adds(opts, plan_options(k->lang));
-	dump_source(src->buf, src->len);
+	kernel_dump(src->buf, src->len);
 	return TCX_OK;
 }
 

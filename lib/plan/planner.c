@@ -48,10 +48,17 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 		if (wide)
 			m->simt_flops /= dev->cc_major >= 7 ? 2 : 16;
 		m->bw = 0.8e12;
+		m->mem_eff = 0.75;
 		m->uncoalesced = 8;
 		m->reread = 0.1;
 		m->launch_s = 5e-6;
-		m->wave_s = 2e-6;
+		/* from the H200 probes: a SIMT work-group of a few bound chunks
+		 * took 15-18 us, a warpgroup tile of one chunk 18 us with
+		 * PackFreeIndices, of three 12 us without */
+		m->group_s = 6e-6;
+		m->simt_iter_s = 3e-6;
+		m->wg_group_s = 8e-6;
+		m->wg_iter_s = 1.5e-6;
 		m->mma = cuda && dev->cc_major >= 8 && (half || t == TCX_DTYPE_S);
 		m->wgmma = cuda && dev->cc_major == 9 && (half || t == TCX_DTYPE_S);
 		if (m->mma)
@@ -77,10 +84,10 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 		if (wide)
 			m->simt_flops /= 2;
 		m->bw = 10e9 * (m->units < 8 ? m->units : 8) / 2;
+		m->mem_eff = 0.5;
 		m->uncoalesced = 4;
 		m->reread = 0.05;
 		m->launch_s = 60e-6;
-		m->wave_s = 0;
 	}
 	if (cplx) {
 		/* a complex product is four real ones (the flop count says 8) */
@@ -168,7 +175,41 @@ static int occupancy(const struct kernel_plan *k, const struct plan_device *m)
 	}
 	if (k->sol.occupancy > 0 && k->sol.occupancy < occ)
 		occ = k->sol.occupancy;
-	return occ < 1 ? 1 : occ > 16 ? 16 : occ;
+	return occ < 1 ? 1 : occ > 32 ? 32 : occ;
+}
+
+/* The share of its family's rate a solution sustains.  Measured on an
+ * H200 (bench/results/2026-11-26-h200-planner.md): the warpgroup kernel
+ * runs fp32 best in 128 x 128 tiles (a 128 x 256 or 64-wide tile ran at
+ * 0.4-0.65 of it), fp16 and bf16 in 128 x 256; PackFreeIndices costs it
+ * about 45% where the tile would be full without it; an operand with no
+ * unit stride along either of its tile's directions leaves the producer
+ * copying element by element (a tenth of the rate or less).  The SIMT
+ * kernel wants enough outputs per work-item to feed its loads. */
+static double family_eff(const struct kernel_plan *k, bool p_unit, bool q_unit)
+{
+	const struct solution *s = &k->sol;
+	const bool half = k->c->dtype == TCX_DTYPE_H || k->c->dtype == TCX_DTYPE_B;
+	double e, tt = (double)s->tt[0] * s->tt[1];
+
+	if (k->wgmma) {
+		if (k->mt0 >= 128 && k->mt1 >= 256)
+			e = half ? 1.0 : 0.45;
+		else if (k->mt0 >= 128 && k->mt1 >= 128)
+			e = half ? 0.85 : 1.0;
+		else if (k->mt0 >= 128 || k->mt1 >= 128)
+			e = 0.6;
+		else
+			e = 0.4;
+		if (s->pack_free)
+			e *= 0.55;
+		if (!p_unit || !q_unit)
+			e *= 0.15;
+		return e;
+	}
+	if (k->mi)
+		return 0.8;
+	return tt >= 32 ? 1.0 : tt >= 16 ? 0.6 : 0.35;
 }
 
 void plan_predict(const struct plan_device *m, const struct problem *kp,
@@ -178,10 +219,12 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	const enum tensor_role P = k->p_is_a ? T_A : T_B, Q = k->p_is_a ? T_B : T_A;
 	const int es = dtype_info(kp->c->dtype)->bytes;
 	const double cplx = dtype_info(kp->c->dtype)->complex ? 4 : 1;
+	const bool gpu = m->type == DEV_GPU || m->type == DEV_ACCEL;
 	double s0 = (double)slot_size(k, kp, 0), s1 = (double)slot_size(k, kp, 1);
 	double su = (double)slot_size(k, kp, 2), fold = 1, outer = 1;
-	double tiles, waves, kpad, tile_flops, rate, occ, slots, pen_p, pen_q, pen_c;
-	double bytes_p, bytes_q, bytes_c, useful;
+	double tiles, waves, kpad, iters, tile_flops, rate, occ, slots, pen_p, pen_q, pen_c;
+	double bytes_p, bytes_q, bytes_c, useful, big;
+	bool p_unit, q_unit;
 
 	if (k->pack_slot[0] >= 0)
 		s0 *= (double)slot_size(k, kp, k->pack_slot[0]);
@@ -193,13 +236,22 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	for (int sl = 3 + k->nf2; sl < k->nslots; sl++)
 		outer *= (double)slot_size(k, kp, sl);
 
+	/* loads coalesce when the operand moves by one element along one of
+	 * its tile's two directions (or has a single element along both) */
+	p_unit = slot_stride(k, kp, P, 0) == 1 || slot_stride(k, kp, P, 2) == 1 ||
+		 slot_size(k, kp, 0) * slot_size(k, kp, 2) == 1;
+	q_unit = slot_stride(k, kp, Q, 1) == 1 || slot_stride(k, kp, Q, 2) == 1 ||
+		 slot_size(k, kp, 1) * slot_size(k, kp, 2) == 1;
+
 	/* the tiles, their padded work, and how they fill the device */
 	tiles = ceil_div(s0, k->mt0) * ceil_div(s1, k->mt1) * fold * s->gsu;
-	kpad = ceil_div(su, s->depth_u) * s->depth_u * outer / s->gsu;
+	iters = ceil_div(su, s->depth_u) * outer / s->gsu;
+	kpad = iters * s->depth_u;
 	tile_flops = 2.0 * cplx * k->mt0 * k->mt1 * kpad;
 	rate = k->wgmma ? m->wgmma_flops : k->mi ? m->mma_flops : m->simt_flops;
 	if (rate <= 0)
 		rate = m->simt_flops;
+	rate *= family_eff(k, p_unit, q_unit);
 	occ = occupancy(k, m);
 	slots = m->units * occ;
 	waves = ceil_div(tiles, slots);
@@ -210,33 +262,40 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	out->tile_util = useful / (tiles * tile_flops);
 
 	/* memory: each operand once, and again for every further tile along
-	 * the other side, less what the cache keeps; loads that step by more
-	 * than one element along both of the tile's directions, and stores
-	 * that do along D0, move whole sectors for one element */
-	pen_p = (slot_stride(k, kp, P, 0) == 1 || slot_stride(k, kp, P, 2) == 1 ||
-		 slot_size(k, kp, 0) * slot_size(k, kp, 2) == 1)
-			? 1 : m->uncoalesced;
-	pen_q = (slot_stride(k, kp, Q, 1) == 1 || slot_stride(k, kp, Q, 2) == 1 ||
-		 slot_size(k, kp, 1) * slot_size(k, kp, 2) == 1)
-			? 1 : m->uncoalesced;
+	 * the other side, less what the cache keeps; loads that do not
+	 * coalesce, and stores that step by more than one element along D0,
+	 * move whole sectors for one element */
+	pen_p = p_unit ? 1 : m->uncoalesced;
+	pen_q = q_unit ? 1 : m->uncoalesced;
 	pen_c = slot_stride(k, kp, T_C, 0) == 1 || slot_size(k, kp, 0) == 1 ? 1 : m->uncoalesced;
 	bytes_p = (double)problem_count(kp, P) * es;
 	bytes_q = (double)problem_count(kp, Q) * es;
 	bytes_c = (double)problem_count(kp, T_C) * es * (kp->c->use_beta ? 2 : 1);
 	/* a small operand stays in the cache whatever the order */
-	bytes_p *= pen_p * (1 + (ceil_div(s1, k->mt1) - 1) *
-				    (bytes_p * pen_p < m->cache / 2 ? 0 : m->reread));
-	bytes_q *= pen_q * (1 + (ceil_div(s0, k->mt0) - 1) *
-				    (bytes_q * pen_q < m->cache / 2 ? 0 : m->reread));
+	big = bytes_p * pen_p < m->cache / 2 ? 0 : m->reread;
+	bytes_p *= pen_p * (1 + (ceil_div(s1, k->mt1) - 1) * big);
+	big = bytes_q * pen_q < m->cache / 2 ? 0 : m->reread;
+	bytes_q *= pen_q * (1 + (ceil_div(s0, k->mt0) - 1) * big);
 	bytes_c *= pen_c;
 	if (s->gsu > 1) /* partial sums written, then read and reduced */
-		bytes_c += 2.0 * (double)problem_count(kp, T_C) * es * s->gsu * (es < 4 ? 4.0 / es : 1);
-	out->memory_s = (bytes_p + bytes_q + bytes_c) / m->bw;
-	out->overhead_s = m->launch_s * (s->gsu > 1 ? 2 : 1) + waves * m->wave_s;
-	out->time_s = fmax(out->compute_s, out->memory_s) + out->overhead_s;
-	out->limit = out->overhead_s > fmax(out->compute_s, out->memory_s) ? "overhead"
-		     : out->compute_s >= out->memory_s			     ? "compute"
-										     : "memory";
+		bytes_c += 2.0 * (double)problem_count(kp, T_C) * s->gsu * (es < 4 ? 4 : es);
+	out->memory_s = (bytes_p + bytes_q + bytes_c) / (m->bw * m->mem_eff);
+
+	/* latency: the work-groups a unit holds overlap theirs, wave by wave */
+	if (!gpu)
+		out->latency_s = 0;
+	else if (k->wgmma) /* its ring of stages overlaps the passes once full */
+		out->latency_s = waves * (m->wg_group_s + fmin(iters, 4) * m->wg_iter_s) /
+				 (s->pack_free ? 0.55 : 1);
+	else
+		out->latency_s = waves * (m->group_s + iters * m->simt_iter_s);
+	out->overhead_s = m->launch_s * (s->gsu > 1 ? 2 : 1);
+	out->time_s = fmax(fmax(out->compute_s, out->memory_s), out->latency_s) + out->overhead_s;
+	out->limit = out->overhead_s > fmax(fmax(out->compute_s, out->memory_s), out->latency_s)
+			     ? "overhead"
+		     : out->latency_s > fmax(out->compute_s, out->memory_s) ? "latency"
+		     : out->compute_s >= out->memory_s			 ? "compute"
+									 : "memory";
 	out->sol = *s;
 }
 
@@ -447,82 +506,196 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The candidates of the device's families for problem kp, each with the
+ * role choices and GlobalSplitU options worth a try. */
+static void list_candidates(const struct problem *kp, const struct plan_device *m,
+			    struct cands *cs)
+{
+	struct roles r;
+	double out_tiles, kvol;
+
+	cs->n = 0;
+	if (m->type == DEV_GPU || m->type == DEV_ACCEL) {
+		if (m->wgmma)
+			cands_wgmma(kp, cs);
+		cands_simt(kp, m, m->units, cs);
+	} else {
+		cands_cpu(kp, cs);
+	}
+	list_roles(kp, &r);
+	cross_roles(cs, &r);
+	/* GlobalSplitU where the output is a few tiles and the sum is long */
+	out_tiles = (double)problem_count(kp, T_C) / (128.0 * 128.0);
+	kvol = (double)problem_bound_volume(kp);
+	for (int k = 0, n = cs->n; k < n && m->type == DEV_GPU; k++) {
+		struct cands extra;
+
+		extra.n = 0;
+		add_gsu(&extra, &cs->s[k], out_tiles, m->units, kvol);
+		for (int j = 1; j < extra.n; j++)
+			add(cs, &extra.s[j]);
+	}
+}
+
+/* One way to run p: directly, or with A and/or B permuted first. */
+struct variant {
+	struct problem tp;              /* p with the permuted operands' strides */
+	struct tcx_contraction *merged; /* tp merged (owned), or NULL */
+	struct merge_map map;
+	struct problem kp;
+	struct plan_permute permute[2];
+};
+
+/* Ids of the indices of tensor t of class k, sorted by their stride in
+ * tensor `by`, appended to list at *n. */
+static void append_sorted(const struct problem *p, enum index_class k, enum tensor_role by,
+			  int *list, int *n)
+{
+	const int first = *n;
+
+	for (int id = 0; id < p->c->nidx; id++) {
+		int j;
+
+		if (p->c->idx[id].cls != k)
+			continue;
+		for (j = *n; j > first && p->stride[by][list[j - 1]] > p->stride[by][id]; j--)
+			list[j] = list[j - 1];
+		list[j] = id;
+		(*n)++;
+	}
+}
+
+/* The GEMM order of operand t's indices (plan_permute). */
+static int gemm_order(const struct problem *p, enum tensor_role t, enum tensor_role bound_by,
+		      int *order)
+{
+	int n = 0;
+
+	if (t == T_A)
+		append_sorted(p, IDX_FREE_A, T_C, order, &n);
+	append_sorted(p, IDX_BOUND, bound_by, order, &n);
+	if (t == T_B)
+		append_sorted(p, IDX_FREE_B, T_C, order, &n);
+	append_sorted(p, IDX_BATCH, T_C, order, &n);
+	return n;
+}
+
+/* Makes variant `which` (bit 0: permute A, bit 1: B) of p; false when it
+ * is no different from running p directly or cannot be described. */
+static bool make_variant(const struct problem *p, const struct plan_device *m, unsigned which,
+			 struct variant *v)
+{
+	const int es = dtype_info(p->c->dtype)->bytes;
+	/* the bound indices in the order of an operand left as it is */
+	const enum tensor_role bound_by = !(which & 1) ? T_A : !(which & 2) ? T_B : T_A;
+
+	memset(v, 0, sizeof(*v));
+	v->tp = *p;
+	for (int x = 0; x < 2; x++) {
+		const enum tensor_role t = x ? T_B : T_A;
+		int order[TCX_MAX_INDICES], n, w = 0;
+		int64_t acc = 1, written[TCX_MAX_INDICES];
+		bool same = true;
+
+		if (!(which >> x & 1))
+			continue;
+		n = gemm_order(p, t, bound_by, order);
+		for (int k = 0; k < n; k++) {
+			v->permute[x].stride[order[k]] = acc;
+			if (p->size[order[k]] > 1 && p->stride[t][order[k]] != acc)
+				same = false;
+			acc *= p->size[order[k]];
+		}
+		if (same)
+			return false; /* already in that order */
+		for (int k = 0; k < p->c->rank[t]; k++)
+			written[w++] = v->permute[x].stride[p->c->written[t][k]];
+		if (problem_set_strides(&v->tp, t, written, w, NULL) != TCX_OK)
+			return false;
+		v->permute[x].on = true;
+		v->permute[x].seconds = 2.0 * (double)problem_count(p, t) * es /
+					(m->bw * m->mem_eff) + m->launch_s;
+	}
+	if (problem_merge(&v->tp, &v->merged, &v->kp, &v->map, NULL) != TCX_OK)
+		return false;
+	if (!v->merged)
+		v->kp = v->tp;
+	return true;
+}
+
 enum tcx_status planner_plan(const struct problem *p, const struct device_info *dev,
-			     struct tcx_plan *pl, struct tcx_error *err)
+			     unsigned flags, struct tcx_plan *pl, struct tcx_error *err)
 {
 	const double t0 = now_s();
 	struct cands *cs;
 	struct tcx_error why = { 0 };
-	enum tcx_status st;
-	double out_tiles, kvol;
+	struct variant v[4];
+	int best_v = -1, nv = 0;
 
 	memset(pl, 0, sizeof(*pl));
-	st = problem_merge(p, &pl->merged, &pl->kp, &pl->map, err);
-	if (st)
-		return st;
-	if (!pl->merged)
-		pl->kp = *p;
 	plan_device_defaults(dev, p->c->dtype, &pl->model);
-
 	cs = malloc(sizeof(*cs));
-	if (!cs) {
-		plan_release(pl);
+	if (!cs)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	}
-	cs->n = 0;
-	if (pl->model.type == DEV_GPU || pl->model.type == DEV_ACCEL) {
-		if (pl->model.wgmma)
-			cands_wgmma(&pl->kp, cs);
-		cands_simt(&pl->kp, &pl->model, pl->model.units, cs);
-	} else {
-		cands_cpu(&pl->kp, cs);
-	}
-	{
-		struct roles r;
+	/* directly (0), then with A, B, both permuted (TTGT) */
+	for (unsigned which = 0; which < ((flags & PLAN_PERMUTE) ? 4u : 1u); which++) {
+		struct variant *cur = &v[nv];
+		double extra;
 
-		list_roles(&pl->kp, &r);
-		cross_roles(cs, &r);
-	}
-	/* GlobalSplitU where the output is a few tiles and the sum is long */
-	out_tiles = (double)problem_count(&pl->kp, T_C) / (128.0 * 128.0);
-	kvol = (double)problem_bound_volume(&pl->kp);
-	for (int k = 0, n = cs->n; k < n && pl->model.type == DEV_GPU; k++) {
-		struct cands extra;
-
-		extra.n = 0;
-		add_gsu(&extra, &cs->s[k], out_tiles, pl->model.units, kvol);
-		for (int j = 1; j < extra.n; j++)
-			add(cs, &extra.s[j]);
-	}
-
-	for (int k = 0; k < cs->n; k++) {
-		struct kernel_plan kpl;
-		struct plan_choice ch;
-
-		pl->considered++;
-		if (plan_make(pl->kp.c, &pl->kp, &cs->s[k], dev, &kpl, &why) != TCX_OK ||
-		    plan_accepts(&kpl, &pl->kp, &why) != TCX_OK)
+		if (which == 0) {
+			memset(cur, 0, sizeof(*cur));
+			cur->tp = *p;
+			if (problem_merge(p, &cur->merged, &cur->kp, &cur->map, err) != TCX_OK) {
+				free(cs);
+				return err ? err->code : TCX_ENOMEM;
+			}
+			if (!cur->merged)
+				cur->kp = *p;
+		} else if (!make_variant(p, &pl->model, which, cur)) {
 			continue;
-		pl->valid++;
-		plan_predict(&pl->model, &pl->kp, &kpl, &ch);
-		if (pl->valid == 1 || ch.time_s < pl->best.time_s) {
-			if (pl->valid > 1) {
-				pl->second = pl->best;
+		}
+		nv++;
+		extra = cur->permute[0].seconds + cur->permute[1].seconds;
+		list_candidates(&cur->kp, &pl->model, cs);
+		for (int k = 0; k < cs->n; k++) {
+			struct kernel_plan kpl;
+			struct plan_choice ch;
+
+			pl->considered++;
+			if (plan_make(cur->kp.c, &cur->kp, &cs->s[k], dev, &kpl, &why) != TCX_OK ||
+			    plan_accepts(&kpl, &cur->kp, &why) != TCX_OK)
+				continue;
+			pl->valid++;
+			plan_predict(&pl->model, &cur->kp, &kpl, &ch);
+			ch.time_s += extra;
+			memcpy(ch.permute, cur->permute, sizeof(ch.permute));
+			if (best_v < 0 || ch.time_s < pl->best.time_s) {
+				if (best_v >= 0) {
+					pl->second = pl->best;
+					pl->has_second = true;
+				}
+				pl->best = ch;
+				best_v = nv - 1;
+			} else if (!pl->has_second || ch.time_s < pl->second.time_s) {
+				pl->second = ch;
 				pl->has_second = true;
 			}
-			pl->best = ch;
-		} else if (!pl->has_second || ch.time_s < pl->second.time_s) {
-			pl->second = ch;
-			pl->has_second = true;
 		}
 	}
 	free(cs);
+	for (int k = 0; k < nv; k++)
+		if (k != best_v)
+			contraction_free(v[k].merged);
 	pl->plan_s = now_s() - t0;
-	if (!pl->valid) {
-		plan_release(pl);
+	if (best_v < 0)
 		return tcx_fail(err, TCX_EREJECT, "no solution the planner knows runs this problem: %s",
 				why.msg[0] ? why.msg : "none was listed");
-	}
+	pl->merged = v[best_v].merged;
+	pl->map = v[best_v].map;
+	pl->tp = v[best_v].tp;
+	pl->kp = v[best_v].kp;
+	if (pl->merged)
+		pl->kp.c = pl->merged;
 	return TCX_OK;
 }
 

@@ -28,8 +28,13 @@ struct plan_device {
 	double cache;         /* bytes of the last-level cache */
 	double uncoalesced;   /* traffic factor of loads or stores that do not coalesce */
 	double reread;        /* fraction of a re-read panel that misses the cache */
+	double mem_eff;       /* share of bw the kernels' loads and stores reach */
 	double launch_s;      /* a launch's fixed cost */
-	double wave_s;        /* each wave of tiles: filling the pipeline, storing C */
+	/* A work-group's latency, which the work-groups a unit holds at once
+	 * overlap: its start and end (index decoding, storing C), and each
+	 * pass of its loop over the bound indices (a chunk's loads, the
+	 * barrier, the products), per kernel family */
+	double group_s, simt_iter_s, wg_group_s, wg_iter_s;
 	bool wgmma, mma;      /* the kernel families this device runs */
 };
 
@@ -38,21 +43,37 @@ struct plan_device {
 void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 			  struct plan_device *out);
 
+/* An operand the plan permutes before the contraction (TTGT: transpose,
+ * transpose, GEMM): a packed copy of it in the workspace, its indices in
+ * the order of a GEMM's operand (A: its free indices in C's order, then
+ * the bound ones; B: the bound ones, then its free ones; the batch ones
+ * last), so that they merge and the kernel reads both operands along unit
+ * strides. */
+struct plan_permute {
+	bool on;
+	int64_t stride[TCX_MAX_INDICES]; /* the copy's strides, by index id of p */
+	double seconds;                  /* predicted: reading and writing it */
+};
+
 /* One ranked solution. */
 struct plan_choice {
 	struct solution sol;
 	double time_s;        /* predicted */
 	double compute_s, memory_s, overhead_s;
-	const char *limit;    /* "compute", "memory" or "overhead": the larger term */
+	double latency_s;     /* the work-groups' latency, waves of them in turn */
+	const char *limit;    /* "compute", "memory", "latency" or "overhead" */
 	double tile_util;     /* useful share of the tiles' work (edges, padding) */
+	struct plan_permute permute[2]; /* of A and of B, first; time_s counts them */
 };
 
-/* A plan: the problem the kernel runs (the caller's, or its merged form),
- * and the solutions the model ranked first and second. */
+/* A plan: the problem the kernel runs (the caller's, with its permuted
+ * operands' strides when the best choice permutes, merged where it
+ * merges), and the solutions the model ranked first and second. */
 struct tcx_plan {
 	struct tcx_contraction *merged; /* owned; NULL when nothing merged */
 	struct merge_map map;
-	struct problem kp;              /* the problem planned: merged, or the caller's */
+	struct problem kp;              /* the problem the kernel runs (best's) */
+	struct problem tp;              /* the caller's, with best's permuted strides */
 	struct plan_device model;
 	int considered, valid;          /* solutions listed, and those the device takes */
 	struct plan_choice best, second;
@@ -60,11 +81,17 @@ struct tcx_plan {
 	double plan_s;                  /* seconds the planner took */
 };
 
+/* What planner_plan may choose beyond running the problem directly. */
+enum {
+	PLAN_PERMUTE = 1 << 0, /* permuting A and/or B first (TTGT), for a
+				* caller that carries out plan_choice.permute */
+};
+
 /* Plans p for dev.  The plan refers to p's contraction when nothing
  * merged (keep it alive); release with plan_release.  TCX_EREJECT when no
  * solution of any family can run it (err says why: the last reason). */
 enum tcx_status planner_plan(const struct problem *p, const struct device_info *dev,
-			     struct tcx_plan *out, struct tcx_error *err);
+			     unsigned flags, struct tcx_plan *out, struct tcx_error *err);
 void plan_release(struct tcx_plan *pl);
 
 /* A GPU described without opening it, for planning what tcx would run

@@ -129,8 +129,11 @@ static void test_merge(void)
 /* Plans `expr` at `sizes` for a described GPU (or PoCL-like CPU when gpu
  * is NULL); the plan must be one the device takes, and with `want` its
  * solution name must contain that text. */
-static void check_plan(const char *expr, enum tcx_dtype t, const char *sizes, const char *gpu,
-		       const char *want, const char *planned_as)
+/* want: text the solution's name must hold; planned_as: the problem the
+ * kernel must run; permute: which operands must be permuted first ("A",
+ * "B", "AB" or "" for none; NULL: either) */
+static void check_plan_p(const char *expr, enum tcx_dtype t, const char *sizes, const char *gpu,
+			 const char *want, const char *planned_as, const char *permute)
 {
 	struct tcx_contraction *c = parse(expr, t);
 	struct device_info dev;
@@ -163,7 +166,7 @@ static void check_plan(const char *expr, enum tcx_dtype t, const char *sizes, co
 	}
 	CHECK(sizes_parse_assign(c, sizes, sz, &err) == TCX_OK);
 	CHECK(problem_init(&p, c, sz, &err) == TCX_OK);
-	CHECK_MSG(planner_plan(&p, &dev, &pl, &err) == TCX_OK, "%s: %s", expr, err.msg);
+	CHECK_MSG(planner_plan(&p, &dev, PLAN_PERMUTE, &pl, &err) == TCX_OK, "%s: %s", expr, err.msg);
 	CHECK(pl.valid > 0 && pl.valid <= pl.considered);
 	CHECK(pl.best.time_s > 0 && pl.best.compute_s >= 0 && pl.best.memory_s >= 0);
 	CHECK(!pl.has_second || pl.second.time_s >= pl.best.time_s);
@@ -175,8 +178,24 @@ static void check_plan(const char *expr, enum tcx_dtype t, const char *sizes, co
 	if (planned_as)
 		CHECK_MSG(strcmp(pl.kp.c->expr, planned_as) == 0, "%s: planned as %s", expr,
 			  pl.kp.c->expr);
+	if (permute) {
+		char got[3] = "";
+
+		if (pl.best.permute[0].on)
+			strcat(got, "A");
+		if (pl.best.permute[1].on)
+			strcat(got, "B");
+		CHECK_MSG(strcmp(got, permute) == 0, "%s: permutes '%s', want '%s'", expr, got,
+			  permute);
+	}
 	plan_release(&pl);
 	contraction_free(c);
+}
+
+static void check_plan(const char *expr, enum tcx_dtype t, const char *sizes, const char *gpu,
+		       const char *want, const char *planned_as)
+{
+	check_plan_p(expr, t, sizes, gpu, want, planned_as, NULL);
 }
 
 static void test_planner(void)
@@ -189,9 +208,16 @@ static void test_planner(void)
 	check_plan("C[a,b,c,i,j,k]=A[i,j,m,a]*B[m,k,b,c]", TCX_DTYPE_S,
 		   "a=24,b=20,c=20,i=24,j=20,k=20,m=24", "h200", "_Ia.",
 		   "C[a,bc,ij,k] = A[ij,m,a] * B[m,k,bc]");
-	/* B's fast index n is bound: the unrolled loop runs along it */
-	check_plan("C[i,j,k,l]=A[i,m,j,n]*B[n,l,m,k]", TCX_DTYPE_S,
-		   "i=96,j=84,k=84,l=84,m=84,n=96", "h100", ".n", NULL);
+	/* B's fast index n is bound, m and n lie in opposite orders in A and
+	 * B, and A's free i, j are apart: both are permuted into GEMM operands
+	 * (TTGT; a few percent of the time), and the problem is the GEMM of the
+	 * merged indices */
+	check_plan_p("C[i,j,k,l]=A[i,m,j,n]*B[n,l,m,k]", TCX_DTYPE_S,
+		     "i=96,j=84,k=84,l=84,m=84,n=96", "h100", "_TF32X3",
+		     "C[ij,kl] = A[ij,mn] * B[mn,kl]", "AB");
+	/* a GEMM is never permuted */
+	check_plan_p("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, "i=2048,j=2048,k=2048", "h200", NULL, NULL,
+		     "");
 	/* fp16 on Hopper, fp64 (no warpgroup kernel for it) and complex types */
 	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_H, "i=1024,j=1024,k=1024", "h200", "_MI64x", NULL);
 	check_plan("C[ijk]=A[ilk]*B[jlk]", TCX_DTYPE_D, "i=77,j=61,k=3,l=129", "h100", NULL, NULL);
