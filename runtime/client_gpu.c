@@ -95,7 +95,7 @@ static int dev_upload(struct dev *d, const void *host, size_t bytes, TL(mem) * o
 
 	(void)d;
 	if (rc == TL_GPU_OK)
-		rc = tl_gpu.MemcpyHtoD(p, host, bytes);
+		rc = tl_gpu.MemcpyHtoD(p, (void *)host, bytes); /* HIP: not const */
 	if (rc != TL_GPU_OK) {
 		fprintf(stderr, "client: cannot allocate or write %zu bytes (%d)\n", bytes,
 			(int)rc);
