@@ -72,6 +72,7 @@ static const struct {
     {"select", false, "the library has a src/select.c of its own"},
     {"gpu", false, "the library has a src/gpu.h of its own"},
     {"abi", false, "the library has a src/abi.h and src/abi.c of its own"},
+    {"elem", false, "the library has a src/elem.h of its own"},
     /* CMake's reserved target names */
     {"all", false, "CMake reserves the target name"},
     {"clean", false, "CMake reserves the target name"},
@@ -1075,6 +1076,8 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 			st = copy_kernel_file(tree, "common/abi.h", "src/abi.h", err);
 		if (!st)
 			st = copy_template(tree, "abi.c", "src/abi.c", tab, err);
+		if (!st)
+			st = copy_template(tree, "elem.h", "src/elem.h", tab, err);
 		if (!st)
 			st = copy_template(tree, "select.h", "src/select.h", tab, err);
 		if (!st)

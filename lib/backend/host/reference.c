@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "backend/host/host.h"
+#include "runtime/elem.h"
 
 int host_cpu_count(void)
 {
@@ -16,60 +17,25 @@ int host_cpu_count(void)
 	return n > 0 ? (int)n : 1;
 }
 
+/* Tensile's letter of a type, as runtime/elem.h takes it */
+static char elem_letter(enum tcx_dtype t)
+{
+	static const char letter[] = {
+		[TCX_DTYPE_S] = 's', [TCX_DTYPE_D] = 'd', [TCX_DTYPE_C] = 'c',
+		[TCX_DTYPE_Z] = 'z', [TCX_DTYPE_H] = 'h', [TCX_DTYPE_B] = 'b',
+	};
+
+	return letter[t];
+}
+
 void host_elem_get(enum tcx_dtype t, const void *base, int64_t off, double *re, double *im)
 {
-	switch (t) {
-	case TCX_DTYPE_S:
-		*re = ((const float *)base)[off];
-		*im = 0;
-		break;
-	case TCX_DTYPE_D:
-		*re = ((const double *)base)[off];
-		*im = 0;
-		break;
-	case TCX_DTYPE_C:
-		*re = ((const float *)base)[2 * off];
-		*im = ((const float *)base)[2 * off + 1];
-		break;
-	case TCX_DTYPE_Z:
-		*re = ((const double *)base)[2 * off];
-		*im = ((const double *)base)[2 * off + 1];
-		break;
-	case TCX_DTYPE_H:
-		*re = half_to_float(((const uint16_t *)base)[off]);
-		*im = 0;
-		break;
-	case TCX_DTYPE_B:
-		*re = bf16_to_float(((const uint16_t *)base)[off]);
-		*im = 0;
-		break;
-	}
+	tl_elem_get(elem_letter(t), base, off, re, im);
 }
 
 void host_elem_set(enum tcx_dtype t, void *base, int64_t off, double re, double im)
 {
-	switch (t) {
-	case TCX_DTYPE_S:
-		((float *)base)[off] = (float)re;
-		break;
-	case TCX_DTYPE_D:
-		((double *)base)[off] = re;
-		break;
-	case TCX_DTYPE_C:
-		((float *)base)[2 * off] = (float)re;
-		((float *)base)[2 * off + 1] = (float)im;
-		break;
-	case TCX_DTYPE_Z:
-		((double *)base)[2 * off] = re;
-		((double *)base)[2 * off + 1] = im;
-		break;
-	case TCX_DTYPE_H:
-		((uint16_t *)base)[off] = half_from_float((float)re);
-		break;
-	case TCX_DTYPE_B:
-		((uint16_t *)base)[off] = bf16_from_float((float)re);
-		break;
-	}
+	tl_elem_set(elem_letter(t), base, off, re, im);
 }
 
 int64_t host_c_offset_of(const struct problem *p, int64_t lin, int64_t *idx)
