@@ -197,14 +197,14 @@ struct progress {
 static void progress_start(struct progress *pg, size_t total)
 {
 	pg->on = stderr_is_tty() && verbosity >= 0;
-	pg->t0 = now_seconds();
+	pg->t0 = common_now_seconds();
 	pg->total = total;
 }
 
 /* "\r[12/40] 30% ETA 0:42 i=64,j=64,k=64", overwriting the line. */
 static void progress_show(const struct progress *pg, size_t done, const char *label)
 {
-	double el = now_seconds() - pg->t0;
+	double el = common_now_seconds() - pg->t0;
 	char eta[32] = "-:--";
 
 	if (!pg->on)
@@ -1378,8 +1378,8 @@ int cmd_bench(int argc, char **argv)
 			cli.o.min_reps = (int)v;
 			break;
 		case OPT_MIN_TIME:
-			if (!parse_double(optarg, &cli.o.min_time) || !isfinite(cli.o.min_time) ||
-			    cli.o.min_time < 0) {
+			if (!common_parse_double(optarg, &cli.o.min_time) ||
+			    !isfinite(cli.o.min_time) || cli.o.min_time < 0) {
 				error("min-time '%s' is not a number of seconds", optarg);
 				ret = TCX_EXIT_USAGE;
 				goto out;
@@ -1403,7 +1403,7 @@ int cmd_bench(int argc, char **argv)
 			cli.o.seed = (uint64_t)v;
 			break;
 		case OPT_PEAK:
-			if (!parse_double(optarg, &cli.peak) || !isfinite(cli.peak) ||
+			if (!common_parse_double(optarg, &cli.peak) || !isfinite(cli.peak) ||
 			    cli.peak <= 0) {
 				error("peak-gflops '%s' is not a positive number", optarg);
 				ret = TCX_EXIT_USAGE;
@@ -1430,7 +1430,7 @@ int cmd_bench(int argc, char **argv)
 			cli.no_cache = true;
 			break;
 		case OPT_KERNEL_TIMEOUT:
-			if (!parse_double(optarg, &cli.kernel_timeout) ||
+			if (!common_parse_double(optarg, &cli.kernel_timeout) ||
 			    !isfinite(cli.kernel_timeout) || cli.kernel_timeout <= 0) {
 				error("kernel-timeout '%s' is not a positive number of seconds",
 				      optarg);

@@ -224,7 +224,7 @@ int cmd_export_lib(int argc, char **argv)
 			a.device = optarg;
 			break;
 		case OPT_MIN_TIME:
-			if (!parse_double(optarg, &a.min_time) || !(a.min_time >= 0))
+			if (!common_parse_double(optarg, &a.min_time) || !(a.min_time >= 0))
 				return usage_error(&cmd_export_lib_def, "bad --min-time '%s'",
 						   optarg);
 			break;

@@ -629,7 +629,7 @@ int cmd_logic(int argc, char **argv)
 			ea.choices = true;
 			break;
 		case OPT_MIN_TIME:
-			if (!parse_double(optarg, &ea.min_time) || !isfinite(ea.min_time) ||
+			if (!common_parse_double(optarg, &ea.min_time) || !isfinite(ea.min_time) ||
 			    ea.min_time < 0)
 				return usage_error(&cmd_logic_def, "bad --min-time '%s'", optarg);
 			break;

@@ -178,7 +178,7 @@ static json_t *describe(const struct tcx_contraction *c, const struct problem *p
 	static const enum index_class classes[] = { IDX_FREE_A, IDX_FREE_B, IDX_BATCH, IDX_BOUND };
 	static const char *const class_keys[] = { "free_a", "free_b", "batch", "bound" };
 
-	classify(c, p, &cls);
+	model_classify(c, p, &cls);
 	json_object_set_new(o, "expression", json_string(c->expr));
 	json_object_set_new(o, "notation",
 			    json_string(c->style == NOTATION_TENSILE ? "tensile" : "einsum"));
@@ -204,7 +204,7 @@ static json_t *describe(const struct tcx_contraction *c, const struct problem *p
 		json_object_set_new(x, "name", json_string(c->idx[id].name));
 		json_object_set_new(x, "class", json_string(index_class_name(c->idx[id].cls)));
 		for (int r = 0; r < 3; r++) {
-			int m = memory_order(c, p, (enum tensor_role)r, ids), pos_r = -1;
+			int m = model_memory_order(c, p, (enum tensor_role)r, ids), pos_r = -1;
 
 			for (int k = 0; k < m; k++)
 				if (ids[k] == id)
@@ -242,7 +242,7 @@ static json_t *describe(const struct tcx_contraction *c, const struct problem *p
 	json_object_set_new(t, "NumIndicesC", json_integer(c->rank[T_C]));
 	for (int r = T_A; r <= T_B; r++) {
 		arr = json_array();
-		n = memory_order(c, p, (enum tensor_role)r, ids);
+		n = model_memory_order(c, p, (enum tensor_role)r, ids);
 		for (int k = 0; k < n; k++)
 			json_array_append_new(arr, json_integer(tid[ids[k]]));
 		json_object_set_new(t, r == T_A ? "IndexAssignmentsA" : "IndexAssignmentsB", arr);
@@ -275,7 +275,7 @@ static json_t *describe(const struct tcx_contraction *c, const struct problem *p
 		strbuf_release(&why);
 	}
 	json_object_set_new(o, "tensile", t);
-	describe_gemm(c, p, &cls, buf, sizeof(buf));
+	model_describe_gemm(c, p, &cls, buf, sizeof(buf));
 	json_object_set_new(o, "equivalent", json_string(buf));
 	if (p) {
 		json_object_set_new(o, "flops", json_real(problem_flops(p)));

@@ -397,7 +397,7 @@ int cmd_tune(int argc, char **argv)
 			o.cli_min_reps = true;
 			break;
 		case 0x105:
-			if (!parse_double(optarg, &o.bench.min_time) ||
+			if (!common_parse_double(optarg, &o.bench.min_time) ||
 			    !isfinite(o.bench.min_time) || o.bench.min_time < 0) {
 				ret = error("min-time '%s' is not a number of seconds", optarg);
 				ret = TCX_EXIT_USAGE;
@@ -413,8 +413,8 @@ int cmd_tune(int argc, char **argv)
 			o.cli_timer = true;
 			break;
 		case 0x10b:
-			if (!parse_double(optarg, &kernel_timeout) || !(kernel_timeout > 0) ||
-			    kernel_timeout > 1e9) {
+			if (!common_parse_double(optarg, &kernel_timeout) ||
+			    !(kernel_timeout > 0) || kernel_timeout > 1e9) {
 				ret = error("kernel-timeout '%s' is not a positive number of seconds",
 					    optarg);
 				ret = TCX_EXIT_USAGE;

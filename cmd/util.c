@@ -474,7 +474,8 @@ int parse_scalar(const char *text, const char *what, double out[2])
 	comma = strchr(buf, ',');
 	if (comma)
 		*comma = '\0';
-	if (!parse_double(buf, &out[0]) || (comma && !parse_double(comma + 1, &out[1])))
+	if (!common_parse_double(buf, &out[0]) ||
+	    (comma && !common_parse_double(comma + 1, &out[1])))
 		return error("%s '%s' is not a number (complex: 're,im')", what, text),
 		       TCX_EXIT_USAGE;
 	return 0;
@@ -482,7 +483,7 @@ int parse_scalar(const char *text, const char *what, double out[2])
 
 int parse_count(const char *text, const char *what, int64_t lo, int64_t *out)
 {
-	if (!parse_i64(text, out) || *out < lo)
+	if (!common_parse_i64(text, out) || *out < lo)
 		return error("%s '%s' is not a whole number >= %lld", what, text, (long long)lo),
 		       TCX_EXIT_USAGE;
 	return 0;
@@ -525,9 +526,10 @@ int load_solution(const char *params, const char *file, const struct tcx_contrac
 			const char *key;
 			json_t *val;
 
-			json_object_foreach(sol ? sol : doc, key, val)
-				if (param_lookup(key) == PARAM_UNKNOWN && !tensile_derived_key(key))
-					warning("%s: unknown solution parameter '%s' ignored", file, key);
+			json_object_foreach(sol ? sol : doc, key,
+					    val) if (param_lookup(key) == PARAM_UNKNOWN &&
+						     !param_derived_key(key))
+			    warning("%s: unknown solution parameter '%s' ignored", file, key);
 		}
 		st = solution_from_json(s, sol ? sol : doc, &err);
 		json_decref(doc);

@@ -305,7 +305,7 @@ int cmd_validate(int argc, char **argv)
 		case 0x105: {
 			double tv;
 
-			if (!parse_double(optarg, &tv) || tv < 0)
+			if (!common_parse_double(optarg, &tv) || tv < 0)
 				return error("tolerance '%s' is not a number >= 0", optarg),
 				       TCX_EXIT_USAGE;
 			if (opt == 0x104)

@@ -31,8 +31,10 @@
 
 #include "config.h"
 #include TL_HEADER
+#include "elem.h"
 
 #if TL_WITH_CUDA || TL_WITH_HIP
+#define TL_GPU_USER TL_GPU_CLIENT
 #include "gpu.h"
 #else
 #ifndef CL_TARGET_OPENCL_VERSION
@@ -83,142 +85,6 @@ static double pcg_value(struct pcg *r)
 static int is_complex(char t)
 {
 	return t == 'c' || t == 'z';
-}
-
-static size_t elem_bytes(char t)
-{
-	return t == 'd' || t == 'c' ? 8 : t == 'z' ? 16 : t == 'h' || t == 'b' ? 2 : 4;
-}
-
-static uint16_t to_half(float f)
-{
-	uint32_t x;
-	uint32_t sign, mant;
-	int exp;
-
-	memcpy(&x, &f, 4);
-	sign = (x >> 16) & 0x8000u;
-	exp = (int)((x >> 23) & 0xff) - 127 + 15;
-	mant = x & 0x7fffffu;
-	if (((x >> 23) & 0xff) == 0xff)
-		return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
-	if (exp >= 31)
-		return (uint16_t)(sign | 0x7c00u);
-	if (exp <= 0) {
-		uint32_t m, half, r;
-		int shift;
-
-		if (exp < -10)
-			return (uint16_t)sign;
-		m = mant | 0x800000u;
-		shift = 14 - exp;
-		half = 1u << (shift - 1);
-		r = m >> shift;
-		if ((m & ((1u << shift) - 1)) > half ||
-		    ((m & ((1u << shift) - 1)) == half && (r & 1)))
-			r++;
-		return (uint16_t)(sign | r);
-	}
-	{
-		uint32_t r = (uint32_t)exp << 10 | mant >> 13;
-		uint32_t rest = mant & 0x1fffu;
-
-		if (rest > 0x1000u || (rest == 0x1000u && (r & 1)))
-			r++;
-		return (uint16_t)(sign | r);
-	}
-}
-
-static float from_half(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu;
-	uint32_t x;
-	float f;
-
-	if (exp == 0) {
-		f = ldexpf((float)mant, -24);
-		return sign ? -f : f;
-	}
-	if (exp == 31)
-		x = sign | 0x7f800000u | mant << 13;
-	else
-		x = sign | (exp + 127 - 15) << 23 | mant << 13;
-	memcpy(&f, &x, 4);
-	return f;
-}
-
-static uint16_t to_bf16(float f)
-{
-	uint32_t x;
-
-	memcpy(&x, &f, 4);
-	if ((x & 0x7f800000u) == 0x7f800000u && (x & 0x7fffffu))
-		return (uint16_t)((x >> 16) | 0x40u);
-	x += 0x7fffu + ((x >> 16) & 1u);
-	return (uint16_t)(x >> 16);
-}
-
-static float from_bf16(uint16_t b)
-{
-	uint32_t x = (uint32_t)b << 16;
-	float f;
-
-	memcpy(&f, &x, 4);
-	return f;
-}
-
-/* Element k (real, imaginary) of an array of type t. */
-static void get(char t, const void *p, int64_t k, double v[2])
-{
-	v[1] = 0;
-	switch (t) {
-	case 'd':
-		v[0] = ((const double *)p)[k];
-		break;
-	case 'c':
-		v[0] = ((const float *)p)[2 * k];
-		v[1] = ((const float *)p)[2 * k + 1];
-		break;
-	case 'z':
-		v[0] = ((const double *)p)[2 * k];
-		v[1] = ((const double *)p)[2 * k + 1];
-		break;
-	case 'h':
-		v[0] = from_half(((const uint16_t *)p)[k]);
-		break;
-	case 'b':
-		v[0] = from_bf16(((const uint16_t *)p)[k]);
-		break;
-	default:
-		v[0] = ((const float *)p)[k];
-		break;
-	}
-}
-
-static void put(char t, void *p, int64_t k, const double v[2])
-{
-	switch (t) {
-	case 'd':
-		((double *)p)[k] = v[0];
-		break;
-	case 'c':
-		((float *)p)[2 * k] = (float)v[0];
-		((float *)p)[2 * k + 1] = (float)v[1];
-		break;
-	case 'z':
-		((double *)p)[2 * k] = v[0];
-		((double *)p)[2 * k + 1] = v[1];
-		break;
-	case 'h':
-		((uint16_t *)p)[k] = to_half((float)v[0]);
-		break;
-	case 'b':
-		((uint16_t *)p)[k] = to_bf16((float)v[0]);
-		break;
-	default:
-		((float *)p)[k] = (float)v[0];
-		break;
-	}
 }
 
 /* Unit round-off of the accumulation and of the stored result. */
@@ -330,8 +196,8 @@ static void reference(const struct TL(problem_info) * in, const int64_t *size,
 				oa += bi[k] * x[1].stride[bound[k]];
 				ob += bi[k] * x[2].stride[bound[k]];
 			}
-			get(t, x[1].host, oa, a);
-			get(t, x[2].host, ob, b);
+			tl_elem_get(t, x[1].host, oa, &a[0], &a[1]);
+			tl_elem_get(t, x[2].host, ob, &b[0], &b[1]);
 			if (in->conjugate[1])
 				a[1] = -a[1];
 			if (in->conjugate[2])
@@ -343,7 +209,7 @@ static void reference(const struct TL(problem_info) * in, const int64_t *size,
 		if (beta[0] == 0 && beta[1] == 0)
 			cv[0] = cv[1] = 0; /* C is not read (it holds NaN) */
 		else
-			get(t, x[0].host, oc, cv);
+			tl_elem_get(t, x[0].host, oc, &cv[0], &cv[1]);
 		ref[2 * e] = alpha[0] * s[0] - alpha[1] * s[1] + beta[0] * cv[0] - beta[1] * cv[1];
 		ref[2 * e + 1] =
 		    alpha[0] * s[1] + alpha[1] * s[0] + beta[0] * cv[1] + beta[1] * cv[0];
@@ -387,7 +253,7 @@ static int write_npy(const char *path, char t, const struct TL(problem_info) * i
 	while (pad--)
 		fputc(' ', fp);
 	fputc('\n', fp);
-	fwrite(data, elem_bytes(t), (size_t)n, fp);
+	fwrite(data, tl_elem_bytes(t), (size_t)n, fp);
 	return fclose(fp) ? -1 : 0;
 }
 
@@ -663,7 +529,7 @@ int main(int argc, char **argv)
 		struct pcg r;
 		int64_t e;
 
-		x[k].host = malloc((size_t)x[k].extent * elem_bytes(t));
+		x[k].host = malloc((size_t)x[k].extent * tl_elem_bytes(t));
 		if (!x[k].host) {
 			fprintf(stderr, "client: out of memory\n");
 			ret = 3;
@@ -677,9 +543,9 @@ int main(int argc, char **argv)
 			v[1] = is_complex(t) ? pcg_value(&r) : 0;
 			if (k == 0 && beta[0] == 0 && beta[1] == 0)
 				v[0] = v[1] = NAN;
-			put(t, x[k].host, e, v);
+			tl_elem_set(t, x[k].host, e, v[0], v[1]);
 		}
-		ret = dev_upload(&d, x[k].host, (size_t)x[k].extent * elem_bytes(t), &mem[k]);
+		ret = dev_upload(&d, x[k].host, (size_t)x[k].extent * tl_elem_bytes(t), &mem[k]);
 		if (ret)
 			goto out_mem;
 	}
@@ -687,7 +553,7 @@ int main(int argc, char **argv)
 		nc *= size[in->indices[0][k]];
 	ref = malloc((size_t)nc * 2 * sizeof(double));
 	mag = malloc((size_t)nc * sizeof(double));
-	got = malloc((size_t)x[0].extent * elem_bytes(t));
+	got = malloc((size_t)x[0].extent * tl_elem_bytes(t));
 	if (!ref || !mag || !got) {
 		fprintf(stderr, "client: out of memory\n");
 		ret = 3;
@@ -701,7 +567,7 @@ int main(int argc, char **argv)
 	}
 	ret = dev_finish(&d);
 	if (!ret)
-		ret = dev_download(&d, mem[0], got, (size_t)x[0].extent * elem_bytes(t));
+		ret = dev_download(&d, mem[0], got, (size_t)x[0].extent * tl_elem_bytes(t));
 	if (ret)
 		goto out_mem;
 	if (dump) {
@@ -741,7 +607,7 @@ int main(int argc, char **argv)
 				oc += rest % size[id] * x[0].stride[id];
 				rest /= size[id];
 			}
-			get(t, got, oc, g);
+			tl_elem_get(t, got, oc, &g[0], &g[1]);
 			/* products accumulated in u_acc, the result rounded to u_out */
 			bound = 4.0 * (double)(products + 2) * u_acc(t) * mag[e] +
 				2 * u_out(t) * hypot(ref[2 * e], ref[2 * e + 1]) + 1e-300;

@@ -6,64 +6,27 @@
 struct dev {
 	void *lib;
 	tl_gpu_dev dev;
-#if TL_WITH_CUDA
-	CUcontext ctx;
-#endif
+	tl_gpu_ctx ctx;
 	char name[256];
 };
-
-static struct {
-	tl_gpu_rc (*Init)(unsigned int);
-	tl_gpu_rc (*DeviceGet)(tl_gpu_dev *, int);
-	tl_gpu_rc (*DeviceGetName)(char *, int, tl_gpu_dev);
-#if TL_WITH_CUDA
-	CUresult (*PrimaryCtxRetain)(CUcontext *, CUdevice);
-	CUresult (*PrimaryCtxRelease)(CUdevice);
-	CUresult (*CtxSetCurrent)(CUcontext);
-#else
-	hipError_t (*SetDevice)(int);
-#endif
-	tl_gpu_rc (*Synchronize)(void);
-	tl_gpu_rc (*MemAlloc)(tl_gpu_ptr *, size_t);
-	tl_gpu_rc (*MemFree)(tl_gpu_ptr);
-	tl_gpu_rc (*MemcpyHtoD)(tl_gpu_ptr, const void *, size_t);
-	tl_gpu_rc (*MemcpyDtoH)(void *, tl_gpu_ptr, size_t);
-} gpu;
 
 /* Makes d's device the calling thread's. */
 static tl_gpu_rc dev_use(struct dev *d)
 {
 #if TL_WITH_CUDA
-	CUresult rc = gpu.PrimaryCtxRetain(&d->ctx, d->dev);
+	CUresult rc = tl_gpu.PrimaryCtxRetain(&d->ctx, d->dev);
 
-	if (rc == CUDA_SUCCESS)
-		rc = gpu.CtxSetCurrent(d->ctx);
-	return rc;
+	if (rc != CUDA_SUCCESS)
+		return rc;
 #else
-	return gpu.SetDevice(d->dev);
+	d->ctx = d->dev;
 #endif
+	return tl_gpu.SetCurrent(d->ctx);
 }
 
 static int dev_open(const char *spec, struct dev *d)
 {
 	static const char *const names[] = TL_GPU_LIBS;
-	const struct tl_gpu_sym syms[] = {
-	    {TL_GPU("cuInit", "hipInit"), &gpu.Init, 0},
-	    {TL_GPU("cuDeviceGet", "hipDeviceGet"), &gpu.DeviceGet, 0},
-	    {TL_GPU("cuDeviceGetName", "hipDeviceGetName"), &gpu.DeviceGetName, 0},
-#if TL_WITH_CUDA
-	    {"cuDevicePrimaryCtxRetain", &gpu.PrimaryCtxRetain, 0},
-	    {"cuDevicePrimaryCtxRelease_v2", &gpu.PrimaryCtxRelease, 0},
-	    {"cuCtxSetCurrent", &gpu.CtxSetCurrent, 0},
-#else
-	    {"hipSetDevice", &gpu.SetDevice, 0},
-#endif
-	    {TL_GPU("cuCtxSynchronize", "hipDeviceSynchronize"), &gpu.Synchronize, 0},
-	    {TL_GPU("cuMemAlloc_v2", "hipMalloc"), &gpu.MemAlloc, 0},
-	    {TL_GPU("cuMemFree_v2", "hipFree"), &gpu.MemFree, 0},
-	    {TL_GPU("cuMemcpyHtoD_v2", "hipMemcpyHtoD"), &gpu.MemcpyHtoD, 0},
-	    {TL_GPU("cuMemcpyDtoH_v2", "hipMemcpyDtoH"), &gpu.MemcpyDtoH, 0},
-	};
 	const char *which = NULL, *missing;
 	int ordinal = 0;
 	tl_gpu_rc rc;
@@ -80,27 +43,27 @@ static int dev_open(const char *spec, struct dev *d)
 			TL_GPU("no NVIDIA driver", "no HIP runtime"));
 		return 4;
 	}
-	missing = tl_gpu_bind(d->lib, syms, sizeof(syms) / sizeof(syms[0]));
+	missing = tl_gpu_bind(d->lib, tl_gpu_syms, sizeof(tl_gpu_syms) / sizeof(tl_gpu_syms[0]));
 	if (missing) {
 		fprintf(stderr, "client: %s lacks %s, which this client uses\n", which, missing);
 		dlclose(d->lib);
 		return 3;
 	}
-	rc = gpu.Init(0);
+	rc = tl_gpu.Init(0);
 	if (rc != TL_GPU_OK) {
 		fprintf(stderr, "client: no %s device: %s failed, no usable %s GPU (error %d)\n",
 			TL_GPU_NAME, TL_GPU("cuInit", "hipInit"), TL_GPU_VENDOR, (int)rc);
 		dlclose(d->lib);
 		return 4;
 	}
-	rc = gpu.DeviceGet(&d->dev, ordinal);
+	rc = tl_gpu.DeviceGet(&d->dev, ordinal);
 	if (rc != TL_GPU_OK) {
 		fprintf(stderr, "client: no %s device %d (error %d)\n", TL_GPU_NAME, ordinal,
 			(int)rc);
 		dlclose(d->lib);
 		return 4;
 	}
-	gpu.DeviceGetName(d->name, (int)sizeof(d->name), d->dev);
+	tl_gpu.DeviceGetName(d->name, (int)sizeof(d->name), d->dev);
 	rc = dev_use(d);
 	if (rc != TL_GPU_OK) {
 		fprintf(stderr, "client: cannot use %s device %d (%d)\n", TL_GPU_NAME, ordinal,
@@ -114,7 +77,7 @@ static int dev_open(const char *spec, struct dev *d)
 static void dev_close(struct dev *d)
 {
 #if TL_WITH_CUDA
-	gpu.PrimaryCtxRelease(d->dev);
+	tl_gpu.PrimaryCtxRelease(d->dev);
 #endif
 	dlclose(d->lib);
 }
@@ -128,16 +91,16 @@ static TL(queue) queue_of(struct dev *d)
 static int dev_upload(struct dev *d, const void *host, size_t bytes, TL(mem) * out)
 {
 	tl_gpu_ptr p = 0;
-	tl_gpu_rc rc = gpu.MemAlloc(&p, bytes);
+	tl_gpu_rc rc = tl_gpu.MemAlloc(&p, bytes);
 
 	(void)d;
 	if (rc == TL_GPU_OK)
-		rc = gpu.MemcpyHtoD(p, host, bytes);
+		rc = tl_gpu.MemcpyHtoD(p, (void *)host, bytes); /* HIP: not const */
 	if (rc != TL_GPU_OK) {
 		fprintf(stderr, "client: cannot allocate or write %zu bytes (%d)\n", bytes,
 			(int)rc);
 		if (p)
-			gpu.MemFree(p);
+			tl_gpu.MemFree(p);
 		return 3;
 	}
 	*out = (TL(mem))(uintptr_t)p;
@@ -147,7 +110,7 @@ static int dev_upload(struct dev *d, const void *host, size_t bytes, TL(mem) * o
 static int dev_download(struct dev *d, TL(mem) m, void *host, size_t bytes)
 {
 	(void)d;
-	if (gpu.MemcpyDtoH(host, (tl_gpu_ptr)(uintptr_t)m, bytes) != TL_GPU_OK) {
+	if (tl_gpu.MemcpyDtoH(host, (tl_gpu_ptr)(uintptr_t)m, bytes) != TL_GPU_OK) {
 		fprintf(stderr, "client: cannot read the result\n");
 		return 3;
 	}
@@ -157,11 +120,11 @@ static int dev_download(struct dev *d, TL(mem) m, void *host, size_t bytes)
 static int dev_finish(struct dev *d)
 {
 	(void)d;
-	return gpu.Synchronize() == TL_GPU_OK ? 0 : 3;
+	return tl_gpu.Synchronize() == TL_GPU_OK ? 0 : 3;
 }
 
 static void dev_free(TL(mem) m)
 {
 	if (m)
-		gpu.MemFree((tl_gpu_ptr)(uintptr_t)m);
+		tl_gpu.MemFree((tl_gpu_ptr)(uintptr_t)m);
 }

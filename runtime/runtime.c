@@ -23,8 +23,10 @@
 
 #include "select.c"
 #include "abi.c"
+#include "elem.h"
 
 #if TL_WITH_CUDA || TL_WITH_HIP
+#define TL_GPU_USER TL_GPU_LIB
 #include "gpu.h"
 #else
 #ifndef CL_TARGET_OPENCL_VERSION
@@ -121,24 +123,6 @@ TL_UP(API) int TL(problem_find)(const char *name)
 		if (strcmp(tl_types[k].info.name, name) == 0)
 			return k;
 	return -1;
-}
-
-/* Bytes of one element in memory (abi.c has those of a value, in the
- * GlobalSplitU workspace). */
-static size_t tl_elem_bytes(char t)
-{
-	switch (t) {
-	case 'd':
-	case 'c':
-		return 8;
-	case 'z':
-		return 16;
-	case 'h':
-	case 'b':
-		return 2;
-	default:
-		return 4;
-	}
 }
 
 /* One call's problem: sizes and strides by index id. */
@@ -304,109 +288,6 @@ static TL_STATUS tl_problem_make(const struct tl_type *T, const size_t *sizes, c
 }
 
 /* ---- empty problems ---------------------------------------------------------- */
-
-/* fp16 and bf16 values, as the kernels store them */
-static float tl_half_float(uint16_t h)
-{
-	int e = (h >> 10) & 31, m = h & 1023;
-	float v = e == 0 ? ldexpf((float)m, -24)
-		  : e == 31 ? (m ? NAN : INFINITY)
-			    : ldexpf((float)(m | 1024), e - 25);
-
-	return h & 0x8000 ? -v : v;
-}
-
-static uint16_t tl_float_half(float f)
-{
-	uint32_t x, a;
-	uint16_t sign;
-	float fa = fabsf(f);
-
-	memcpy(&x, &f, sizeof(x));
-	sign = (uint16_t)((x >> 16) & 0x8000);
-	a = x & 0x7fffffffu;
-	if (a > 0x7f800000u)
-		return (uint16_t)(sign | 0x7e00); /* a quiet NaN */
-	if (a >= 0x477ff000u)
-		return (uint16_t)(sign | 0x7c00); /* 65520 and up round to infinity */
-	if (a < 0x38800000u)	  /* below 2^-14: a multiple of 2^-24, to nearest even */
-		return (uint16_t)(sign | (uint16_t)lrintf(fa * 16777216.0f));
-	a += 0xfffu + ((a >> 13) & 1); /* round the mantissa to 10 bits, to nearest even */
-	return (uint16_t)(sign | ((a - 0x38000000u) >> 13));
-}
-
-static float tl_bf16_float(uint16_t b)
-{
-	uint32_t x = (uint32_t)b << 16;
-	float f;
-
-	memcpy(&f, &x, sizeof(f));
-	return f;
-}
-
-static uint16_t tl_float_bf16(float f)
-{
-	uint32_t x;
-
-	memcpy(&x, &f, sizeof(x));
-	if ((x & 0x7fffffffu) > 0x7f800000u)
-		return (uint16_t)((x >> 16) | 0x40); /* a quiet NaN */
-	return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1)) >> 16);
-}
-
-/* Element off of an array of type t, as (re, im), and back (rounded). */
-static void tl_elem_get(char t, const void *buf, int64_t off, double *re, double *im)
-{
-	*im = 0;
-	switch (t) {
-	case 's':
-		*re = ((const float *)buf)[off];
-		break;
-	case 'd':
-		*re = ((const double *)buf)[off];
-		break;
-	case 'c':
-		*re = ((const float *)buf)[2 * off];
-		*im = ((const float *)buf)[2 * off + 1];
-		break;
-	case 'z':
-		*re = ((const double *)buf)[2 * off];
-		*im = ((const double *)buf)[2 * off + 1];
-		break;
-	case 'h':
-		*re = tl_half_float(((const uint16_t *)buf)[off]);
-		break;
-	default:
-		*re = tl_bf16_float(((const uint16_t *)buf)[off]);
-		break;
-	}
-}
-
-static void tl_elem_set(char t, void *buf, int64_t off, double re, double im)
-{
-	switch (t) {
-	case 's':
-		((float *)buf)[off] = (float)re;
-		break;
-	case 'd':
-		((double *)buf)[off] = re;
-		break;
-	case 'c':
-		((float *)buf)[2 * off] = (float)re;
-		((float *)buf)[2 * off + 1] = (float)im;
-		break;
-	case 'z':
-		((double *)buf)[2 * off] = re;
-		((double *)buf)[2 * off + 1] = im;
-		break;
-	case 'h':
-		((uint16_t *)buf)[off] = tl_float_half((float)re);
-		break;
-	default:
-		((uint16_t *)buf)[off] = tl_float_bf16((float)re);
-		break;
-	}
-}
 
 /* C = beta * C over C's elements in buf (p->extent_c elements laid out by
  * C's strides; the offsets between them are left as they are).  beta NULL

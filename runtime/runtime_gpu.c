@@ -20,102 +20,10 @@
 #error "tcx export-lib wrote this library without CUDA-dialect kernels (tcx had no CUDA template)"
 #endif
 
-/* What modules are loaded in: CUDA a context, HIP the device. */
-#if TL_WITH_CUDA
-typedef CUcontext tl_gpu_ctx;
-#else
-typedef int tl_gpu_ctx;
-#endif
-
-/* The entry points used, resolved with dlsym. */
-struct tl_gpu_api {
-	int tried_gpu, tried_rtc;
-	void *gpu, *rtc;
-	tl_gpu_rc (*Init)(unsigned int);
-	tl_gpu_rc (*Current)(tl_gpu_ctx *);	 /* cuCtxGetCurrent, hipGetDevice */
-	tl_gpu_rc (*CtxGetDevice)(tl_gpu_dev *); /* CUDA only */
-	tl_gpu_rc (*DeviceGetName)(char *, int, tl_gpu_dev);
-	tl_gpu_rc (*ModuleLoadData)(tl_gpu_module *, const void *);
-	tl_gpu_rc (*ModuleUnload)(tl_gpu_module);
-	tl_gpu_rc (*ModuleGetFunction)(tl_gpu_function *, tl_gpu_module, const char *);
-	tl_gpu_rc (*LaunchKernel)(tl_gpu_function, unsigned, unsigned, unsigned, unsigned,
-				  unsigned, unsigned, unsigned, tl_gpu_stream, void **, void **);
-	tl_gpu_rc (*MemAllocAsync)(tl_gpu_ptr *, size_t, tl_gpu_stream);
-	tl_gpu_rc (*MemFreeAsync)(tl_gpu_ptr, tl_gpu_stream);
-	/* C through the host, for an empty sum (runtime.c, tl_empty) */
-	tl_gpu_rc (*MemcpyDtoHAsync)(void *, tl_gpu_ptr, size_t, tl_gpu_stream);
-	tl_gpu_rc (*MemcpyHtoDAsync)(tl_gpu_ptr, const void *, size_t, tl_gpu_stream);
-	tl_gpu_rc (*StreamSynchronize)(tl_gpu_stream);
-#if TL_WITH_CUDA
-	CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
-	CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
-	CUresult (*GetErrorString)(CUresult, const char **);
-#else
-	hipError_t (*RuntimeGetVersion)(int *);
-	hipError_t (*GetDeviceProperties)(hipDeviceProp_t *, int);
-	const char *(*GetErrorString)(hipError_t);
-#endif
-	tl_rtc_rc (*CreateProgram)(tl_rtc_prog *, const char *, const char *, int,
-				   const char *const *, const char *const *);
-	tl_rtc_rc (*CompileProgram)(tl_rtc_prog, int, const char *const *);
-	tl_rtc_rc (*GetProgramLogSize)(tl_rtc_prog, size_t *);
-	tl_rtc_rc (*GetProgramLog)(tl_rtc_prog, char *);
-	tl_rtc_rc (*GetCodeSize)(tl_rtc_prog, size_t *); /* a cubin, a code object */
-	tl_rtc_rc (*GetCode)(tl_rtc_prog, char *);
-	tl_rtc_rc (*GetPTXSize)(tl_rtc_prog, size_t *); /* CUDA only */
-	tl_rtc_rc (*GetPTX)(tl_rtc_prog, char *);
-	tl_rtc_rc (*DestroyProgram)(tl_rtc_prog *);
-	tl_rtc_rc (*GetNumSupportedArchs)(int *); /* CUDA only */
-	tl_rtc_rc (*GetSupportedArchs)(int *);
-	tl_rtc_rc (*Version)(int *, int *); /* CUDA only */
-};
-
-static struct tl_gpu_api tl_gpu;
+/* The libraries, loaded once (tl_lock held), and why they did not load. */
+static void *tl_gpu_lib, *tl_rtc_lib;
+static int tl_gpu_tried, tl_rtc_tried;
 static char tl_gpu_why[512];
-
-/* Loads the compiler (no GPU needed); with tl_lock held. */
-static TL_STATUS tl_rtc_load(void)
-{
-	static const char *const names[] = TL_RTC_LIBS;
-	const struct tl_gpu_sym syms[] = {
-	    {TL_GPU("nvrtcCreateProgram", "hiprtcCreateProgram"), &tl_gpu.CreateProgram, 0},
-	    {TL_GPU("nvrtcCompileProgram", "hiprtcCompileProgram"), &tl_gpu.CompileProgram, 0},
-	    {TL_GPU("nvrtcGetProgramLogSize", "hiprtcGetProgramLogSize"),
-	     &tl_gpu.GetProgramLogSize, 0},
-	    {TL_GPU("nvrtcGetProgramLog", "hiprtcGetProgramLog"), &tl_gpu.GetProgramLog, 0},
-	    {TL_GPU("nvrtcDestroyProgram", "hiprtcDestroyProgram"), &tl_gpu.DestroyProgram, 0},
-	    {TL_GPU("nvrtcGetCUBINSize", "hiprtcGetCodeSize"), &tl_gpu.GetCodeSize,
-	     TL_GPU(1, 0)},
-	    {TL_GPU("nvrtcGetCUBIN", "hiprtcGetCode"), &tl_gpu.GetCode, TL_GPU(1, 0)},
-	    {TL_GPU("nvrtcGetPTXSize", NULL), &tl_gpu.GetPTXSize, 0},
-	    {TL_GPU("nvrtcGetPTX", NULL), &tl_gpu.GetPTX, 0},
-	    {TL_GPU("nvrtcGetNumSupportedArchs", NULL), &tl_gpu.GetNumSupportedArchs, 1},
-	    {TL_GPU("nvrtcGetSupportedArchs", NULL), &tl_gpu.GetSupportedArchs, 1},
-	    {TL_GPU("nvrtcVersion", NULL), &tl_gpu.Version, 1},
-	};
-	const char *which = NULL, *missing;
-	void *h;
-
-	if (tl_gpu.rtc)
-		return TL_UP(OK);
-	if (tl_gpu.tried_rtc)
-		return TL_UP(EDEVICE);
-	tl_gpu.tried_rtc = 1;
-	h = tl_gpu_open(names, &which);
-	if (!h) {
-		snprintf(tl_gpu_why, sizeof(tl_gpu_why), "%s not found (tried %s and others)",
-			 TL_RTC_NAME, names[0]);
-		return TL_UP(EDEVICE);
-	}
-	missing = tl_gpu_bind(h, syms, sizeof(syms) / sizeof(syms[0]));
-	if (missing) {
-		snprintf(tl_gpu_why, sizeof(tl_gpu_why), "%s lacks %s", which, missing);
-		dlclose(h);
-		return TL_UP(EDEVICE);
-	}
-	tl_gpu.rtc = h;
-	return TL_UP(OK);
-}
 
 static const char *tl_gpu_error(tl_gpu_rc rc)
 {
@@ -131,124 +39,67 @@ static const char *tl_gpu_error(tl_gpu_rc rc)
 	return s ? s : TL_GPU_NAME " error";
 }
 
-/* Loads the runtime; with tl_lock held. */
-static TL_STATUS tl_gpu_load(void)
+/* Loads the runtime's or (rtc) the compiler's library and its entry
+ * points, with tl_lock held. */
+static TL_STATUS tl_gpu_need(int rtc)
 {
-	static const char *const names[] = TL_GPU_LIBS;
-	const struct tl_gpu_sym syms[] = {
-	    {TL_GPU("cuInit", "hipInit"), &tl_gpu.Init, 0},
-	    {TL_GPU("cuCtxGetCurrent", "hipGetDevice"), &tl_gpu.Current, 0},
-	    {TL_GPU("cuCtxGetDevice", NULL), &tl_gpu.CtxGetDevice, 0},
-	    {TL_GPU("cuDeviceGetName", "hipDeviceGetName"), &tl_gpu.DeviceGetName, 0},
-	    {TL_GPU("cuModuleLoadData", "hipModuleLoadData"), &tl_gpu.ModuleLoadData, 0},
-	    {TL_GPU("cuModuleUnload", "hipModuleUnload"), &tl_gpu.ModuleUnload, 0},
-	    {TL_GPU("cuModuleGetFunction", "hipModuleGetFunction"), &tl_gpu.ModuleGetFunction, 0},
-	    {TL_GPU("cuLaunchKernel", "hipModuleLaunchKernel"), &tl_gpu.LaunchKernel, 0},
-	    {TL_GPU("cuMemAllocAsync", "hipMallocAsync"), &tl_gpu.MemAllocAsync, 0},
-	    {TL_GPU("cuMemFreeAsync", "hipFreeAsync"), &tl_gpu.MemFreeAsync, 0},
-	    {TL_GPU("cuMemcpyDtoHAsync_v2", "hipMemcpyDtoHAsync"), &tl_gpu.MemcpyDtoHAsync, 0},
-	    {TL_GPU("cuMemcpyHtoDAsync_v2", "hipMemcpyHtoDAsync"), &tl_gpu.MemcpyHtoDAsync, 0},
-	    {TL_GPU("cuStreamSynchronize", "hipStreamSynchronize"), &tl_gpu.StreamSynchronize, 0},
-#if TL_WITH_CUDA
-	    {"cuDeviceGetAttribute", &tl_gpu.DeviceGetAttribute, 0},
-	    {"cuFuncSetAttribute", &tl_gpu.FuncSetAttribute, 0},
-#else
-	    {"hipRuntimeGetVersion", &tl_gpu.RuntimeGetVersion, 0},
-	    {"hipGetDeviceProperties", &tl_gpu.GetDeviceProperties, 0},
-#endif
-	    {TL_GPU("cuGetErrorString", "hipGetErrorString"), &tl_gpu.GetErrorString, 0},
-	};
+	static const char *const gpu_names[] = TL_GPU_LIBS, *const rtc_names[] = TL_RTC_LIBS;
+	const char *const *names = rtc ? rtc_names : gpu_names;
 	const char *which = NULL, *missing;
+	void **lib = rtc ? &tl_rtc_lib : &tl_gpu_lib;
+	int *tried = rtc ? &tl_rtc_tried : &tl_gpu_tried;
 	tl_gpu_rc rc;
-	void *h;
 
-	if (tl_gpu.gpu)
+	if (*lib)
 		return TL_UP(OK);
-	if (tl_gpu.tried_gpu)
+	if (*tried)
 		return TL_UP(EDEVICE);
-	tl_gpu.tried_gpu = 1;
-	h = tl_gpu_open(names, &which);
-	if (!h) {
-		snprintf(tl_gpu_why, sizeof(tl_gpu_why), "%s not found (%s)", names[0],
-			 TL_GPU("no NVIDIA driver", "no HIP runtime"));
+	*tried = 1;
+	*lib = tl_gpu_open(names, &which);
+	if (!*lib) {
+		if (rtc)
+			snprintf(tl_gpu_why, sizeof(tl_gpu_why), "%s not found (tried %s and others)",
+				 TL_RTC_NAME, names[0]);
+		else
+			snprintf(tl_gpu_why, sizeof(tl_gpu_why), "%s not found (%s)", names[0],
+				 TL_GPU("no NVIDIA driver", "no HIP runtime"));
 		return TL_UP(EDEVICE);
 	}
-	missing = tl_gpu_bind(h, syms, sizeof(syms) / sizeof(syms[0]));
-	if (missing) {
+	missing = rtc ? tl_gpu_bind(*lib, tl_rtc_syms, sizeof(tl_rtc_syms) / sizeof(tl_rtc_syms[0]))
+		      : tl_gpu_bind(*lib, tl_gpu_syms, sizeof(tl_gpu_syms) / sizeof(tl_gpu_syms[0]));
+	if (missing)
 		snprintf(tl_gpu_why, sizeof(tl_gpu_why), "%s lacks %s", which, missing);
-		dlclose(h);
-		return TL_UP(EDEVICE);
-	}
 #if TL_WITH_HIP
-	{
-		/* hipDeviceProp_t is the headers' */
-		int v = 0;
-
-		if (tl_gpu.RuntimeGetVersion(&v) == hipSuccess && v / 10000000 != HIP_VERSION_MAJOR) {
-			snprintf(tl_gpu_why, sizeof(tl_gpu_why),
-				 "%s is HIP %d.%d, but the library was built with the HIP %d "
-				 "headers",
-				 which, v / 10000000, v / 100000 % 100, HIP_VERSION_MAJOR);
-			dlclose(h);
-			return TL_UP(EDEVICE);
-		}
-	}
+	else if (!rtc && !tl_hip_release_ok(which, "the library", tl_gpu_why, sizeof(tl_gpu_why)))
+		missing = which;
 #endif
-	rc = tl_gpu.Init(0);
-	if (rc != TL_GPU_OK) {
+	else if (!rtc && (rc = tl_gpu.Init(0)) != TL_GPU_OK) {
 		snprintf(tl_gpu_why, sizeof(tl_gpu_why), "%s failed: no usable %s GPU (%s)",
 			 TL_GPU("cuInit", "hipInit"), TL_GPU_VENDOR, tl_gpu_error(rc));
-		dlclose(h);
+		missing = which;
+	}
+	if (missing) {
+		dlclose(*lib);
+		*lib = NULL;
 		return TL_UP(EDEVICE);
 	}
-	tl_gpu.gpu = h;
 	return TL_UP(OK);
 }
 
-/* The compiler's target for arch.  CUDA: sm_XY itself when NVRTC knows it,
- * else the newest virtual architecture NVRTC has (PTX, which the driver
- * compiles).  HIP: the target id as it is. */
-static void tl_rtc_target(const char *arch, char *target, size_t len, int *ptx)
-{
-	int want, n = 0, best = 0, known = 0, k, list[128], major = 0, minor = 0;
-
-	*ptx = 0;
-	snprintf(target, len, "%s", arch);
-	if (sscanf(arch, "sm_%d", &want) != 1 || !tl_gpu.GetNumSupportedArchs ||
-	    !tl_gpu.GetSupportedArchs || tl_gpu.GetNumSupportedArchs(&n) != TL_RTC_OK || n <= 0 ||
-	    n > 128 || tl_gpu.GetSupportedArchs(list) != TL_RTC_OK)
-		return;
-	for (k = 0; k < n; k++) {
-		known |= list[k] == want;
-		best = list[k] > best ? list[k] : best;
-	}
-	if (!known && want > best) {
-		snprintf(target, len, "compute_%d", best);
-		*ptx = 1;
-	}
-	/* Hopper: its own instructions (wgmma) need the sm_90a target, which
-	 * NVRTC has from CUDA 12; the code runs on sm_90 devices alone, which
-	 * is all this device is */
-	if (known && want == 90 && tl_gpu.Version && tl_gpu.Version(&major, &minor) == TL_RTC_OK &&
-	    major >= 12)
-		snprintf(target, len, "sm_90a");
-}
-
-/* Compiles kernel K (layout `generic`) for arch with NVRTC or hiprtc, with
- * tl_lock held; the cubin, PTX or code object in *bin, the caller's to
- * free. */
+/* Compiles kernel K (layout `generic`) for arch with NVRTC or hiprtc, as
+ * tcx compiles it, with tl_lock held; the cubin, PTX or code object in
+ * *bin, the caller's to free. */
 static TL_STATUS tl_rtc_compile(const struct tl_kernel *K, int generic, const char *arch,
 				char **bin, size_t *bin_len)
 {
-	static const char *const base[] = TL_GPU(TL_NVRTC_OPTIONS, TL_HIPRTC_OPTIONS);
+	static const char *const base[] = TL_RTC_OPTIONS;
 	const char *opts[8];
-	char target[256], archopt[300];
-	char *src;
-	size_t plen = K->prelude_len[1][generic], tlen = sizeof(tl_template_cuda), n = 0;
-	int nopt = 0, ptx, k;
-	tl_rtc_prog prog = NULL;
+	char target[256], archopt[300], *src, *log = NULL;
+	size_t plen = K->prelude_len[1][generic], tlen = sizeof(tl_template_cuda), head;
+	int nopt = 0, ptx = 0, k;
+	enum tl_rtc_step step;
 	tl_rtc_rc rc;
-	TL_STATUS st = tl_rtc_load();
+	TL_STATUS st = tl_gpu_need(1);
 
 	*bin = NULL;
 	if (st) {
@@ -259,9 +110,12 @@ static TL_STATUS tl_rtc_compile(const struct tl_kernel *K, int generic, const ch
 		tl_set_error_locked("kernel %s has no CUDA-dialect variant", K->name);
 		return TL_UP(EUNSUPPORTED);
 	}
-	tl_rtc_target(arch, target, sizeof(target), &ptx);
-	snprintf(archopt, sizeof(archopt), TL_GPU("--gpu-architecture=%s", "--offload-arch=%s"),
-		 target);
+#if TL_WITH_CUDA
+	tl_rtc_target(arch, target, sizeof(target), &ptx); /* an old arch: NVRTC says why */
+#else
+	snprintf(target, sizeof(target), "%s", arch);
+#endif
+	snprintf(archopt, sizeof(archopt), TL_RTC_ARCH_OPTION, target);
 	opts[nopt++] = archopt;
 	for (k = 0; k < (int)(sizeof(base) / sizeof(base[0])) && nopt < 8; k++)
 		opts[nopt++] = base[k];
@@ -271,45 +125,22 @@ static TL_STATUS tl_rtc_compile(const struct tl_kernel *K, int generic, const ch
 	memcpy(src, K->prelude[1][generic], plen);
 	memcpy(src + plen, tl_template_cuda, tlen);
 	src[plen + tlen] = '\0';
-	rc = tl_gpu.CreateProgram(&prog, src, "tcx_kernel.cu", 0, NULL, NULL);
-	if (rc == TL_RTC_OK)
-		rc = tl_gpu.CompileProgram(prog, nopt, opts);
+	step = tl_rtc_build(src, opts, nopt, ptx, bin, bin_len, &log, &rc);
 	free(src);
-	if (rc != TL_RTC_OK) {
-		size_t head = (size_t)snprintf(tl_error, sizeof(tl_error),
-					       "kernel %s does not compile for %s (%s %d):\n",
-					       K->name, target, TL_RTC_NAME, (int)rc);
-
-		if (prog && head < sizeof(tl_error) &&
-		    tl_gpu.GetProgramLogSize(prog, &n) == TL_RTC_OK &&
-		    n < sizeof(tl_error) - head)
-			tl_gpu.GetProgramLog(prog, tl_error + head);
-		if (prog)
-			tl_gpu.DestroyProgram(&prog);
-		return TL_UP(EBUILD);
-	}
-	if (!ptx && tl_gpu.GetCodeSize && tl_gpu.GetCode)
-		rc = tl_gpu.GetCodeSize(prog, &n);
-	else
-		rc = tl_gpu.GetPTXSize(prog, &n);
-	if (rc == TL_RTC_OK) {
-		*bin = malloc(n ? n : 1);
-		if (!*bin) {
-			tl_gpu.DestroyProgram(&prog);
-			return TL_UP(ENOMEM);
-		}
-		rc = !ptx && tl_gpu.GetCode ? tl_gpu.GetCode(prog, *bin) : tl_gpu.GetPTX(prog, *bin);
-	}
-	tl_gpu.DestroyProgram(&prog);
-	if (rc != TL_RTC_OK) {
-		free(*bin);
-		*bin = NULL;
+	if (step == TL_RTC_CREATE || step == TL_RTC_COMPILE) {
+		head = (size_t)snprintf(tl_error, sizeof(tl_error),
+					"kernel %s does not compile for %s (%s %d):\n", K->name,
+					target, TL_RTC_NAME, (int)rc);
+		if (log && head < sizeof(tl_error) && strlen(log) + 1 < sizeof(tl_error) - head)
+			strcpy(tl_error + head, log);
+	} else if (step != TL_RTC_BUILT && step != TL_RTC_NOMEM) {
 		tl_set_error_locked("cannot read the code %s compiled for %s", TL_RTC_NAME,
 				    K->name);
-		return TL_UP(EBUILD);
 	}
-	*bin_len = n;
-	return TL_UP(OK);
+	free(log);
+	return step == TL_RTC_BUILT  ? TL_UP(OK)
+	       : step == TL_RTC_NOMEM ? TL_UP(ENOMEM)
+				      : TL_UP(EBUILD);
 }
 
 /* A device the library has seen (target: what the compiler is given), and
@@ -340,28 +171,7 @@ static void tl_gpu_describe(struct tl_gpu_device *d)
 	tl_gpu.DeviceGetName(d->ident.name, (int)sizeof(d->ident.name), d->dev);
 	tl_squeeze(d->ident.name);
 	snprintf(d->ident.vendor, sizeof(d->ident.vendor), "%s", TL_GPU_VENDOR);
-#if TL_WITH_CUDA
-	{
-		int ma = 0, mi = 0;
-
-		tl_gpu.DeviceGetAttribute(&ma, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->dev);
-		tl_gpu.DeviceGetAttribute(&mi, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->dev);
-		snprintf(d->ident.arch, sizeof(d->ident.arch), "sm_%d%d", ma, mi);
-		snprintf(d->target, sizeof(d->target), "%s", d->ident.arch);
-	}
-#else
-	{
-		/* the target id, "gfx90a:sramecc+:xnack-"; the architecture is its
-		 * processor, as tcx names it */
-		hipDeviceProp_t *props = calloc(1, sizeof(*props));
-
-		if (props && tl_gpu.GetDeviceProperties(props, d->dev) == hipSuccess)
-			snprintf(d->target, sizeof(d->target), "%s", props->gcnArchName);
-		free(props);
-		snprintf(d->ident.arch, sizeof(d->ident.arch), "%.*s",
-			 (int)strcspn(d->target, ":"), d->target);
-	}
-#endif
+	tl_gpu_arch(d->dev, d->ident.arch, sizeof(d->ident.arch), d->target, sizeof(d->target));
 }
 
 /* The calling thread's context (CUDA) or device (HIP) and its device. */
@@ -373,13 +183,13 @@ static TL_STATUS tl_gpu_current(tl_gpu_ctx *ctx, struct tl_gpu_device **out)
 	TL_STATUS st;
 
 	pthread_mutex_lock(&tl_lock);
-	st = tl_gpu_load();
+	st = tl_gpu_need(0);
 	if (st) {
 		tl_set_error_locked("%s", tl_gpu_why);
 		pthread_mutex_unlock(&tl_lock);
 		return st;
 	}
-	rc = tl_gpu.Current(ctx);
+	rc = tl_gpu.GetCurrent(ctx);
 #if TL_WITH_CUDA
 	if (rc == CUDA_SUCCESS && !*ctx)
 		rc = CUDA_ERROR_INVALID_CONTEXT;

@@ -394,7 +394,7 @@ enum tcx_status device_build(struct device *dev, const char *src, size_t len, co
 			return tcx_fail(err, TCX_ENOMEM, "out of memory");
 		pthread_mutex_init(&b->cache->lock, NULL);
 	}
-	key = hash64(opts, strlen(opts), hash64(src, len, 0));
+	key = common_hash64(opts, strlen(opts), common_hash64(src, len, 0));
 	pthread_mutex_lock(&b->cache->lock);
 	for (e = b->cache->head; e; e = e->next)
 		if (e->key == key && e->len == len && memcmp(e->src, src, len) == 0 &&
@@ -408,7 +408,7 @@ enum tcx_status device_build(struct device *dev, const char *src, size_t len, co
 
 	use_disk = !b->no_disk_cache && b->ops->binary && b->ops->build_binary &&
 		   !kcache_disabled_by_env() && tcx_cache_path("kernels", &dir, NULL) == TCX_OK;
-	t0 = now_seconds();
+	t0 = common_now_seconds();
 	if (use_disk) {
 		kcache_key_make(device_info_of(dev), src, len, opts, &kk);
 		prog = disk_cache_load(dev, strbuf_str(&dir), &kk);
@@ -418,7 +418,7 @@ enum tcx_status device_build(struct device *dev, const char *src, size_t len, co
 		st = b->ops->build(dev, src, len, opts, &prog, err);
 		if (st) {
 			if (compile_s)
-				*compile_s = now_seconds() - t0;
+				*compile_s = common_now_seconds() - t0;
 			if (prog && log)
 				strbuf_adds(log, b->ops->build_log(prog));
 			if (prog)
@@ -428,7 +428,7 @@ enum tcx_status device_build(struct device *dev, const char *src, size_t len, co
 		}
 	}
 	if (compile_s)
-		*compile_s = now_seconds() - t0;
+		*compile_s = common_now_seconds() - t0;
 	if (use_disk && !from_disk)
 		disk_cache_store(dev, strbuf_str(&dir), &kk, prog);
 	strbuf_release(&dir);
@@ -530,10 +530,15 @@ enum tcx_status device_launch(struct device *dev, struct program *prog, const st
 	if (!b->ops->launch)
 		return tcx_fail(err, TCX_EUNSUPPORTED, "device '%s' cannot launch kernels",
 				device_info_of(dev)->id);
+	/* what every backend would refuse alike */
+	if (!prog || !l)
+		return tcx_fail(err, TCX_EINVAL, "a launch without a program");
+	if (l->nargs < 0 || l->nargs > LAUNCH_MAX_ARGS)
+		return tcx_fail(err, TCX_EINVAL, "a launch with %d arguments", l->nargs);
 	if (fault_hit(FAULT_LAUNCH))
 		return tcx_fail(err, TCX_ELAUNCH,
 				"kernel '%s' failed on '%s' (injected by TCX_FAULT)",
-				l && l->kernel ? l->kernel : "?", device_info_of(dev)->id);
+				l->kernel ? l->kernel : "?", device_info_of(dev)->id);
 	hang = fault_hit(FAULT_LAUNCH_HANG);
 	if (b->wd || hang)
 		return watchdog_launch(b->wd, dev, b->ops, prog, l, hang, event_ms, err);

@@ -26,39 +26,6 @@ enum tcx_status tcx_cache_path(const char *sub, struct strbuf *out, struct tcx_e
 	return strbuf_status(out, err);
 }
 
-enum tcx_status make_dirs(const char *dir, struct tcx_error *err)
-{
-	char *d = strdup(dir), *p;
-	enum tcx_status st = TCX_OK;
-	struct stat sb;
-
-	if (!d)
-		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	for (p = d + 1;; p++) {
-		char c = *p;
-
-		if (c != '/' && c != '\0')
-			continue;
-		*p = '\0';
-		if (mkdir(d, 0777) != 0 && errno != EEXIST) {
-			st = tcx_fail(err, TCX_EIO, "cannot create directory '%s': %s", d,
-				      strerror(errno));
-			goto out_free_d;
-		}
-		if (stat(d, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-			st = tcx_fail(err, TCX_EIO, "cannot create directory '%s': %s", d,
-				      strerror(ENOTDIR));
-			goto out_free_d;
-		}
-		*p = c;
-		if (c == '\0')
-			break;
-	}
-out_free_d:
-	free(d);
-	return st;
-}
-
 bool kcache_disabled_by_env(void)
 {
 	const char *v = getenv("TCX_NO_KERNEL_CACHE");
@@ -75,8 +42,8 @@ static uint64_t feed(uint64_t h, const void *data, size_t len)
 
 	for (int k = 0; k < 8; k++)
 		lenb[k] = (unsigned char)(n >> (8 * k));
-	h = hash64(lenb, 8, h);
-	return hash64(data, len, h);
+	h = common_hash64(lenb, 8, h);
+	return common_hash64(data, len, h);
 }
 
 static uint64_t key_half(const struct device_info *di, const char *src, size_t len,
@@ -174,7 +141,7 @@ static const char *entry_problem(const unsigned char *d, size_t n, const struct 
 		return "truncated binary";
 	if (blen < n - KCACHE_HEADER_SIZE)
 		return "trailing bytes";
-	if (hash64(d + KCACHE_HEADER_SIZE, (size_t)blen, 0) != get_u64(d + 40))
+	if (common_hash64(d + KCACHE_HEADER_SIZE, (size_t)blen, 0) != get_u64(d + 40))
 		return "checksum mismatch";
 	return NULL;
 }
@@ -216,7 +183,7 @@ enum tcx_status kcache_load(const char *dir, const struct kcache_key *k, unsigne
 					strbuf_str(&path), strerror(errno));
 		goto out_free_path;
 	}
-	st = read_file(strbuf_str(&path), &data, &n, err);
+	st = common_read_file(strbuf_str(&path), &data, &n, err);
 	if (st)
 		goto out_free_path;
 	why = entry_problem((const unsigned char *)data, n, k);
@@ -255,7 +222,7 @@ enum tcx_status kcache_store(const char *dir, const struct kcache_key *k, const 
 
 	if (!bin || len == 0 || (uint64_t)len > KCACHE_MAX_BINARY)
 		return tcx_fail(err, TCX_EINVAL, "kernel binary of %zu bytes not cached", len);
-	st = make_dirs(dir, err);
+	st = common_make_dirs(dir, err);
 	if (st)
 		return st;
 	kcache_entry_path(dir, k, &path);
@@ -268,7 +235,7 @@ enum tcx_status kcache_store(const char *dir, const struct kcache_key *k, const 
 	put_u32(head + 12, KCACHE_HEADER_SIZE);
 	memcpy(head + 16, k->b, 16);
 	put_u64(head + 32, (uint64_t)len);
-	put_u64(head + 40, hash64(bin, len, 0));
+	put_u64(head + 40, common_hash64(bin, len, 0));
 	st = atomic_file_open(&af, strbuf_str(&path), err);
 	if (st)
 		goto out_free_path;

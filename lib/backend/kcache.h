@@ -52,9 +52,6 @@ struct kcache_key {
  * when neither variable gives a place. */
 enum tcx_status tcx_cache_path(const char *sub, struct strbuf *out, struct tcx_error *err);
 
-/* mkdir -p. */
-enum tcx_status make_dirs(const char *dir, struct tcx_error *err);
-
 /* True when $TCX_NO_KERNEL_CACHE is set to anything but "" or "0". */
 bool kcache_disabled_by_env(void);
 

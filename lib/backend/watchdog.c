@@ -62,11 +62,11 @@ void watchdog_set_timeout(struct watchdog *wd, double timeout_s)
 
 static uint64_t shape_key(const struct program *prog, const struct launch *l)
 {
-	uint64_t h = hash64(&prog, sizeof(prog), 0);
+	uint64_t h = common_hash64(&prog, sizeof(prog), 0);
 
-	h = hash64(l->kernel, strlen(l->kernel), h);
-	h = hash64(l->global, sizeof(l->global), h);
-	h = hash64(l->local, sizeof(l->local), h);
+	h = common_hash64(l->kernel, strlen(l->kernel), h);
+	h = common_hash64(l->global, sizeof(l->global), h);
+	h = common_hash64(l->local, sizeof(l->local), h);
 	return h ? h : 1;
 }
 

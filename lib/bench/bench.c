@@ -71,7 +71,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-void median_ci(double *v, int n, double *median, double *lo, double *hi)
+void bench_median_ci(double *v, int n, double *median, double *lo, double *hi)
 {
 	int j, k;
 	double h;
@@ -125,8 +125,8 @@ static enum tcx_status make_sets(struct device *dev, const struct prepared *pr,
 		struct buffer **dst[3] = { &sets[k].c, &sets[k].a, &sets[k].b };
 
 		for (int t = 0; t < 3 && !st; t++) {
-			void *host = make_tensor(p, (enum tensor_role)t, INIT_RANDOM,
-						 o->seed + (uint64_t)k * 7919, err);
+			void *host = run_make_tensor(p, (enum tensor_role)t, INIT_RANDOM,
+						     o->seed + (uint64_t)k * 7919, err);
 
 			if (!host) {
 				st = err && err->code ? err->code : TCX_ENOMEM;
@@ -192,13 +192,13 @@ static enum tcx_status timed_launch(struct device *dev, const struct prepared *p
 				    const struct bench_opts *o, double *ev_ms, double *wall_ms,
 				    struct tcx_error *err)
 {
-	double t0 = now_seconds();
+	double t0 = common_now_seconds();
 	enum tcx_status st;
 
 	st = contract_launch(dev, pr, p, s->a, s->b, s->c, s->ws, o->alpha, o->beta, ev_ms, err);
 	if (!st)
 		st = device_finish(dev, err);
-	*wall_ms = (now_seconds() - t0) * 1e3;
+	*wall_ms = (common_now_seconds() - t0) * 1e3;
 	return st;
 }
 
@@ -220,8 +220,8 @@ static void summarise(struct timing *tm, const struct problem *p, bool events,
 
 	r->reps = tm->n;
 	r->timer = events ? "event" : "wall";
-	median_ci(other, tm->n, &omed, &olo, &ohi);
-	median_ci(v, tm->n, &med, &lo, &hi);
+	bench_median_ci(other, tm->n, &omed, &olo, &ohi);
+	bench_median_ci(v, tm->n, &med, &lo, &hi);
 	r->median_ms = med;
 	r->ci_lo_ms = lo;
 	r->ci_hi_ms = hi;
@@ -353,7 +353,7 @@ static enum tcx_status measure(struct device *dev, const struct prepared *const 
 		}
 		for (int i = 0; i < rep; i++)
 			q[i] = events ? tm[1].ev[i] / tm[0].ev[i] : tm[1].wall[i] / tm[0].wall[i];
-		median_ci(q, rep, &ratio[0], &ratio[1], &ratio[2]);
+		bench_median_ci(q, rep, &ratio[0], &ratio[1], &ratio[2]);
 		free(q);
 	}
 	for (int k = 0; k < nk; k++)

@@ -64,7 +64,7 @@ enum tcx_status bench_run(struct device *dev, const struct prepared *pr, const s
 /* The median and the 95% confidence interval of the median of n samples
  * (sorted in place), from order statistics: no assumption on the shape of
  * the distribution. */
-void median_ci(double *v, int n, double *median, double *lo, double *hi);
+void bench_median_ci(double *v, int n, double *median, double *lo, double *hi);
 
 /* A paired A/B comparison: launches of a and b interleaved so that drifts
  * of a shared machine hit both; the median ratio time(b)/time(a) with its

@@ -29,12 +29,12 @@ static int pow2_clamp(int v)
 static enum tcx_status timed(struct device *dev, struct program *prog, const struct launch *l,
 			     bool events, double *s, struct tcx_error *err)
 {
-	double t0 = now_seconds(), ev = 0;
+	double t0 = common_now_seconds(), ev = 0;
 	enum tcx_status st = device_launch(dev, prog, l, events ? &ev : NULL, err);
 
 	if (!st)
 		st = device_finish(dev, err);
-	*s = events ? ev * 1e-3 : now_seconds() - t0;
+	*s = events ? ev * 1e-3 : common_now_seconds() - t0;
 	return st;
 }
 
@@ -238,7 +238,7 @@ enum tcx_status peak_cache_store(const struct device_info *di, const struct peak
 	if (!st)
 		st = tcx_cache_path("", &dir, err);
 	if (!st)
-		st = make_dirs(strbuf_str(&dir), err);
+		st = common_make_dirs(strbuf_str(&dir), err);
 	if (!st) {
 		st = cache_read(strbuf_str(&path), &doc, err);
 		if (st == TCX_ECORRUPT) {

@@ -131,7 +131,7 @@ enum tcx_status bench_doc_load(const char *path, struct bench_doc *out, struct t
 	enum tcx_status st;
 
 	memset(out, 0, sizeof(*out));
-	st = read_file(path, &text, &len, err);
+	st = common_read_file(path, &text, &len, err);
 	if (st)
 		return st;
 	doc = json_loadb(text, len, 0, &je);
@@ -213,7 +213,7 @@ bool bench_threshold_parse(const char *s, double *out)
 	memcpy(buf, s, n + 1);
 	if (pct)
 		buf[n - 1] = '\0';
-	if (!parse_double(buf, &v) || !isfinite(v) || v < 0)
+	if (!common_parse_double(buf, &v) || !isfinite(v) || v < 0)
 		return false;
 	if (pct) {
 		if (v > 1000)

@@ -58,13 +58,13 @@ char *strbuf_detach(struct strbuf *sb);
 enum tcx_status strbuf_status(const struct strbuf *sb, struct tcx_error *err);
 
 /* Checked arithmetic on int64_t: return false on overflow. */
-bool mul_overflows_i64(int64_t a, int64_t b, int64_t *out);
-bool add_overflows_i64(int64_t a, int64_t b, int64_t *out);
+bool common_mul_overflows_i64(int64_t a, int64_t b, int64_t *out);
+bool common_add_overflows_i64(int64_t a, int64_t b, int64_t *out);
 
 /* Parses a whole decimal integer (optional sign); false on junk or overflow. */
-bool parse_i64(const char *s, int64_t *out);
+bool common_parse_i64(const char *s, int64_t *out);
 /* Parses a whole floating-point number; false on junk. */
-bool parse_double(const char *s, double *out);
+bool common_parse_double(const char *s, double *out);
 
 /* PCG32 (O'Neill, "PCG: A Family of Simple Fast Space-Efficient
  * Statistically Good Algorithms for Random Number Generation", 2014):
@@ -89,7 +89,9 @@ void tcx_log(enum tcx_log_level level, const char *fmt, ...) TCX_PRINTF(2, 3);
 bool tcx_log_enabled(enum tcx_log_level level);
 
 /* Reads a whole file into a NUL-terminated heap buffer (caller frees). */
-enum tcx_status read_file(const char *path, char **out, size_t *len, struct tcx_error *err);
+enum tcx_status common_read_file(const char *path, char **out, size_t *len, struct tcx_error *err);
+/* mkdir -p: creates dir and every missing directory above it. */
+enum tcx_status common_make_dirs(const char *dir, struct tcx_error *err);
 
 /* Atomic output: writes go to a temporary file beside `path`, which
  * atomic_file_commit renames over `path` after fsync; atomic_file_abort (or
@@ -127,14 +129,14 @@ void strbuf_add_cstring(struct strbuf *sb, const char *s);
 
 /* fp16 and bf16 conversions (round to nearest even), bit patterns in uint16_t. */
 float half_to_float(uint16_t h);
-uint16_t float_to_half(float f);
+uint16_t half_from_float(float f);
 float bf16_to_float(uint16_t b);
-uint16_t float_to_bf16(float f);
+uint16_t bf16_from_float(float f);
 
 /* FNV-1a 64-bit hash, for cache keys. */
-uint64_t hash64(const void *data, size_t len, uint64_t seed);
+uint64_t common_hash64(const void *data, size_t len, uint64_t seed);
 
 /* Seconds from a monotonic clock. */
-double now_seconds(void);
+double common_now_seconds(void);
 
 #endif /* TCX_COMMON_H */

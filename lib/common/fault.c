@@ -63,7 +63,7 @@ static void load(void)
 	loaded = true;
 	nrules = 0;
 	memset(counts, 0, sizeof(counts));
-	if (hang && parse_double(hang, &h) && h >= 0)
+	if (hang && common_parse_double(hang, &h) && h >= 0)
 		hang_s = h;
 	if (!spec)
 		return;

@@ -1,4 +1,4 @@
-/* util.c - checked arithmetic, number parsing, whole-file reads, atomic
+/* util.c - checked arithmetic, number parsing, whole-file reads, mkdir -p, atomic
  * output files, input text for generated code and the monotonic clock. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -15,17 +15,17 @@
 #include "common.h"
 #include "fault.h"
 
-bool mul_overflows_i64(int64_t a, int64_t b, int64_t *out)
+bool common_mul_overflows_i64(int64_t a, int64_t b, int64_t *out)
 {
 	return __builtin_mul_overflow(a, b, out);
 }
 
-bool add_overflows_i64(int64_t a, int64_t b, int64_t *out)
+bool common_add_overflows_i64(int64_t a, int64_t b, int64_t *out)
 {
 	return __builtin_add_overflow(a, b, out);
 }
 
-bool parse_i64(const char *s, int64_t *out)
+bool common_parse_i64(const char *s, int64_t *out)
 {
 	char *end;
 	long long v;
@@ -48,7 +48,7 @@ bool parse_i64(const char *s, int64_t *out)
 	return true;
 }
 
-bool parse_double(const char *s, double *out)
+bool common_parse_double(const char *s, double *out)
 {
 	char *end;
 	double v;
@@ -67,7 +67,7 @@ bool parse_double(const char *s, double *out)
 	return true;
 }
 
-enum tcx_status read_file(const char *path, char **out, size_t *len, struct tcx_error *err)
+enum tcx_status common_read_file(const char *path, char **out, size_t *len, struct tcx_error *err)
 {
 	FILE *fp;
 	char *buf = NULL, *p;
@@ -114,6 +114,39 @@ enum tcx_status read_file(const char *path, char **out, size_t *len, struct tcx_
 	if (len)
 		*len = n;
 	return TCX_OK;
+}
+
+enum tcx_status common_make_dirs(const char *dir, struct tcx_error *err)
+{
+	char *d = strdup(dir), *p;
+	enum tcx_status st = TCX_OK;
+	struct stat sb;
+
+	if (!d)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	for (p = d + 1;; p++) {
+		char c = *p;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*p = '\0';
+		if (mkdir(d, 0777) != 0 && errno != EEXIST) {
+			st = tcx_fail(err, TCX_EIO, "cannot create directory '%s': %s", d,
+				      strerror(errno));
+			goto out_free_d;
+		}
+		if (stat(d, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+			st = tcx_fail(err, TCX_EIO, "cannot create directory '%s': %s", d,
+				      strerror(ENOTDIR));
+			goto out_free_d;
+		}
+		*p = c;
+		if (c == '\0')
+			break;
+	}
+out_free_d:
+	free(d);
+	return st;
 }
 
 /* Temporary files still open, for removal from a signal handler.  Slots
@@ -197,7 +230,8 @@ static int link_unnamed(struct atomic_file *af, size_t n)
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fileno(af->fp));
 	for (int tries = 0; tries < 100; tries++) {
 		unsigned r = (unsigned)getpid() * 2654435761u ^
-			     (unsigned)(uint64_t)(now_seconds() * 1e9) ^ (counter++ * 40503u);
+			     (unsigned)(uint64_t)(common_now_seconds() * 1e9) ^
+			     (counter++ * 40503u);
 
 		snprintf(af->tmp, n + TMP_SUFFIX_MAX, "%s.tmp.%08x", af->path, r);
 		if (linkat(AT_FDCWD, proc, AT_FDCWD, af->tmp, AT_SYMLINK_FOLLOW) == 0) {
@@ -414,7 +448,7 @@ void strbuf_add_cstring(struct strbuf *sb, const char *s)
 	strbuf_addc(sb, '"');
 }
 
-double now_seconds(void)
+double common_now_seconds(void)
 {
 	struct timespec ts;
 

@@ -27,7 +27,7 @@ static void iso_date(char *buf, size_t len)
 	int64_t v;
 	struct tm tm;
 
-	if (sde && parse_i64(sde, &v))
+	if (sde && common_parse_i64(sde, &v))
 		now = (time_t)v;
 	gmtime_r(&now, &tm);
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);

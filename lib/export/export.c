@@ -28,7 +28,7 @@ static enum tcx_status template_text(const char *name, char **text, size_t *len,
 		enum tcx_status st;
 
 		strbuf_addf(&full, "%s/%s", dir, name);
-		st = read_file(strbuf_str(&full), text, len, err);
+		st = common_read_file(strbuf_str(&full), text, len, err);
 		strbuf_release(&full);
 		return st;
 	}
@@ -72,6 +72,7 @@ static const struct {
     {"select", false, "the library has a src/select.c of its own"},
     {"gpu", false, "the library has a src/gpu.h of its own"},
     {"abi", false, "the library has a src/abi.h and src/abi.c of its own"},
+    {"elem", false, "the library has a src/elem.h of its own"},
     /* CMake's reserved target names */
     {"all", false, "CMake reserves the target name"},
     {"clean", false, "CMake reserves the target name"},
@@ -906,10 +907,6 @@ static enum tcx_status write_config(const struct xlib *x, struct export_tree *tr
 		    "#define TL_HAVE_CUDA_KERNELS %d\n"
 		    "/* what tcx compiles its OpenCL kernels with */\n"
 		    "#define TL_OPENCL_OPTIONS \"%s\"\n"
-		    "/* and its CUDA kernels (NVRTC; the device's architecture is added) */\n"
-		    "#define TL_NVRTC_OPTIONS { \"-default-device\", \"--std=c++17\" }\n"
-		    "/* and with hiprtc (the device's target is added), as tcx's hip backend */\n"
-		    "#define TL_HIPRTC_OPTIONS { \"-std=c++17\" }\n"
 		    "\n#endif /* TL_CONFIG_H */\n",
 		    prefix, prefix, tcx_version(), prefix, prefix, prefix, up, x->tmpl[1] != NULL,
 		    plan_options(xlang[0]));
@@ -1079,6 +1076,8 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 			st = copy_kernel_file(tree, "common/abi.h", "src/abi.h", err);
 		if (!st)
 			st = copy_template(tree, "abi.c", "src/abi.c", tab, err);
+		if (!st)
+			st = copy_template(tree, "elem.h", "src/elem.h", tab, err);
 		if (!st)
 			st = copy_template(tree, "select.h", "src/select.h", tab, err);
 		if (!st)

@@ -330,7 +330,7 @@ static enum tcx_status old_files(struct export_tree *t, char ***out, int *n, str
 		free(path);
 		return TCX_OK;
 	}
-	st = read_file(path, &text, NULL, &e2);
+	st = common_read_file(path, &text, NULL, &e2);
 	if (st) {
 		st = tcx_fail(err, st, "%s", e2.msg);
 		free(path);

@@ -23,7 +23,7 @@ enum tcx_status kernel_source(const char *path, char **text, size_t *len, struct
 		enum tcx_status st;
 
 		strbuf_addf(&full, "%s/%s", dir, path);
-		st = read_file(strbuf_str(&full), text, len, err);
+		st = common_read_file(strbuf_str(&full), text, len, err);
 		strbuf_release(&full);
 		return st;
 	}
@@ -382,7 +382,7 @@ static enum tcx_status role_index(const struct tcx_contraction *c, const char *p
 	return TCX_OK;
 }
 
-/* The roles a solution chooses instead of classify's rules: the free index
+/* The roles a solution chooses instead of model_classify's rules: the free index
  * each operand's tiles run along, then D0 and D1 by the same rule (the one
  * with the shorter stride in C is D0), and the unrolled bound index. */
 static enum tcx_status apply_roles(struct kernel_plan *k, const struct problem *p,
@@ -458,7 +458,7 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 			k->split_loop = strcmp(k->lang, "opencl") != 0;
 	}
 	k->packed = !(p && p->explicit_strides);
-	classify(c, k->packed ? NULL : p, &k->cls);
+	model_classify(c, k->packed ? NULL : p, &k->cls);
 	st = apply_roles(k, k->packed ? NULL : p, err);
 	if (st)
 		return st;
@@ -666,7 +666,8 @@ void kernel_dump(const char *src, size_t len)
 		tcx_log(TCX_LOG_WARN, "cannot create TCX_DUMP_KERNELS directory '%s'", dir);
 		return;
 	}
-	strbuf_addf(&path, "%s/tcx-%016llx.cl", dir, (unsigned long long)hash64(src, len, 0));
+	strbuf_addf(&path, "%s/tcx-%016llx.cl", dir,
+		    (unsigned long long)common_hash64(src, len, 0));
 	fp = fopen(strbuf_str(&path), "w");
 	if (fp) {
 		fwrite(src, 1, len, fp);

@@ -38,9 +38,9 @@ static int merge_dims(struct pdim *d, int n)
 			for (int j = 0; j < n && !again; j++) {
 				int64_t ei, eo;
 
-				if (i == j || mul_overflows_i64(d[i].si, d[i].n, &ei) ||
-				    mul_overflows_i64(d[i].so, d[i].n, &eo) || d[j].si != ei ||
-				    d[j].so != eo)
+				if (i == j || common_mul_overflows_i64(d[i].si, d[i].n, &ei) ||
+				    common_mul_overflows_i64(d[i].so, d[i].n, &eo) ||
+				    d[j].si != ei || d[j].so != eo)
 					continue;
 				d[i].n *= d[j].n;
 				d[j] = d[--n];
@@ -256,11 +256,11 @@ enum tcx_status permute_plan_make(enum tcx_dtype t, int rank, const int64_t *siz
 			return tcx_fail(err, TCX_EINVAL,
 					"output stride 0 of index %d writes one element %lld times", k,
 					(long long)size[k]);
-		if (mul_overflows_i64(count, size[k], &count) ||
-		    mul_overflows_i64(size[k] - 1, stride_in[k], &e) ||
-		    add_overflows_i64(ext_in, e, &ext_in) ||
-		    mul_overflows_i64(size[k] - 1, stride_out[k], &e) ||
-		    add_overflows_i64(ext_out, e, &ext_out) || ext_in > INT64_MAX / 16 ||
+		if (common_mul_overflows_i64(count, size[k], &count) ||
+		    common_mul_overflows_i64(size[k] - 1, stride_in[k], &e) ||
+		    common_add_overflows_i64(ext_in, e, &ext_in) ||
+		    common_mul_overflows_i64(size[k] - 1, stride_out[k], &e) ||
+		    common_add_overflows_i64(ext_out, e, &ext_out) || ext_in > INT64_MAX / 16 ||
 		    ext_out > INT64_MAX / 16)
 			return tcx_fail(err, TCX_ERANGE, "a permute of index %d (size %lld): offsets "
 					"overflow 64 bits", k, (long long)size[k]);
@@ -443,7 +443,7 @@ enum tcx_status permute_packed_strides(int rank, const int64_t *size, const int 
 			return tcx_fail(err, TCX_EINVAL, "size %lld of index %d is negative",
 					(long long)n, order[k]);
 		stride[order[k]] = s;
-		if (mul_overflows_i64(s, n ? n : 1, &s))
+		if (common_mul_overflows_i64(s, n ? n : 1, &s))
 			return tcx_fail(err, TCX_ERANGE, "a packed tensor of %d indices: its "
 					"element count overflows 64 bits", rank);
 	}

@@ -98,7 +98,7 @@ static const char *const derived[] = {
 	"LdsPadA", "LdsPadB", "EnableMatrixInstruction", "MIArchVgpr", "name",
 };
 
-bool tensile_derived_key(const char *name)
+bool param_derived_key(const char *name)
 {
 	if (name[0] == '_')
 		return true;

@@ -36,7 +36,7 @@ struct solution {
 	bool tf32x3;        /* TF32x3: fp32 on tensor cores as hi*lo + lo*hi + hi*hi in tf32 */
 	bool pack_free;     /* PackFreeIndices: D0, D1 also span the next free index of P, Q */
 	/* tcx's role choices, by index name ("" automatic: the rules of
-	 * model.h's classify): the free index of A (B) that its tiles run
+	 * model.h's model_classify): the free index of A (B) that its tiles run
 	 * along, and the bound index of the unrolled loop */
 	char tile_index[2][TCX_INDEX_NAME_MAX]; /* TileIndexA, TileIndexB */
 	char unroll_index[TCX_INDEX_NAME_MAX];  /* UnrollIndex */
@@ -60,7 +60,7 @@ enum param_use {
 enum param_use param_lookup(const char *name);
 /* True for the keys Tensile derives and writes beside a solution's
  * parameters (MacroTile0, LoopUnroll, ...): harmless when read back. */
-bool tensile_derived_key(const char *name);
+bool param_derived_key(const char *name);
 
 /* Sets one parameter from a JSON value (Tensile spellings: "Branch", True,
  * [16,16,1]).  Ignored Tensile parameters are accepted and do nothing;

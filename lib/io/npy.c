@@ -387,8 +387,9 @@ static enum tcx_status parse_header(const char *h, size_t n, const char *name,
 		return st;
 	di = dtype_info(out->dtype);
 	for (int k = 0; k < hp.ndim && !overflow; k++)
-		overflow = mul_overflows_i64(count, hp.shape[k], &count);
-	if (overflow || mul_overflows_i64(count, di->bytes, &bytes) || (uint64_t)bytes > SIZE_MAX)
+		overflow = common_mul_overflows_i64(count, hp.shape[k], &count);
+	if (overflow || common_mul_overflows_i64(count, di->bytes, &bytes) ||
+	    (uint64_t)bytes > SIZE_MAX)
 		return tcx_fail(err, TCX_ERANGE,
 				"the shape of '%s' is too large: its size in bytes overflows",
 				name);
@@ -502,7 +503,7 @@ static enum tcx_status read_stream(const char *path, struct npy_array *out, stru
 	size_t len;
 	enum tcx_status st;
 
-	if ((st = read_file(path, &buf, &len, err)))
+	if ((st = common_read_file(path, &buf, &len, err)))
 		return st;
 	st = npy_read_mem(buf, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out, err);
 	free(buf);
@@ -687,11 +688,11 @@ enum tcx_status npy_write(const char *path, const struct npy_array *a, struct tc
 			return tcx_fail(err, TCX_EINVAL,
 					"cannot write '%s': negative dimension %" PRId64, path,
 					a->shape[k]);
-		if (mul_overflows_i64(count, a->shape[k], &count))
+		if (common_mul_overflows_i64(count, a->shape[k], &count))
 			return tcx_fail(err, TCX_ERANGE, "cannot write '%s': the shape overflows",
 					path);
 	}
-	if (mul_overflows_i64(count, di->bytes, &bytes))
+	if (common_mul_overflows_i64(count, di->bytes, &bytes))
 		return tcx_fail(err, TCX_ERANGE, "cannot write '%s': the shape overflows", path);
 	if ((uint64_t)bytes != a->nbytes)
 		return tcx_fail(err, TCX_EINVAL,

@@ -889,7 +889,7 @@ static void now_iso(char *buf, size_t len)
 {
 	const char *sde = getenv("SOURCE_DATE_EPOCH"); /* reproducible outputs */
 	int64_t e;
-	time_t t = sde && parse_i64(sde, &e) && e >= 0 ? (time_t)e : time(NULL);
+	time_t t = sde && common_parse_i64(sde, &e) && e >= 0 ? (time_t)e : time(NULL);
 	struct tm tm;
 
 	if (gmtime_r(&t, &tm))

@@ -297,7 +297,7 @@ enum tcx_status selector_create(const struct logic *l, const char *name, struct 
 	if (!s)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	s->dflt = SEL_MODEL;
-	classify(c, NULL, &cls);
+	model_classify(c, NULL, &cls);
 	s->t.nidx = c->nidx;
 	s->t.d0 = cls.d0;
 	s->t.d1 = cls.d1;

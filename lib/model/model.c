@@ -49,7 +49,7 @@ bool dtype_parse(const char *s, enum tcx_dtype *out)
 			*out = names[k].t;
 			return true;
 		}
-	if (parse_i64(s, &num))
+	if (common_parse_i64(s, &num))
 		for (size_t k = 0; k < ARRAY_SIZE(dtypes); k++)
 			if (dtypes[k].tensile_number == num) {
 				*out = dtypes[k].dtype;
@@ -76,9 +76,9 @@ void problem_tensile_name(const struct tcx_contraction *c, const struct problem 
 	int ids[TCX_MAX_INDICES], tid[TCX_MAX_INDICES];
 	static const char prefix[3] = { 'C', 'A', 'B' };
 
-	tensile_ids(c, p, tid);
+	model_tensile_ids(c, p, tid);
 	for (int t = 0; t < 3; t++) {
-		int n = memory_order(c, p, (enum tensor_role)t, ids);
+		int n = model_memory_order(c, p, (enum tensor_role)t, ids);
 
 		if (t)
 			strbuf_addc(&sb, '_');
@@ -169,13 +169,13 @@ static enum tcx_status compute_extent(struct problem *p, enum tensor_role t,
 		int id = c->written[t][k];
 		int64_t span;
 
-		if (mul_overflows_i64(p->size[id] - 1, p->stride[t][id], &span) ||
-		    add_overflows_i64(ext, span, &ext))
+		if (common_mul_overflows_i64(p->size[id] - 1, p->stride[t][id], &span) ||
+		    common_add_overflows_i64(ext, span, &ext))
 			return tcx_fail(err, TCX_ERANGE,
 					"tensor %s is too large: its element count overflows 64 bits",
 					tensor_label[t]);
 	}
-	if (mul_overflows_i64(ext, dtype_info(c->dtype)->bytes, &bytes))
+	if (common_mul_overflows_i64(ext, dtype_info(c->dtype)->bytes, &bytes))
 		return tcx_fail(err, TCX_ERANGE,
 				"tensor %s is too large: its byte count overflows 64 bits",
 				tensor_label[t]);
@@ -204,7 +204,7 @@ enum tcx_status problem_init(struct problem *p, const struct tcx_contraction *c,
 
 		for (int k = 0; k < n; k++) {
 			p->stride[t][ids[k]] = s;
-			if (mul_overflows_i64(s, p->size[ids[k]] ? p->size[ids[k]] : 1, &s))
+			if (common_mul_overflows_i64(s, p->size[ids[k]] ? p->size[ids[k]] : 1, &s))
 				return tcx_fail(err, TCX_ERANGE,
 						"tensor %s is too large: its element count "
 						"overflows 64 bits",
@@ -267,7 +267,7 @@ static enum tcx_status parse_stride_list(const char *s, size_t len, int64_t *out
 	for (tok = strtok_r(buf, ",: []", &save); tok; tok = strtok_r(NULL, ",: []", &save)) {
 		if (*n >= TCX_MAX_INDICES)
 			return tcx_fail(err, TCX_EPARSE, "more than %d strides", TCX_MAX_INDICES);
-		if (!parse_i64(tok, &out[*n]))
+		if (!common_parse_i64(tok, &out[*n]))
 			return tcx_fail(err, TCX_EPARSE, "stride '%s' is not an integer", tok);
 		(*n)++;
 	}
@@ -379,7 +379,7 @@ enum tcx_status problem_check_alias(const struct problem *p, struct tcx_error *e
 		if (k > 0) {
 			int64_t need;
 
-			if (mul_overflows_i64(d[k - 1].stride, d[k - 1].size, &need) ||
+			if (common_mul_overflows_i64(d[k - 1].stride, d[k - 1].size, &need) ||
 			    d[k].stride < need)
 				nested = false;
 		}
@@ -493,7 +493,7 @@ static enum tcx_status parse_assign(const struct tcx_contraction *c, const char 
 						spec, c->nidx);
 			id = pos++;
 		}
-		if (!parse_i64(tok, &v))
+		if (!common_parse_i64(tok, &v))
 			return tcx_fail(err, strspn(tok, "0123456789") == strlen(tok) && *tok
 						     ? TCX_ERANGE
 						     : TCX_EPARSE,
@@ -527,8 +527,8 @@ enum tcx_status sizes_parse_assign_zero(const struct tcx_contraction *c, const c
 	return parse_assign(c, spec, 0, sizes, err);
 }
 
-int memory_order(const struct tcx_contraction *c, const struct problem *p, enum tensor_role t,
-		 int *ids)
+int model_memory_order(const struct tcx_contraction *c, const struct problem *p, enum tensor_role t,
+		       int *ids)
 {
 	int n = contraction_dims(c, t, ids);
 
@@ -543,9 +543,9 @@ int memory_order(const struct tcx_contraction *c, const struct problem *p, enum 
 	return n;
 }
 
-void tensile_ids(const struct tcx_contraction *c, const struct problem *p, int *tid)
+void model_tensile_ids(const struct tcx_contraction *c, const struct problem *p, int *tid)
 {
-	int ids[TCX_MAX_INDICES], n = memory_order(c, p, T_C, ids);
+	int ids[TCX_MAX_INDICES], n = model_memory_order(c, p, T_C, ids);
 
 	for (int k = 0; k < n; k++)
 		tid[ids[k]] = k;
@@ -597,7 +597,8 @@ static int pick_free(const struct tcx_contraction *c, const struct problem *p,
 	return best;
 }
 
-void classify(const struct tcx_contraction *c, const struct problem *p, struct classification *out)
+void model_classify(const struct tcx_contraction *c, const struct problem *p,
+		    struct classification *out)
 {
 	int fa, fb, ids[TCX_MAX_INDICES], n, count = 0;
 	bool tie = false;
@@ -648,12 +649,12 @@ void classify(const struct tcx_contraction *c, const struct problem *p, struct c
 	{
 		int ta = IDX_VIRTUAL, tb = IDX_VIRTUAL, *tid = out->tid;
 
-		tensile_ids(c, p, tid);
-		n = memory_order(c, p, T_A, ids);
+		model_tensile_ids(c, p, tid);
+		n = model_memory_order(c, p, T_A, ids);
 		for (int k = 0; k < n && ta == IDX_VIRTUAL; k++)
 			if (c->idx[ids[k]].cls == IDX_FREE_A)
 				ta = ids[k];
-		n = memory_order(c, p, T_B, ids);
+		n = model_memory_order(c, p, T_B, ids);
 		for (int k = 0; k < n && tb == IDX_VIRTUAL; k++)
 			if (c->idx[ids[k]].cls == IDX_FREE_B)
 				tb = ids[k];
@@ -680,7 +681,7 @@ void classify(const struct tcx_contraction *c, const struct problem *p, struct c
 static int mem_rank(const struct tcx_contraction *c, const struct problem *p, enum tensor_role t,
 		    int id)
 {
-	int ids[TCX_MAX_INDICES], n = memory_order(c, p, t, ids);
+	int ids[TCX_MAX_INDICES], n = model_memory_order(c, p, t, ids);
 
 	for (int k = 0; k < n; k++)
 		if (ids[k] == id)
@@ -688,8 +689,8 @@ static int mem_rank(const struct tcx_contraction *c, const struct problem *p, en
 	return -1;
 }
 
-void describe_gemm(const struct tcx_contraction *c, const struct problem *p,
-		   const struct classification *cls, char *buf, size_t len)
+void model_describe_gemm(const struct tcx_contraction *c, const struct problem *p,
+			 const struct classification *cls, char *buf, size_t len)
 {
 	int nfa = contraction_count(c, IDX_FREE_A), nfb = contraction_count(c, IDX_FREE_B);
 	int nbatch = contraction_count(c, IDX_BATCH), nbound = contraction_count(c, IDX_BOUND);

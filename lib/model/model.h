@@ -152,19 +152,20 @@ struct classification {
 };
 /* A tensor's index ids from its fastest dimension outward: by stride when p
  * has explicit strides, else by the parsed layout. */
-int memory_order(const struct tcx_contraction *c, const struct problem *p, enum tensor_role t,
-		 int *ids);
+int model_memory_order(const struct tcx_contraction *c, const struct problem *p, enum tensor_role t,
+		       int *ids);
 /* Tensile's numbering for these strides: C's indices by C stride (fastest
  * 0), then the bound ones in tcx's order.  tid[id] = Tensile's id. */
-void tensile_ids(const struct tcx_contraction *c, const struct problem *p, int *tid);
+void model_tensile_ids(const struct tcx_contraction *c, const struct problem *p, int *tid);
 
 /* Classifies with strides from p, or with all sizes equal when p is NULL. */
-void classify(const struct tcx_contraction *c, const struct problem *p, struct classification *out);
+void model_classify(const struct tcx_contraction *c, const struct problem *p,
+		    struct classification *out);
 
 /* The GEMM a contraction is equivalent to, e.g. "batched GEMM, A transposed",
  * or NULL-equivalent text "not a GEMM: ..." (writes into buf). */
-void describe_gemm(const struct tcx_contraction *c, const struct problem *p,
-		   const struct classification *cls, char *buf, size_t len);
+void model_describe_gemm(const struct tcx_contraction *c, const struct problem *p,
+			 const struct classification *cls, char *buf, size_t len);
 
 /* Tensile's ProblemSizes.  One per-index entry: */
 struct size_entry {

@@ -105,7 +105,7 @@ static enum tcx_status lx_int(struct lexer *lx, int64_t *v)
 		buf[n++] = lx->s[lx->i++];
 	}
 	buf[n] = '\0';
-	if (n == 0 || !parse_i64(buf, v)) {
+	if (n == 0 || !common_parse_i64(buf, v)) {
 		if (n > 0)
 			return tcx_fail(lx->err, TCX_ERANGE, "size '%s' in '%s' is too large", buf,
 					lx->spec);
@@ -366,7 +366,7 @@ static int64_t step_after(int64_t cur, int64_t incr)
 {
 	int64_t next;
 
-	if (add_overflows_i64(cur, incr, &next))
+	if (common_add_overflows_i64(cur, incr, &next))
 		return incr > 0 ? INT64_MAX : INT64_MIN;
 	return next;
 }
@@ -390,7 +390,7 @@ static size_t entry_count_upto(const struct size_entry *e, size_t cap)
 	}
 	while (n < cap && size <= e->max) {
 		n++;
-		if (cur < 1 || add_overflows_i64(size, cur, &size))
+		if (cur < 1 || common_add_overflows_i64(size, cur, &size))
 			break;
 		cur = step_after(cur, e->incr);
 	}
@@ -407,7 +407,7 @@ static bool entry_next(const struct size_entry *e, int64_t *size, int64_t *cur)
 {
 	int64_t next;
 
-	if (*cur < 1 || add_overflows_i64(*size, *cur, &next) || next > e->max)
+	if (*cur < 1 || common_add_overflows_i64(*size, *cur, &next) || next > e->max)
 		return false;
 	*size = next;
 	*cur = step_after(*cur, e->incr);

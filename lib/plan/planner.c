@@ -430,7 +430,7 @@ static void cands_wgmma(const struct problem *p, struct cands *cs)
 }
 
 /* Role choices worth a try: for each operand the free index its tiles
- * would run along by classify's rule, the one that moves fastest in the
+ * would run along by model_classify's rule, the one that moves fastest in the
  * operand (coalesced loads) and the one that moves fastest in C
  * (coalesced stores); for the unrolled loop the rule's, and the bound
  * index that moves fastest in A, in B.  At most three of each. */
@@ -465,7 +465,7 @@ static void list_roles(const struct problem *p, struct roles *r)
 {
 	struct classification cls;
 
-	classify(p->c, p->explicit_strides ? p : NULL, &cls);
+	model_classify(p->c, p->explicit_strides ? p : NULL, &cls);
 	memset(r, 0, sizeof(*r));
 	for (int x = 0; x < 3; x++)
 		r->n[x] = 1; /* the rule's */

@@ -201,13 +201,13 @@ enum tcx_status contract_host_arrays(struct device *dev, const struct prepared *
 	if (event_ms)
 		*event_ms = 0;
 	if (pr->host || pr->empty) {
-		double t0 = now_seconds();
+		double t0 = common_now_seconds();
 
 		if (c_out != c_in && nc)
 			memcpy(c_out, c_in, nc);
 		st = host_contract(p, a, b, c_out, alpha, beta, 0, err);
 		if (event_ms)
-			*event_ms = (now_seconds() - t0) * 1e3;
+			*event_ms = (common_now_seconds() - t0) * 1e3;
 		return st;
 	}
 	nws = plan_workspace_bytes(&pr->plan, p);
@@ -269,8 +269,8 @@ const char *init_name(enum init_kind k)
 	return init_names[k];
 }
 
-void fill_data(enum tcx_dtype t, void *data, int64_t n, enum init_kind k, uint64_t seed,
-	       uint64_t stream)
+void run_fill_data(enum tcx_dtype t, void *data, int64_t n, enum init_kind k, uint64_t seed,
+		   uint64_t stream)
 {
 	struct pcg32 rng;
 
@@ -297,12 +297,12 @@ void fill_data(enum tcx_dtype t, void *data, int64_t n, enum init_kind k, uint64
 			re = im = NAN;
 			break;
 		}
-		elem_set(t, data, e, re, im);
+		host_elem_set(t, data, e, re, im);
 	}
 }
 
-void *make_tensor(const struct problem *p, enum tensor_role t, enum init_kind k, uint64_t seed,
-		  struct tcx_error *err)
+void *run_make_tensor(const struct problem *p, enum tensor_role t, enum init_kind k, uint64_t seed,
+		      struct tcx_error *err)
 {
 	size_t n = (size_t)p->extent[t], esz = (size_t)dtype_info(p->c->dtype)->bytes;
 	void *data;
@@ -316,7 +316,7 @@ void *make_tensor(const struct problem *p, enum tensor_role t, enum init_kind k,
 		tcx_fail(err, TCX_ENOMEM, "cannot allocate %zu bytes for a tensor", n * esz);
 		return NULL;
 	}
-	fill_data(p->c->dtype, data, (int64_t)n, k, seed, (uint64_t)t + 1);
+	run_fill_data(p->c->dtype, data, (int64_t)n, k, seed, (uint64_t)t + 1);
 	return data;
 }
 
@@ -383,7 +383,7 @@ static int64_t count_gap_writes(const struct problem *p, const void *before, con
 	if (!is_elem)
 		return 0;
 	for (int64_t e = 0; e < count; e++)
-		is_elem[c_offset_of(p, e, NULL)] = 1;
+		is_elem[host_c_offset_of(p, e, NULL)] = 1;
 	for (int64_t o = 0; o < span; o++)
 		if (!is_elem[o] &&
 		    memcmp((const char *)before + o * esz, (const char *)after + o * esz, esz) != 0)
@@ -444,9 +444,9 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 		n = r->total < 1024 ? r->total : 1024;
 	r->checked = n;
 
-	a = make_tensor(p, T_A, o->init, o->seed, err);
-	b = a ? make_tensor(p, T_B, o->init, o->seed, err) : NULL;
-	c0 = b ? make_tensor(p, T_C, beta0 ? INIT_ZEROS : o->init, o->seed, err) : NULL;
+	a = run_make_tensor(p, T_A, o->init, o->seed, err);
+	b = a ? run_make_tensor(p, T_B, o->init, o->seed, err) : NULL;
+	c0 = b ? run_make_tensor(p, T_C, beta0 ? INIT_ZEROS : o->init, o->seed, err) : NULL;
 	c1 = c0 ? malloc((size_t)p->extent[T_C] * (size_t)dtype_info(t)->bytes + 1) : NULL;
 	if (!c1) {
 		st = err && err->code ? err->code : tcx_fail(err, TCX_ENOMEM, "out of memory");
@@ -465,22 +465,22 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 		st = tcx_fail(err, TCX_ENOMEM, "out of memory for the reference");
 		goto out;
 	}
-	t0 = now_seconds();
+	t0 = common_now_seconds();
 	st = host_reference_at(p, a, b, c0, lin, (size_t)n, o->alpha, o->beta, ref, o->threads,
 			       err);
-	r->reference_s = now_seconds() - t0;
+	r->reference_s = common_now_seconds() - t0;
 	if (st)
 		goto out;
 
 	for (int64_t k = 0; k < n; k++) {
 		int64_t idx[TCX_MAX_INDICES] = { 0 };
-		int64_t off = c_offset_of(p, lin[k], idx);
+		int64_t off = host_c_offset_of(p, lin[k], idx);
 		double gr, gi, wr = ref[3 * k], wi = ref[3 * k + 1], mag = ref[3 * k + 2];
 		double e, bound, mag_ref = fabs(wr) + fabs(wi), rel;
 		bool unwritten = beta0 && is_poison(t, c1, off);
 		bool bad;
 
-		elem_get(t, c1, off, &gr, &gi);
+		host_elem_get(t, c1, off, &gr, &gi);
 		e = fabs(gr - wr) + fabs(gi - wi);
 		if (r->custom_tol)
 			bound = r->atol + r->rtol * mag_ref;

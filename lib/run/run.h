@@ -89,11 +89,11 @@ const char *init_name(enum init_kind k);
 
 /* Fills n elements of type t: random uniform in [-1, 1) from PCG32 (seed,
  * stream), or serial, ones, zeros or NaN. */
-void fill_data(enum tcx_dtype t, void *data, int64_t n, enum init_kind k, uint64_t seed,
-	       uint64_t stream);
+void run_fill_data(enum tcx_dtype t, void *data, int64_t n, enum init_kind k, uint64_t seed,
+		   uint64_t stream);
 /* Allocates and fills a tensor of p (p->extent[t] elements); caller frees. */
-void *make_tensor(const struct problem *p, enum tensor_role t, enum init_kind k, uint64_t seed,
-		  struct tcx_error *err);
+void *run_make_tensor(const struct problem *p, enum tensor_role t, enum init_kind k, uint64_t seed,
+		      struct tcx_error *err);
 
 struct validate_opts {
 	enum init_kind init;  /* of A and B (and C when beta != 0) */

@@ -389,7 +389,7 @@ static int busy_ms(void)
 
 	if (!env || !*env)
 		return STORE_BUSY_MS_DEFAULT;
-	if (!parse_i64(env, &v) || v < 0 || v > INT_MAX) {
+	if (!common_parse_i64(env, &v) || v < 0 || v > INT_MAX) {
 		tcx_log(TCX_LOG_WARN, "ignoring TCX_DB_BUSY_MS='%s': not a number of milliseconds",
 			env);
 		return STORE_BUSY_MS_DEFAULT;
@@ -459,7 +459,7 @@ static int schema_state(struct store *s, int *version, int *rc_out)
 			sizeof(buf));
 	if (rc != SQLITE_OK)
 		goto out_failed;
-	if (!parse_i64(buf, &v) || v < 1 || v > INT_MAX)
+	if (!common_parse_i64(buf, &v) || v < 1 || v > INT_MAX)
 		return -1;
 	*version = (int)v;
 	rc = first_text(s->db,

@@ -18,7 +18,7 @@
 #include "tune/config.h"
 #include "yaml/ydoc.h"
 
-const char *const phase_key[PH_COUNT] = {
+const char *const config_phase_key[PH_COUNT] = {
     [PH_INITIAL] = "InitialSolutionParameters",
     [PH_COMMON] = "BenchmarkCommonParameters",
     [PH_FORK] = "ForkParameters",
@@ -31,7 +31,7 @@ const char *const phase_key[PH_COUNT] = {
 int config_phase_id(const char *key)
 {
 	for (int p = 0; p < PH_COUNT; p++)
-		if (strcmp(key, phase_key[p]) == 0)
+		if (strcmp(key, config_phase_key[p]) == 0)
 			return p;
 	return -1;
 }
@@ -422,9 +422,10 @@ static enum tcx_status load_step(struct loader *ld, enum phase_id ph, const stru
 				return fail_node(ld, key,
 						 "'ProblemSizes' is not allowed in '%s': only "
 						 "in %s, %s, %s and %s",
-						 phase_key[ph], phase_key[PH_COMMON],
-						 phase_key[PH_BENCH_FORK], phase_key[PH_BENCH_JOIN],
-						 phase_key[PH_FINAL]);
+						 config_phase_key[ph], config_phase_key[PH_COMMON],
+						 config_phase_key[PH_BENCH_FORK],
+						 config_phase_key[PH_BENCH_JOIN],
+						 config_phase_key[PH_FINAL]);
 			s->has_sizes = true;
 			st = load_sizes(ld, key, v, nidx, &s->sizes);
 		} else {
@@ -483,7 +484,7 @@ static enum tcx_status load_phase(struct loader *ld, enum phase_id id, const str
 		return TCX_OK;
 	}
 	if (v->kind != YNODE_SEQ)
-		return fail_node(ld, v, "'%s' must be a list of %s, found %s", phase_key[id],
+		return fail_node(ld, v, "'%s' must be a list of %s, found %s", config_phase_key[id],
 				 id == PH_JOIN ? "parameter names" : "steps (- Name: [values])",
 				 ynode_what(v));
 	if (id == PH_JOIN)
@@ -498,7 +499,7 @@ static enum tcx_status load_phase(struct loader *ld, enum phase_id id, const str
 			return fail_node(ld, m,
 					 "each step of '%s' must be a mapping of parameter "
 					 "names to lists of values, found %s",
-					 phase_key[id], ynode_what(m));
+					 config_phase_key[id], ynode_what(m));
 		ph->nsteps++;
 		st = load_step(ld, id, m, nidx, &ph->steps[k]);
 		if (st)

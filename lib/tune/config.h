@@ -66,8 +66,8 @@ enum phase_id {
 	PH_FINAL,      /* BenchmarkFinalParameters */
 	PH_COUNT
 };
-/* The YAML key of each phase: phase_key[PH_FORK] is "ForkParameters". */
-extern const char *const phase_key[PH_COUNT];
+/* The YAML key of each phase: config_phase_key[PH_FORK] is "ForkParameters". */
+extern const char *const config_phase_key[PH_COUNT];
 /* The phase whose key is `key`, or -1. */
 int config_phase_id(const char *key);
 

@@ -126,8 +126,8 @@ static void *compile_ahead(void *arg)
 	return NULL;
 }
 
-enum tcx_status tasks_run(struct tune_ctx *t, const struct tcx_contraction *c, struct task *v,
-			  int64_t n, struct tcx_error *err)
+enum tcx_status exec_tasks_run(struct tune_ctx *t, const struct tcx_contraction *c, struct task *v,
+			       int64_t n, struct tcx_error *err)
 {
 	struct queue q;
 	enum tcx_status st;

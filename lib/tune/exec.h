@@ -19,8 +19,8 @@ struct task {
  * are this process's (all, or its shard's or MPI rank's share).  Returns
  * TCX_EINCOMPLETE when some belong to other shards (or, with --from-store,
  * are not in the store). */
-enum tcx_status tasks_run(struct tune_ctx *t, const struct tcx_contraction *c, struct task *v,
-			  int64_t n, struct tcx_error *err);
+enum tcx_status exec_tasks_run(struct tune_ctx *t, const struct tcx_contraction *c, struct task *v,
+			       int64_t n, struct tcx_error *err);
 
 /* The lock around what worker threads share (store, summary, display). */
 void exec_lock_acquire(void);

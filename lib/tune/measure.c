@@ -88,7 +88,8 @@ static void fake_result(const struct solution *s, const struct problem *p,
 	double gflops;
 
 	solution_key(s, key, sizeof(key));
-	h = hash64(p->size, sizeof(int64_t) * (size_t)p->c->nidx, hash64(key, strlen(key), 0));
+	h = common_hash64(p->size, sizeof(int64_t) * (size_t)p->c->nidx,
+			  common_hash64(key, strlen(key), 0));
 	gflops = 10.0 + (double)(h % 9000) / 100.0; /* 10 .. 100 GFLOP/s */
 	memset(br, 0, sizeof(*br));
 	br->median_ms = problem_flops(p) / (gflops * 1e6);
@@ -163,7 +164,7 @@ enum tcx_status tune_measure_on(struct tune_ctx *t, int dev, const struct tcx_co
 	struct bench_opts bo = t->o->bench;
 	struct tcx_error e = { 0 };
 	enum tcx_status st;
-	double t0 = now_seconds();
+	double t0 = common_now_seconds();
 
 	/* a signal stops the measurement between launches: nothing of it is
 	 * recorded, and the run stops with TCX_EINTR */
@@ -203,7 +204,7 @@ enum tcx_status tune_measure_on(struct tune_ctx *t, int dev, const struct tcx_co
 	}
 	exec_lock_acquire();
 	st = tune_record(t, c, s, sizes, m, err);
-	t->measure_s += now_seconds() - t0;
+	t->measure_s += common_now_seconds() - t0;
 	t->nmeasure++;
 	exec_lock_release();
 	return st;

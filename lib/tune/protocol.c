@@ -27,8 +27,8 @@
 static const char *const default_common_sizes = "[[2880],0]";
 static const char *const default_final_sizes = "[[64,64,64,512],0]";
 
-enum tcx_status sizes_from_config(const struct config_sizes *cs, int nidx, struct size_list *out,
-				  struct tcx_error *err)
+enum tcx_status protocol_sizes_from_config(const struct config_sizes *cs, int nidx,
+					   struct size_list *out, struct tcx_error *err)
 {
 	enum tcx_status st = TCX_OK;
 
@@ -55,8 +55,8 @@ static enum tcx_status sizes_default(const char *spec, int nidx, struct size_lis
 }
 
 /* Applies the name -> value pairs of objects (in order) on the defaults. */
-enum tcx_status solution_from_layers(json_t *const *layers, int n, struct solution *s,
-				     struct tcx_error *err)
+enum tcx_status protocol_solution_from_layers(json_t *const *layers, int n, struct solution *s,
+					      struct tcx_error *err)
 {
 	solution_default(s);
 	for (int k = 0; k < n; k++) {
@@ -138,7 +138,7 @@ enum tcx_status protocol_measure(struct protocol *pc, struct task *v, int64_t n,
 	}
 	pc->t->progress_state = pc;
 	pc->t->progress_fn = on_measured;
-	st = tasks_run(pc->t, pc->c, v, n, err);
+	st = exec_tasks_run(pc->t, pc->c, v, n, err);
 	pc->t->progress_state = NULL;
 	/* which step lacks measurements: what a user running shards in rounds
 	 * needs to know */
@@ -275,7 +275,7 @@ static enum tcx_status bench_step(struct protocol *pc, const struct config_step 
 
 			dup[c] = -1;
 			if (valid) {
-				st = solution_from_layers(layers, 3, &sols[c], err);
+				st = protocol_solution_from_layers(layers, 3, &sols[c], err);
 				if (st == TCX_EREJECT) {
 					/* a v2 shape that does not split: not a candidate */
 					snprintf(why[c], sizeof(why[c]), "%s", err->msg);
@@ -468,7 +468,7 @@ static bool set_macro_tile(struct protocol *pc, const struct pset *s, int mt[2])
 	json_t *layers[2] = { pc->initial, s->params };
 	struct tcx_error e;
 
-	if (solution_from_layers(layers, 2, &sol, &e))
+	if (protocol_solution_from_layers(layers, 2, &sol, &e))
 		return false;
 	mt[0] = sol.wg[0] * sol.tt[0];
 	mt[1] = sol.wg[1] * sol.tt[1];
@@ -637,7 +637,8 @@ static enum tcx_status bench_phase(struct protocol *pc, const struct config_grou
 		if (p->steps[s].has_sizes) {
 			size_list_release(&pc->sizes);
 			size_list_init(&pc->sizes, pc->c->nidx);
-			st = sizes_from_config(&p->steps[s].sizes, pc->c->nidx, &pc->sizes, err);
+			st = protocol_sizes_from_config(&p->steps[s].sizes, pc->c->nidx, &pc->sizes,
+							err);
 			if (st)
 				return st;
 		}
@@ -731,8 +732,8 @@ enum tcx_status protocol_run(struct protocol *pc, const struct config_group *g,
 	size_list_init(&pc->final_sizes, pc->c->nidx);
 	for (int s = 0; s < g->phase[PH_FINAL].nsteps && !pc->final_sizes.count; s++)
 		if (g->phase[PH_FINAL].steps[s].has_sizes)
-			st = sizes_from_config(&g->phase[PH_FINAL].steps[s].sizes, pc->c->nidx,
-					       &pc->final_sizes, err);
+			st = protocol_sizes_from_config(&g->phase[PH_FINAL].steps[s].sizes,
+							pc->c->nidx, &pc->final_sizes, err);
 	if (!st && pc->final_sizes.count == 0)
 		st = sizes_default(default_final_sizes, pc->c->nidx, &pc->final_sizes, err);
 	return st;

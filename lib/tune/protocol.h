@@ -48,11 +48,11 @@ enum tcx_status protocol_measure(struct protocol *pc, struct task *v, int64_t n,
 				 struct tcx_error *err);
 
 /* A solution from layers of name -> value objects over the defaults. */
-enum tcx_status solution_from_layers(json_t *const *layers, int n, struct solution *s,
-				     struct tcx_error *err);
+enum tcx_status protocol_solution_from_layers(json_t *const *layers, int n, struct solution *s,
+					      struct tcx_error *err);
 /* Expands a config step's ProblemSizes (sorted, unique). */
-enum tcx_status sizes_from_config(const struct config_sizes *cs, int nidx, struct size_list *out,
-				  struct tcx_error *err);
+enum tcx_status protocol_sizes_from_config(const struct config_sizes *cs, int nidx,
+					   struct size_list *out, struct tcx_error *err);
 
 /* Runs strategy strat over group g: protocol_run for STRAT_PROTOCOL; the
  * others search the Cartesian space of every benchmarked parameter of the

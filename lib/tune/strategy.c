@@ -175,7 +175,7 @@ static enum tcx_status evaluate_batch(struct search *se, const int64_t *idx, int
 		perm = candidate(se->sp, idx[k]);
 		layers[0] = se->sp->base;
 		layers[1] = perm;
-		st = solution_from_layers(layers, 2, &s, err);
+		st = protocol_solution_from_layers(layers, 2, &s, err);
 		json_decref(perm);
 		if (st == TCX_EREJECT) {
 			valid = false;
@@ -511,8 +511,8 @@ enum tcx_status strategy_run(struct protocol *pc, const struct config_group *g,
 	size_list_init(&pc->final_sizes, pc->c->nidx);
 	for (int s = 0; s < g->phase[PH_FINAL].nsteps && !pc->final_sizes.count; s++)
 		if (g->phase[PH_FINAL].steps[s].has_sizes) {
-			st = sizes_from_config(&g->phase[PH_FINAL].steps[s].sizes, pc->c->nidx,
-					       &pc->final_sizes, err);
+			st = protocol_sizes_from_config(&g->phase[PH_FINAL].steps[s].sizes,
+							pc->c->nidx, &pc->final_sizes, err);
 			if (st)
 				return st;
 		}

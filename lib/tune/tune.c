@@ -481,7 +481,7 @@ static enum tcx_status final_group(struct protocol *pc, struct final_table *ft, 
 
 		if (!pc->sets[s].alive)
 			continue;
-		st = solution_from_layers(layers, 2, &sol, err);
+		st = protocol_solution_from_layers(layers, 2, &sol, err);
 		if (st == TCX_EREJECT) {
 			st = TCX_OK;
 			continue;
@@ -632,7 +632,7 @@ enum tcx_status tune_config(struct tune_ctx *t, const struct config *cfg, struct
 	struct tcx_error first = { 0 };
 	bool incomplete = false;
 
-	t->t_start = now_seconds();
+	t->t_start = common_now_seconds();
 	if (!t->sum->report)
 		t->sum->report = json_array();
 	st = check_params(cfg, err);
@@ -653,6 +653,6 @@ enum tcx_status tune_config(struct tune_ctx *t, const struct config *cfg, struct
 			*err = first;
 		st = TCX_EINCOMPLETE;
 	}
-	t->sum->seconds = now_seconds() - t->t_start;
+	t->sum->seconds = common_now_seconds() - t->t_start;
 	return st;
 }

@@ -142,7 +142,7 @@ bool ynode_int(const struct ynode *n, int64_t *v)
 	s = n->text + (n->text[0] == '-' || n->text[0] == '+');
 	if (!*s || strspn(s, "0123456789") != strlen(s))
 		return false;
-	return parse_i64(n->text, v);
+	return common_parse_i64(n->text, v);
 }
 
 /* [-+]? (digits [. digits?] | . digits) ([eE] [-+]? digits)? */
@@ -558,7 +558,7 @@ enum tcx_status ydoc_load_file(const char *path, struct ynode **tree, json_t **j
 		*tree = NULL;
 	if (json)
 		*json = NULL;
-	st = read_file(path, &text, &len, err);
+	st = common_read_file(path, &text, &len, err);
 	if (st)
 		return st;
 	st = ydoc_load(text, len, path, tree, json, err);

@@ -200,7 +200,7 @@ static enum tcx_status emu_build(struct device *dev, const char *src, size_t len
 	snprintf(cmd, sizeof(cmd), "%s -std=c++17 -O1 -fPIC -shared -Wno-psabi -o %s %s -lpthread > %s 2>&1",
 		 dev->cxx, so, path, logp);
 	rc = system(cmd);
-	if (read_file(logp, &p->log, NULL, NULL) != TCX_OK)
+	if (common_read_file(logp, &p->log, NULL, NULL) != TCX_OK)
 		p->log = strdup("");
 	*out = p;
 	if (rc != 0)

@@ -20,7 +20,7 @@ struct seen {
 
 static bool seen_add(struct seen *s, const char *src, size_t len)
 {
-	uint64_t k = hash64(src, len, len);
+	uint64_t k = common_hash64(src, len, len);
 
 	for (size_t i = 0; i < s->n; i++)
 		if (s->key[i] == k)
@@ -63,7 +63,7 @@ int offline_main(int argc, char **argv, const struct device_info *dev, offline_c
 	struct tcx_error err = {0};
 	int cases = 0, skipped = 0, rejected = 0, compiled = 0, failures = 0, rc = 0;
 	bool list = false;
-	double t0 = now_seconds();
+	double t0 = common_now_seconds();
 
 	if (argc < 2 || !dtype_parse(argv[1], &t)) {
 		fprintf(stderr, "usage: %s TYPE [--list]\n", argv[0]);
@@ -132,9 +132,10 @@ int offline_main(int argc, char **argv, const struct device_info *dev, offline_c
 				if (!seen_add(&seen, src.buf, src.len))
 					goto next;
 				if (list) {
-					printf("%016llx '%s' %s\n",
-					       (unsigned long long)hash64(src.buf, src.len, 0),
-					       exprs[e], paramsets[ps].name);
+					printf(
+					    "%016llx '%s' %s\n",
+					    (unsigned long long)common_hash64(src.buf, src.len, 0),
+					    exprs[e], paramsets[ps].name);
 					goto next;
 				}
 				st = fn(src.buf, src.len, dev->arch, strbuf_str(&opts), &bin,
@@ -171,7 +172,7 @@ int offline_main(int argc, char **argv, const struct device_info *dev, offline_c
 	printf("%s, %s for %s: %d cases, %zu distinct kernels, %d compiled, %d failed, "
 	       "%d not generated (device rules), %d skipped (EdgeType None sizes); %.1f s\n",
 	       compiler, dtype_info(t)->name, dev->arch, cases, seen.n, compiled, failures,
-	       rejected, skipped, now_seconds() - t0);
+	       rejected, skipped, common_now_seconds() - t0);
 	if (!list && compiled == 0 && failures == 0) {
 		fprintf(stderr, "FAIL nothing was compiled\n");
 		return 1;

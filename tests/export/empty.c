@@ -255,35 +255,35 @@ static void rounding_checks(void)
 
 	for (h = 0; h < 65536; h++) {
 		uint16_t x = (uint16_t)h, y = (uint16_t)(h + 1);
-		float f = tl_half_float(x), g = tl_bf16_float(x);
+		float f = tl_half_to_float(x), g = tl_bf16_to_float(x);
 
 		if (isnan(f))
-			CHECK(isnan(tl_half_float(tl_float_half(f))), "fp16 %04x: NaN lost", h);
+			CHECK(isnan(tl_half_to_float(tl_half_from_float(f))), "fp16 %04x: NaN lost", h);
 		else
-			CHECK(tl_float_half(f) == x, "fp16 %04x -> %g -> %04x", h, f,
-			      tl_float_half(f));
+			CHECK(tl_half_from_float(f) == x, "fp16 %04x -> %g -> %04x", h, f,
+			      tl_half_from_float(f));
 		if (isnan(g))
-			CHECK(isnan(tl_bf16_float(tl_float_bf16(g))), "bf16 %04x: NaN lost", h);
+			CHECK(isnan(tl_bf16_to_float(tl_bf16_from_float(g))), "bf16 %04x: NaN lost", h);
 		else
-			CHECK(tl_float_bf16(g) == x, "bf16 %04x -> %g -> %04x", h, g,
-			      tl_float_bf16(g));
+			CHECK(tl_bf16_from_float(g) == x, "bf16 %04x -> %g -> %04x", h, g,
+			      tl_bf16_from_float(g));
 		if ((h & 0x7fff) < 0x7bff) { /* finite fp16 neighbours of one sign */
-			float m = (f + tl_half_float(y)) / 2;
+			float m = (f + tl_half_to_float(y)) / 2;
 
-			CHECK(tl_float_half(m) == (h & 1 ? y : x), "fp16 halfway %04x/%04x -> %04x",
-			      h, h + 1, tl_float_half(m));
-			CHECK(tl_float_half(nextafterf(m, h & 0x8000 ? -INFINITY : INFINITY)) == y,
+			CHECK(tl_half_from_float(m) == (h & 1 ? y : x), "fp16 halfway %04x/%04x -> %04x",
+			      h, h + 1, tl_half_from_float(m));
+			CHECK(tl_half_from_float(nextafterf(m, h & 0x8000 ? -INFINITY : INFINITY)) == y,
 			      "fp16 past halfway %04x/%04x", h, h + 1);
 		}
 		if ((h & 0x7fff) < 0x7f7f) { /* finite bf16 neighbours of one sign */
-			float m = g + (tl_bf16_float(y) - g) / 2; /* no overflow */
+			float m = g + (tl_bf16_to_float(y) - g) / 2; /* no overflow */
 
-			CHECK(tl_float_bf16(m) == (h & 1 ? y : x), "bf16 halfway %04x/%04x -> %04x",
-			      h, h + 1, tl_float_bf16(m));
+			CHECK(tl_bf16_from_float(m) == (h & 1 ? y : x), "bf16 halfway %04x/%04x -> %04x",
+			      h, h + 1, tl_bf16_from_float(m));
 		}
 	}
-	CHECK(tl_float_half(65519.0f) == 0x7bff && tl_float_half(65520.0f) == 0x7c00 &&
-		  tl_float_half(-1e30f) == 0xfc00,
+	CHECK(tl_half_from_float(65519.0f) == 0x7bff && tl_half_from_float(65520.0f) == 0x7c00 &&
+		  tl_half_from_float(-1e30f) == 0xfc00,
 	      "fp16 overflow");
 }
 

@@ -40,6 +40,7 @@ refused x__y "'__'"
 refused stdio "would hide the system's <stdio.h>"
 refused runtime "src/runtime.c of its own"
 refused abi "src/abi.h and src/abi.c of its own"
+refused elem "src/elem.h of its own"
 refused all "CMake reserves"
 
 # accepted: the library and its client compile on each backend's headers,

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_fail("accepted entry of %zu bytes with a binary of %zu", size, len);
 		{
 			/* every byte of the binary lies inside the input (ASan) */
-			volatile uint64_t h = hash64(bin, len, 0);
+			volatile uint64_t h = common_hash64(bin, len, 0);
 
 			(void)h;
 		}

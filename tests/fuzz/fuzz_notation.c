@@ -22,9 +22,9 @@ static void exercise(const struct tcx_contraction *c)
 
 	if (c->nidx < 0 || c->nidx > TCX_MAX_INDICES)
 		fuzz_fail("parsed contraction with %d indices", c->nidx);
-	classify(c, NULL, &cls);
+	model_classify(c, NULL, &cls);
 	contraction_tensile_name(c, buf, sizeof(buf));
-	describe_gemm(c, NULL, &cls, buf, sizeof(buf));
+	model_describe_gemm(c, NULL, &cls, buf, sizeof(buf));
 	for (int id = 0; id < c->nidx; id++) {
 		if (contraction_find(c, c->idx[id].name) != id)
 			fuzz_fail("index '%s' (id %d) not found by name", c->idx[id].name, id);
@@ -38,9 +38,9 @@ static void exercise(const struct tcx_contraction *c)
 	fuzz_check_error(st, &err, "problem_init");
 	if (st)
 		return;
-	classify(c, &p, &cls);
+	model_classify(c, &p, &cls);
 	problem_tensile_name(c, &p, buf, sizeof(buf));
-	describe_gemm(c, &p, &cls, buf, sizeof(buf));
+	model_describe_gemm(c, &p, &cls, buf, sizeof(buf));
 
 	/* a CPU device as PoCL describes one */
 	memset(&dev, 0, sizeof(dev));

@@ -56,10 +56,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int d = 0; d < a.ndim; d++) {
 		if (a.shape[d] < 0)
 			fuzz_fail("negative extent %lld", (long long)a.shape[d]);
-		if (mul_overflows_i64(n, a.shape[d], &n))
+		if (common_mul_overflows_i64(n, a.shape[d], &n))
 			fuzz_fail("shape overflows yet was accepted");
 	}
-	if (mul_overflows_i64(n, dtype_info(a.dtype)->bytes, &n) || (uint64_t)n != a.nbytes)
+	if (common_mul_overflows_i64(n, dtype_info(a.dtype)->bytes, &n) || (uint64_t)n != a.nbytes)
 		fuzz_fail("nbytes %zu for %lld elements", a.nbytes, (long long)n);
 	/* touch every byte, so that ASan sees a short buffer */
 	{

@@ -42,7 +42,7 @@ static void try_problem(const struct tcx_contraction *c, const int64_t *sizes, c
 
 			st = problem_check_alias(&p, &err);
 			fuzz_check_error(st, &err, "problem_check_alias");
-			classify(c, &p, &cls);
+			model_classify(c, &p, &cls);
 		}
 	}
 }

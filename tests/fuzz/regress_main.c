@@ -22,7 +22,7 @@ static int run_file(const char *path)
 	struct tcx_error err;
 	uint8_t *copy;
 
-	if (read_file(path, &data, &len, &err) != TCX_OK) {
+	if (common_read_file(path, &data, &len, &err) != TCX_OK) {
 		fprintf(stderr, "regress: %s\n", err.msg);
 		return -1;
 	}

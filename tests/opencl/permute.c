@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 	uint64_t seed = 1;
 	int failures = 0, runs = 0, paths[3] = {0, 0, 0};
 	enum tcx_status st;
-	double t0 = now_seconds();
+	double t0 = common_now_seconds();
 
 	for (int k = 1; k < argc; k++) {
 		if (!strcmp(argv[k], "--device") && k + 1 < argc) {
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 	printf("%d permutes (%d copies, %d transposes, %d empty), %lu programs compiled, %lu "
 	       "from the disk cache, %d failed; %.1f s\n",
 	       runs, paths[PERMUTE_COPY], paths[PERMUTE_TILE], paths[PERMUTE_EMPTY], cs.builds,
-	       cs.disk_hits, failures, now_seconds() - t0);
+	       cs.disk_hits, failures, common_now_seconds() - t0);
 	device_close(dev);
 	return failures ? 1 : 0;
 }

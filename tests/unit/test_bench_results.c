@@ -233,7 +233,7 @@ static void test_sizes_text(void)
 int main(void)
 {
 	const char *s = getenv("TCX_TEST_SEED");
-	uint64_t seed = s ? strtoull(s, NULL, 10) : (uint64_t)(now_seconds() * 1e6);
+	uint64_t seed = s ? strtoull(s, NULL, 10) : (uint64_t)(common_now_seconds() * 1e6);
 
 	fprintf(stderr, "seed %" PRIu64 " (set TCX_TEST_SEED to repeat)\n", seed);
 	pcg32_seed(&rng, seed, 5);

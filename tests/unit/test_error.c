@@ -112,11 +112,11 @@ int main(void)
 	CHECK(ends_with(err.msg, "end.c': x"));
 	free(text);
 
-	/* a real message of lib/: read_file on a long path that is not there */
+	/* a real message of lib/: common_read_file on a long path that is not there */
 	{
 		char *got = NULL;
 
-		CHECK(read_file(p600, &got, NULL, &err) == TCX_EIO);
+		CHECK(common_read_file(p600, &got, NULL, &err) == TCX_EIO);
 		CHECK_MSG(ends_with(err.msg, "': No such file or directory") ||
 			      ends_with(err.msg, "': File name too long"),
 			  "'%s'", err.msg);

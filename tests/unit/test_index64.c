@@ -4,7 +4,7 @@
  * A device run cannot show it here: 2^31 floats are 8 GiB, and PoCL offers
  * 3.7 GiB.  So the chain from sizes to addresses is checked link by link:
  *
- *  1. host model: problem_init, problem_count and c_offset_of compute sizes,
+ *  1. host model: problem_init, problem_count and host_c_offset_of compute sizes,
  *     strides, extents and offsets past 2^32 exactly, and refuse with
  *     TCX_ERANGE what overflows 64 bits (elements or bytes);
  *  2. launch: plan_launch, through a device whose launch hook records the
@@ -69,10 +69,10 @@ static void test_host_model(void)
 	CHECK(p.extent[T_A] == sizes[0] * 7);
 	/* the last element of C and one in the middle */
 	lin = want - 1;
-	CHECK(c_offset_of(&p, lin, idx) == want - 1);
+	CHECK(host_c_offset_of(&p, lin, idx) == want - 1);
 	CHECK(idx[0] == sizes[0] - 1 && idx[1] == sizes[1] - 1);
 	lin = (int64_t)3 << 38; /* past 2^39, inside C */
-	want = c_offset_of(&p, lin, idx);
+	want = host_c_offset_of(&p, lin, idx);
 	CHECK(idx[0] == lin % sizes[0] && idx[1] == lin / sizes[0]);
 	CHECK(want == idx[0] + idx[1] * sizes[0]);
 	CHECK(want == lin); /* packed: the offset is the linear index */

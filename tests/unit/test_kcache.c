@@ -72,7 +72,7 @@ static void edit_entry(const char *dir, const struct kcache_key *k,
 	FILE *fp;
 
 	kcache_entry_path(dir, k, &path);
-	CHECK(read_file(strbuf_str(&path), &data, &n, NULL) == TCX_OK);
+	CHECK(common_read_file(strbuf_str(&path), &data, &n, NULL) == TCX_OK);
 	if (data) {
 		unsigned char *big = malloc(n + 16);
 
@@ -428,7 +428,7 @@ int main(void)
 	const char *s = getenv("TCX_TEST_SEED");
 	int dev_rc;
 
-	seed = s ? strtoull(s, NULL, 10) : (uint64_t)(now_seconds() * 1e6);
+	seed = s ? strtoull(s, NULL, 10) : (uint64_t)(common_now_seconds() * 1e6);
 	fprintf(stderr, "seed %" PRIu64 " (set TCX_TEST_SEED to repeat)\n", seed);
 	pcg32_seed(&rng, seed, 3);
 	if (!mkdtemp(tmpdir)) {

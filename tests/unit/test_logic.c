@@ -32,7 +32,7 @@ static char *slurp(const char *rel)
 	size_t len;
 	struct tcx_error err;
 
-	if (read_file(data_path(rel), &text, &len, &err) != TCX_OK)
+	if (common_read_file(data_path(rel), &text, &len, &err) != TCX_OK)
 		fprintf(stderr, "%s: %s\n", rel, err.msg);
 	return text;
 }
@@ -395,8 +395,9 @@ static bool files_equal(const char *a, const char *b)
 
 	snprintf(pa, sizeof(pa), "%s/%s", tmpdir, a);
 	snprintf(pb, sizeof(pb), "%s/%s", tmpdir, b);
-	same = read_file(pa, &ta, &la, NULL) == TCX_OK && read_file(pb, &tb, &lb, NULL) == TCX_OK &&
-	       la == lb && memcmp(ta, tb, la) == 0;
+	same = common_read_file(pa, &ta, &la, NULL) == TCX_OK &&
+	       common_read_file(pb, &tb, &lb, NULL) == TCX_OK && la == lb &&
+	       memcmp(ta, tb, la) == 0;
 	free(ta);
 	free(tb);
 	return same;

@@ -37,7 +37,7 @@ static void test_classes(void)
 	CHECK(c->idx[2].cls == IDX_BATCH && c->idx[3].cls == IDX_BOUND);
 	contraction_tensile_name(c, name, sizeof(name));
 	CHECK(strcmp(name, "Cijk_Ailk_Bjlk_S") == 0);
-	classify(c, NULL, &cls);
+	model_classify(c, NULL, &cls);
 	CHECK(cls.d0 == 0 && cls.d1 == 1 && cls.du == 3 && cls.d0_from_a);
 	CHECK(cls.tlu[T_A] && cls.tlu[T_B]);
 	contraction_free(c);
@@ -46,7 +46,7 @@ static void test_classes(void)
 	c = parse("ilk,jlk->ijk");
 	CHECK(c && id_of(c, "k") == 0 && id_of(c, "j") == 1 && id_of(c, "i") == 2);
 	if (c) {
-		classify(c, NULL, &cls);
+		model_classify(c, NULL, &cls);
 		CHECK(cls.d0 == id_of(c, "j") && !cls.d0_from_a);
 	}
 	contraction_free(c);
@@ -60,7 +60,7 @@ static void test_classes(void)
 	/* Tensile's 7-index convolution: DU = o by both rules */
 	c = parse("C[i,j,k,l] = Sum[m,n,o] A[o,n,i,j,m,l] * B[o,n,j,m,k,l]");
 	if (c) {
-		classify(c, NULL, &cls);
+		model_classify(c, NULL, &cls);
 		CHECK(cls.d0 == id_of(c, "i") && cls.d1 == id_of(c, "k"));
 		CHECK(cls.du == id_of(c, "o") && cls.tensile_du == cls.du);
 		CHECK(!cls.tlu[T_A] && !cls.tlu[T_B]);
@@ -71,13 +71,13 @@ static void test_classes(void)
 	/* degenerate forms map to size-1 stand-ins */
 	c = parse("C[]=A[k]*B[k]");
 	if (c) {
-		classify(c, NULL, &cls);
+		model_classify(c, NULL, &cls);
 		CHECK(cls.d0 == IDX_VIRTUAL && cls.d1 == IDX_VIRTUAL && cls.du == 0);
 	}
 	contraction_free(c);
 	c = parse("C[ij]=A[i]*B[j]");
 	if (c) {
-		classify(c, NULL, &cls);
+		model_classify(c, NULL, &cls);
 		CHECK(cls.du == IDX_VIRTUAL && cls.d0 == 0 && cls.d1 == 1);
 	}
 	contraction_free(c);
@@ -94,11 +94,11 @@ static void test_du_by_stride(void)
 	if (!c)
 		return;
 	CHECK(problem_init(&p, c, s1, &err) == TCX_OK);
-	classify(c, &p, &cls);
+	model_classify(c, &p, &cls);
 	CHECK(cls.du == id_of(c, "k")); /* A stride 8 + B stride 16 beats l's 8000 + 8 */
 	CHECK(cls.tensile_du == id_of(c, "l"));
 	CHECK(problem_init(&p, c, s2, &err) == TCX_OK);
-	classify(c, &p, &cls);
+	model_classify(c, &p, &cls);
 	CHECK(cls.du == id_of(c, "l"));
 	contraction_free(c);
 }

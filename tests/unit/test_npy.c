@@ -50,7 +50,8 @@ static bool same_file(const char *a, const char *b)
 	size_t nx = 0, ny = 0;
 	bool same;
 
-	if (read_file(a, &x, &nx, NULL) != TCX_OK || read_file(b, &y, &ny, NULL) != TCX_OK) {
+	if (common_read_file(a, &x, &nx, NULL) != TCX_OK ||
+	    common_read_file(b, &y, &ny, NULL) != TCX_OK) {
 		free(x);
 		free(y);
 		return false;
@@ -159,8 +160,8 @@ static void test_references(void)
 	static const float c8[6] = {1, 2, -3, 0.5f, 0.25f, -1};
 	static const double c16[4] = {1.5, -2, 3, 4};
 	static const float f0 = 3.25f, f1 = 7.0f;
-	uint16_t f2[4] = {float_to_half(1.0f), float_to_half(-2.0f), float_to_half(0.5f),
-			  float_to_half(65504.0f)};
+	uint16_t f2[4] = {half_from_float(1.0f), half_from_float(-2.0f), half_from_float(0.5f),
+			  half_from_float(65504.0f)};
 	const int64_t s23[] = {2, 3}, s22[] = {2, 2}, s3[] = {3}, s2[] = {2}, s1[] = {1};
 	int64_t grow_shape[15];
 	float grow_f4[10];
@@ -188,7 +189,7 @@ static void test_references(void)
 	for (int k = 0; k < 14; k++)
 		grow_shape[k] = k == 0 ? 2 : k == 13 ? 1000 : 1;
 	for (int k = 0; k < 2000; k++)
-		grow_f2[k] = float_to_half((float)k);
+		grow_f2[k] = half_from_float((float)k);
 	check_reference("f2_f_grow.npy", TCX_DTYPE_H, 14, grow_shape, true, grow_f2,
 			sizeof(grow_f2));
 
@@ -384,7 +385,7 @@ static void test_damaged(void)
 	struct tcx_error err = {0};
 	const char *path = tmp_path("bad.npy");
 
-	CHECK(read_file(ref_path("f4_c_2x3.npy"), &ref, &len, NULL) == TCX_OK);
+	CHECK(common_read_file(ref_path("f4_c_2x3.npy"), &ref, &len, NULL) == TCX_OK);
 	CHECK(len == 152);
 	memcpy(good, ref, len);
 	free(ref);

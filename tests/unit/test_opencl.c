@@ -81,7 +81,7 @@ int main(void)
 	struct device_cache_stats stats;
 	const char *s;
 
-	seed = (uint64_t)(now_seconds() * 1e6);
+	seed = (uint64_t)(common_now_seconds() * 1e6);
 	if ((s = getenv("TCX_TEST_SEED")) != NULL)
 		seed = strtoull(s, NULL, 10);
 	fprintf(stderr, "seed %" PRIu64 " (set TCX_TEST_SEED to repeat)\n", seed);

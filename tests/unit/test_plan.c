@@ -28,9 +28,9 @@ static void same_result(const struct problem *p, const struct problem *mp)
 {
 	const double one[2] = { 1, 0 }, half[2] = { 0.5, 0.25 };
 	size_t esz = (size_t)dtype_info(p->c->dtype)->bytes;
-	void *a = make_tensor(p, T_A, INIT_RANDOM, 7, NULL);
-	void *b = make_tensor(p, T_B, INIT_RANDOM, 7, NULL);
-	void *c1 = make_tensor(p, T_C, INIT_RANDOM, 7, NULL);
+	void *a = run_make_tensor(p, T_A, INIT_RANDOM, 7, NULL);
+	void *b = run_make_tensor(p, T_B, INIT_RANDOM, 7, NULL);
+	void *c1 = run_make_tensor(p, T_C, INIT_RANDOM, 7, NULL);
 	void *c2 = malloc((size_t)p->extent[T_C] * esz);
 
 	CHECK(mp->extent[T_A] == p->extent[T_A] && mp->extent[T_B] == p->extent[T_B] &&

@@ -39,22 +39,23 @@ int main(void)
 	}
 
 	/* fp16: exact values, rounding to nearest even, subnormals, inf, nan */
-	CHECK(float_to_half(1.0f) == 0x3c00);
-	CHECK(float_to_half(-2.0f) == 0xc000);
-	CHECK(float_to_half(65504.0f) == 0x7bff);
-	CHECK(float_to_half(65536.0f) == 0x7c00);
-	CHECK(float_to_half(1.0f + 1.0f / 2048) == 0x3c00); /* tie: to even */
-	CHECK(float_to_half(1.0f + 3.0f / 2048) == 0x3c02);
-	CHECK(float_to_half(5.9604645e-08f) == 0x0001);
+	CHECK(half_from_float(1.0f) == 0x3c00);
+	CHECK(half_from_float(-2.0f) == 0xc000);
+	CHECK(half_from_float(65504.0f) == 0x7bff);
+	CHECK(half_from_float(65536.0f) == 0x7c00);
+	CHECK(half_from_float(1.0f + 1.0f / 2048) == 0x3c00); /* tie: to even */
+	CHECK(half_from_float(1.0f + 3.0f / 2048) == 0x3c02);
+	CHECK(half_from_float(5.9604645e-08f) == 0x0001);
 	CHECK(half_to_float(0x0001) == 5.9604645e-08f);
 	CHECK(half_to_float(0x3555) == 0.333251953125f);
-	CHECK(isnan(half_to_float(float_to_half(NAN))));
+	CHECK(isnan(half_to_float(half_from_float(NAN))));
 	for (uint32_t h = 0; h < 0x7c00; h++)
-		CHECK_MSG(float_to_half(half_to_float((uint16_t)h)) == h, "half 0x%04x round trip", h);
+		CHECK_MSG(half_from_float(half_to_float((uint16_t)h)) == h,
+			  "half 0x%04x round trip", h);
 	/* bf16 */
-	CHECK(float_to_bf16(1.0f) == 0x3f80);
+	CHECK(bf16_from_float(1.0f) == 0x3f80);
 	CHECK(bf16_to_float(0x4049) == 3.140625f);
-	CHECK(float_to_bf16(1.00390625f) == 0x3f80); /* tie: to even */
-	CHECK(isnan(bf16_to_float(float_to_bf16(NAN))));
+	CHECK(bf16_from_float(1.00390625f) == 0x3f80); /* tie: to even */
+	CHECK(isnan(bf16_to_float(bf16_from_float(NAN))));
 	return check_done();
 }

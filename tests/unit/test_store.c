@@ -171,7 +171,7 @@ static char *slurp(const char *path, size_t *len)
 	char *buf = NULL;
 	struct tcx_error err = {0};
 
-	if (read_file(path, &buf, len, &err) != TCX_OK)
+	if (common_read_file(path, &buf, len, &err) != TCX_OK)
 		return NULL;
 	return buf;
 }
@@ -685,7 +685,7 @@ static void test_damage(void)
 	}
 	CHECK(store_commit(s, &err) == TCX_OK);
 	store_close(s); /* checkpoints: the whole store is in the file */
-	CHECK(read_file(p, &buf, &len, &err) == TCX_OK);
+	CHECK(common_read_file(p, &buf, &len, &err) == TCX_OK);
 	CHECK(len > 100000);
 
 	/* cut short anywhere: damaged, and the message names the file */
@@ -742,9 +742,9 @@ static void test_busy(void)
 	CHECK(sqlite3_open(p, &db) == SQLITE_OK);
 	CHECK(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK);
 	fill(&m, "dev", 1, 0);
-	t0 = now_seconds();
+	t0 = common_now_seconds();
 	CHECK(store_put(s, &m, &err) == TCX_EBUSY);
-	CHECK(now_seconds() - t0 >= 0.15);
+	CHECK(common_now_seconds() - t0 >= 0.15);
 	CHECK_MSG(strstr(err.msg, "results store '") && strstr(err.msg, p) &&
 		      strstr(err.msg, "' is locked by another process"),
 		  "%s", err.msg);

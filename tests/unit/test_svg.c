@@ -103,7 +103,7 @@ static void test_plot(struct pcg32 *rng)
 int main(void)
 {
 	const char *s = getenv("TCX_TEST_SEED");
-	uint64_t seed = s ? strtoull(s, NULL, 10) : (uint64_t)(now_seconds() * 1e6);
+	uint64_t seed = s ? strtoull(s, NULL, 10) : (uint64_t)(common_now_seconds() * 1e6);
 	struct pcg32 rng;
 
 	fprintf(stderr, "seed %" PRIu64 " (set TCX_TEST_SEED to repeat)\n", seed);

@@ -4,8 +4,9 @@
  * with or without CUDA; when they are absent, probe says why and `tcx
  * devices` shows it.  Most of the backend is lib/backend/gpu/gpu.c, which
  * it shares with the hip backend and includes first; here is what is
- * CUDA's own: its libraries, the driver's devices and their primary
- * contexts, NVRTC's target, wide fills and the copy engine's tensor maps. */
+ * CUDA's own: what it says without its libraries, the driver's devices and
+ * their primary contexts, NVRTC's target (runtime/gpu.h's rule), wide
+ * fills and the copy engine's tensor maps. */
 #define TCX_GPU_CUDA 1
 
 #include <stdio.h>
@@ -14,93 +15,41 @@
 
 #include "backend/gpu/gpu.c"
 #include "backend/cuda/cuda.h"
-#include "backend/cuda/target.h"
 
 /* --- the libraries ---------------------------------------------------- */
 
-/* The driver API's entry points only this backend uses. */
-static struct {
-	CUresult (*DriverGetVersion)(int *version);
-	CUresult (*GetErrorName)(CUresult rc, const char **name);
-	CUresult (*DeviceGet)(CUdevice *dev, int ordinal);
-	CUresult (*DevicePrimaryCtxRetain)(CUcontext *ctx, CUdevice dev);
-	CUresult (*DevicePrimaryCtxRelease)(CUdevice dev);
-	CUresult (*MemsetD2D32Async)(CUdeviceptr p, size_t pitch, unsigned int v, size_t w,
-				     size_t h, CUstream s);
-	/* optional (12.0): tensor maps for the copy engine */
-	CUresult (*TensorMapEncodeTiled)(CUtensorMap *m, CUtensorMapDataType t, cuuint32_t rank,
-					 void *addr, const cuuint64_t *dim,
-					 const cuuint64_t *stride, const cuuint32_t *box,
-					 const cuuint32_t *estride, CUtensorMapInterleave il,
-					 CUtensorMapSwizzle sw, CUtensorMapL2promotion l2,
-					 CUtensorMapFloatOOBfill fill);
-} cu;
+/* The driver API's entry point only this backend uses (12.0, optional):
+ * tensor maps for the copy engine. */
+static CUresult (*cu_tensor_map_encode)(CUtensorMap *m, CUtensorMapDataType t, cuuint32_t rank,
+					void *addr, const cuuint64_t *dim, const cuuint64_t *stride,
+					const cuuint32_t *box, const cuuint32_t *estride,
+					CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+					CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill fill);
 
-static const struct gpu_sym cu_syms[] = {
-    {"cuDriverGetVersion", GPU_SLOT(cu, DriverGetVersion), false},
-    {"cuGetErrorName", GPU_SLOT(cu, GetErrorName), false},
-    {"cuDeviceGet", GPU_SLOT(cu, DeviceGet), false},
-    {"cuDevicePrimaryCtxRetain", GPU_SLOT(cu, DevicePrimaryCtxRetain), false},
-    {"cuDevicePrimaryCtxRelease_v2", GPU_SLOT(cu, DevicePrimaryCtxRelease), false},
-    {"cuMemsetD2D32Async", GPU_SLOT(cu, MemsetD2D32Async), false},
-    {"cuTensorMapEncodeTiled", GPU_SLOT(cu, TensorMapEncodeTiled), true},
+static const struct tl_gpu_sym cu_syms[] = {
+    {"cuTensorMapEncodeTiled", &cu_tensor_map_encode, 0},
 };
 
-static const char *const cuda_libs[] = {"libcuda.so.1", "libcuda.so", NULL};
-static const char *const nvrtc_libs[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2",
-					 "libnvrtc.so", NULL};
-
 static const struct gpu_libraries gpu_libraries = {
-    .gpu = cuda_libs,
     .gpu_missing = "libcuda.so.1 not found (no NVIDIA driver)",
     .gpu_too_old = " (an NVIDIA driver too old for tcx)",
     .own = cu_syms,
     .nown = ARRAY_SIZE(cu_syms),
-    .rtc = nvrtc_libs,
     .rtc_env = "TCX_NVRTC_LIBRARY",
     .rtc_missing = "NVRTC not found (tried libnvrtc.so.13, .so.12, .so.11.2 and libnvrtc.so; "
 		   "install the CUDA toolkit's NVRTC)",
     .rtc_too_old = " (NVRTC too old for tcx)",
 };
 
-static const char *gpu_error_name(CUresult rc)
-{
-	const char *s = NULL;
-
-	if (cu.GetErrorName && cu.GetErrorName(rc, &s) == CUDA_SUCCESS && s)
-		return s;
-	return "unknown CUDA error";
-}
-
 /* --- NVRTC ------------------------------------------------------------- */
 
-static enum tcx_status rtc_target(const char *arch, char *opt, size_t size, const char **argv,
-				  int *argc, bool *ptx, struct tcx_error *err)
+/* runtime/gpu.h's choice, the one the exported libraries make */
+static enum tcx_status rtc_target(const char *arch, char *target, size_t size, int *ptx,
+				  struct tcx_error *err)
 {
-	char target[64];
-	int n = 0, *list = NULL, major = 0, minor = 0, virt = 0;
-
-	if (!rtc.GetNumSupportedArchs || !rtc.GetSupportedArchs ||
-	    rtc.GetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0)
-		n = 0; /* let NVRTC judge the name */
-	if (n > 0 && !(list = calloc((size_t)n, sizeof(*list))))
-		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	if (n > 0 && rtc.GetSupportedArchs(list) != NVRTC_SUCCESS)
-		n = 0;
-	if (rtc.Version(&major, &minor) != NVRTC_SUCCESS)
-		major = 0;
-	n = cuda_nvrtc_target(arch, list, n, major, target, sizeof(target), &virt);
-	free(list);
-	if (n < 0)
+	if (tl_rtc_target(arch, target, size, ptx) < 0)
 		return tcx_fail(err, TCX_EUNSUPPORTED,
 				"%s cannot compile for %s (too old an architecture)", rtc_name, arch);
-	*ptx = virt;
-	/* the device's own architecture; every function a device function */
-	snprintf(opt, size, "--gpu-architecture=%s", target);
-	argv[(*argc)++] = opt;
-	argv[(*argc)++] = "-default-device";
-	argv[(*argc)++] = "--std=c++17";
-	argv[(*argc)++] = "-lineinfo";
 	return TCX_OK;
 }
 
@@ -126,7 +75,7 @@ static enum tcx_status gpu_start(int *count, struct tcx_error *err)
 	*count = 0;
 	if (st)
 		return st;
-	rc = gpu.Init(0);
+	rc = tl_gpu.Init(0);
 	if (rc == 34 /* CUDA_ERROR_STUB_LIBRARY, CUDA 11.1 */)
 		return gpu_fail(err, TCX_ENODEV, rc,
 				"the libcuda found is the CUDA toolkit's stub, not a driver (is "
@@ -135,7 +84,7 @@ static enum tcx_status gpu_start(int *count, struct tcx_error *err)
 		return gpu_fail(err, TCX_ENODEV, rc, "the NVIDIA driver sees no CUDA device");
 	if (rc != CUDA_SUCCESS)
 		return gpu_fail(err, TCX_ENODEV, rc, "cannot initialize the CUDA driver");
-	rc = gpu.DeviceGetCount(count);
+	rc = tl_gpu.DeviceGetCount(count);
 	if (rc != CUDA_SUCCESS)
 		return gpu_fail(err, TCX_ENODEV, rc, "cannot count CUDA devices");
 	if (*count <= 0)
@@ -149,7 +98,7 @@ static enum tcx_status gpu_start(int *count, struct tcx_error *err)
 
 static enum tcx_status gpu_device_get(int ordinal, CUdevice *out, struct tcx_error *err)
 {
-	CUresult rc = cu.DeviceGet(out, ordinal);
+	CUresult rc = tl_gpu.DeviceGet(out, ordinal);
 
 	if (rc != CUDA_SUCCESS)
 		return gpu_fail(err, TCX_ENODEV, rc, "cannot open CUDA device %d", ordinal);
@@ -161,17 +110,16 @@ static void gpu_describe_own(CUdevice d, int ordinal, struct device_info *info, 
 {
 	int drv = 0, rmaj = 0, rmin = 0;
 
-	cu.DriverGetVersion(&drv);
-	rtc.Version(&rmaj, &rmin);
+	tl_gpu.Version(&drv);
+	tl_rtc.Version(&rmaj, &rmin);
 	/* both compile the kernels that the cache keeps: both key it */
 	snprintf(info->driver, sizeof(info->driver), "CUDA driver %d.%d; NVRTC %d.%d", drv / 1000,
 		 drv % 1000 / 10, rmaj, rmin);
-	snprintf(info->arch, sizeof(info->arch), "sm_%d%d", info->cc_major, info->cc_minor);
 }
 
 static enum tcx_status gpu_retain(struct device *dev, struct tcx_error *err)
 {
-	CUresult rc = cu.DevicePrimaryCtxRetain(&dev->ctx, dev->handle);
+	CUresult rc = tl_gpu.PrimaryCtxRetain(&dev->ctx, dev->handle);
 
 	if (rc != CUDA_SUCCESS)
 		return gpu_fail(err, TCX_EDEVICE, rc, "cannot create a CUDA context on '%s'",
@@ -182,7 +130,7 @@ static enum tcx_status gpu_retain(struct device *dev, struct tcx_error *err)
 static void gpu_release(struct device *dev)
 {
 	if (dev->ctx)
-		cu.DevicePrimaryCtxRelease(dev->handle);
+		tl_gpu.PrimaryCtxRelease(dev->handle);
 }
 
 /* --- memory ----------------------------------------------------------- */
@@ -199,7 +147,7 @@ static enum tcx_status gpu_fill_wide(struct device *dev, struct buffer *buf,
 		unsigned int v;
 
 		memcpy(&v, pat + 4 * w, 4);
-		rc = cu.MemsetD2D32Async(buf->ptr + 4 * w, pattern_size, v, 1, bytes / pattern_size,
+		rc = tl_gpu.MemsetD2D32Async(buf->ptr + 4 * w, pattern_size, v, 1, bytes / pattern_size,
 					 dev->stream);
 	}
 	if (rc != CUDA_SUCCESS)
@@ -218,7 +166,7 @@ static enum tcx_status cuda_tensor_map(struct device *dev, struct buffer *buf, s
 	CUresult rc;
 
 	_Static_assert(sizeof(CUtensorMap) == TCX_TENSOR_MAP_BYTES, "tensor map size");
-	if (!cu.TensorMapEncodeTiled)
+	if (!cu_tensor_map_encode)
 		return tcx_fail(err, TCX_EUNSUPPORTED, "the CUDA driver of '%s' has no tensor maps",
 				dev->info.id);
 	if (rank < 1 || rank > 5 || (elem_bytes != 2 && elem_bytes != 4) || off > buf->size ||
@@ -236,7 +184,7 @@ static enum tcx_status cuda_tensor_map(struct device *dev, struct buffer *buf, s
 			gstride[d - 1] = (cuuint64_t)stride[d - 1];
 		}
 	}
-	rc = cu.TensorMapEncodeTiled((CUtensorMap *)out,
+	rc = cu_tensor_map_encode((CUtensorMap *)out,
 				     elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
 						     : CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
 				     (cuuint32_t)rank, (void *)(uintptr_t)(buf->ptr + off), gdim,

@@ -1,11 +1,11 @@
 /* gpu.c - the part of the cuda and hip backends that is the same in both:
  * loading the libraries, compiling with NVRTC or hiprtc, programs and their
  * kernels, devices, memory and launches.  One source for both, written
- * against gpu.h's typedefs and TCX_GPU(cuda, hip); lib/backend/cuda/cuda.c
- * and lib/backend/hip/hip.c each include it, then define the hooks gpu.h
- * declares.  What they may use of it: the entry points (gpu, rtc), why a
- * library is unusable (gpu_why, rtc_why), the compiler's library
- * (rtc_name), gpu_open_first, gpu_resolve, need_gpu, need_rtc, gpu_fail,
+ * against runtime/gpu.h's typedefs and TL_GPU(cuda, hip);
+ * lib/backend/cuda/cuda.c and lib/backend/hip/hip.c each include it, then
+ * define the hooks gpu.h declares.  What they may use of it: the entry
+ * points (tl_gpu, tl_rtc), why a library is unusable (gpu_why, rtc_why),
+ * the compiler's library (rtc_name), need_gpu, need_rtc, gpu_fail,
  * rtc_version, rtc_compile, gpu_write and gpu_ops. */
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -17,95 +17,36 @@
 
 /* --- the libraries ---------------------------------------------------- */
 
-static struct gpu_api gpu;
-static struct rtc_api rtc;
 static pthread_once_t gpu_once = PTHREAD_ONCE_INIT, rtc_once = PTHREAD_ONCE_INIT;
 static char gpu_why[256], rtc_why[512]; /* why a library is unusable; "" when it is */
 static char rtc_name[64];		/* the compiler's library, as loaded */
 
-/* The first of names (NULL-ended) that dlopen loads, its name in *which. */
-static void *gpu_open_first(const char *const *names, const char **which)
-{
-	for (int k = 0; names[k]; k++) {
-		void *h = dlopen(names[k], RTLD_NOW | RTLD_LOCAL);
-
-		if (h) {
-			*which = names[k];
-			return h;
-		}
-	}
-	return NULL;
-}
-
-/* Fills every slot of syms from h; the name of the first required one
- * missing, or NULL. */
-static const char *gpu_resolve(void *h, const struct gpu_sym *syms, size_t n)
-{
-	for (size_t k = 0; k < n; k++) {
-		if (!syms[k].name)
-			continue;
-		*syms[k].slot = dlsym(h, syms[k].name);
-		if (!*syms[k].slot && !syms[k].optional)
-			return syms[k].name;
-	}
-	return NULL;
-}
-
-/* An entry point by its names in CUDA and HIP (NULL: none there), its slot
- * in `api`, and whether it may be missing. */
-#define SYM(cu, hip, api, field, optional) { TCX_GPU(cu, hip), GPU_SLOT(api, field), optional }
-
-/* The driver API's entry points by their versioned symbol names (cuda.h's
- * macros map e.g. cuMemAlloc to cuMemAlloc_v2). */
 static void gpu_load(void)
 {
-	const struct gpu_sym syms[] = {
-	    SYM("cuInit", "hipInit", gpu, Init, false),
-	    SYM("cuDeviceGetCount", "hipGetDeviceCount", gpu, DeviceGetCount, false),
-	    SYM("cuDeviceGetName", "hipDeviceGetName", gpu, DeviceGetName, false),
-	    SYM("cuDeviceGetAttribute", "hipDeviceGetAttribute", gpu, DeviceGetAttribute, false),
-	    SYM("cuDeviceTotalMem_v2", "hipDeviceTotalMem", gpu, DeviceTotalMem, false),
-	    SYM("cuCtxSetCurrent", "hipSetDevice", gpu, SetCurrent, false),
-	    SYM("cuStreamCreate", "hipStreamCreateWithFlags", gpu, StreamCreate, false),
-	    SYM("cuStreamDestroy_v2", "hipStreamDestroy", gpu, StreamDestroy, false),
-	    SYM("cuStreamSynchronize", "hipStreamSynchronize", gpu, StreamSynchronize, false),
-	    SYM("cuMemAlloc_v2", "hipMalloc", gpu, MemAlloc, false),
-	    SYM("cuMemFree_v2", "hipFree", gpu, MemFree, false),
-	    SYM("cuMemcpyHtoDAsync_v2", "hipMemcpyHtoDAsync", gpu, MemcpyHtoDAsync, false),
-	    SYM("cuMemcpyDtoHAsync_v2", "hipMemcpyDtoHAsync", gpu, MemcpyDtoHAsync, false),
-	    SYM("cuMemsetD8Async", "hipMemsetD8Async", gpu, MemsetD8Async, false),
-	    SYM("cuMemsetD16Async", "hipMemsetD16Async", gpu, MemsetD16Async, false),
-	    SYM("cuMemsetD32Async", "hipMemsetD32Async", gpu, MemsetD32Async, false),
-	    SYM("cuModuleLoadData", "hipModuleLoadData", gpu, ModuleLoadData, false),
-	    SYM("cuModuleUnload", "hipModuleUnload", gpu, ModuleUnload, false),
-	    SYM("cuModuleGetFunction", "hipModuleGetFunction", gpu, ModuleGetFunction, false),
-	    SYM("cuFuncGetAttribute", "hipFuncGetAttribute", gpu, FuncGetAttribute, false),
-	    SYM("cuLaunchKernel", "hipModuleLaunchKernel", gpu, LaunchKernel, false),
-	    SYM("cuEventCreate", "hipEventCreateWithFlags", gpu, EventCreate, false),
-	    SYM("cuEventDestroy_v2", "hipEventDestroy", gpu, EventDestroy, false),
-	    SYM("cuEventRecord", "hipEventRecord", gpu, EventRecord, false),
-	    SYM("cuEventSynchronize", "hipEventSynchronize", gpu, EventSynchronize, false),
-	    SYM("cuEventElapsedTime", "hipEventElapsedTime", gpu, EventElapsedTime, false),
-	    SYM("cuFuncSetAttribute", NULL, gpu, FuncSetAttribute, false),
-	    SYM("cuFuncGetParamInfo", NULL, gpu, FuncGetParamInfo, true),
-	};
+	static const char *const names[] = TL_GPU_LIBS;
 	const struct gpu_libraries *L = &gpu_libraries;
 	const char *which = NULL, *missing;
-	void *h = gpu_open_first(L->gpu, &which);
+	void *h = tl_gpu_open(names, &which);
 
 	if (!h) {
 		snprintf(gpu_why, sizeof(gpu_why), "%s", L->gpu_missing);
 		return;
 	}
-	missing = gpu_resolve(h, syms, ARRAY_SIZE(syms));
+	missing = tl_gpu_bind(h, tl_gpu_syms, ARRAY_SIZE(tl_gpu_syms));
 	if (!missing)
-		missing = gpu_resolve(h, L->own, L->nown);
+		missing = tl_gpu_bind(h, L->own, L->nown);
 	if (missing)
 		snprintf(gpu_why, sizeof(gpu_why), "%s has no %s%s", which, missing, L->gpu_too_old);
-	if (missing || (L->gpu_usable && !L->gpu_usable(which))) {
-		memset(&gpu, 0, sizeof(gpu));
+#if TL_WITH_HIP
+	else if (!tl_hip_release_ok(which, "tcx", gpu_why, sizeof(gpu_why)))
+		missing = which;
+#endif
+	if (missing) {
+		void *none = NULL;
+
+		memset(&tl_gpu, 0, sizeof(tl_gpu));
 		for (size_t k = 0; k < L->nown; k++)
-			*L->own[k].slot = NULL;
+			memcpy(L->own[k].fn, &none, sizeof(none));
 		dlclose(h);
 	}
 	/* else kept open for the life of the process */
@@ -113,42 +54,28 @@ static void gpu_load(void)
 
 static void rtc_load(void)
 {
+	static const char *const names[] = TL_RTC_LIBS;
 	const struct gpu_libraries *L = &gpu_libraries;
 	const char *env = getenv(L->rtc_env);
 	const char *const env_names[] = {env, NULL};
-	const struct gpu_sym syms[] = {
-	    SYM("nvrtcVersion", "hiprtcVersion", rtc, Version, false),
-	    SYM("nvrtcGetErrorString", "hiprtcGetErrorString", rtc, GetErrorString, false),
-	    SYM("nvrtcCreateProgram", "hiprtcCreateProgram", rtc, CreateProgram, false),
-	    SYM("nvrtcDestroyProgram", "hiprtcDestroyProgram", rtc, DestroyProgram, false),
-	    SYM("nvrtcCompileProgram", "hiprtcCompileProgram", rtc, CompileProgram, false),
-	    SYM("nvrtcGetProgramLogSize", "hiprtcGetProgramLogSize", rtc, GetProgramLogSize, false),
-	    SYM("nvrtcGetProgramLog", "hiprtcGetProgramLog", rtc, GetProgramLog, false),
-	    SYM("nvrtcGetPTXSize", NULL, rtc, GetPTXSize, false),
-	    SYM("nvrtcGetPTX", NULL, rtc, GetPTX, false),
-	    SYM("nvrtcGetCUBINSize", "hiprtcGetCodeSize", rtc, GetCodeSize, TCX_GPU(true, false)),
-	    SYM("nvrtcGetCUBIN", "hiprtcGetCode", rtc, GetCode, TCX_GPU(true, false)),
-	    SYM("nvrtcGetNumSupportedArchs", NULL, rtc, GetNumSupportedArchs, true),
-	    SYM("nvrtcGetSupportedArchs", NULL, rtc, GetSupportedArchs, true),
-	};
 	const char *which = NULL, *missing;
 	void *h;
 
 	/* the environment names the library to use instead (a path, or one
 	 * outside the loader's search path, as pip's wheels install NVRTC) */
-	h = gpu_open_first(env && *env ? env_names : L->rtc, &which);
+	h = tl_gpu_open(env && *env ? env_names : names, &which);
 	if (!h) {
 		if (env && *env)
 			snprintf(rtc_why, sizeof(rtc_why), "%s not found: cannot load %s '%s'",
-				 RTC_NAME, L->rtc_env, env);
+				 TL_RTC_NAME, L->rtc_env, env);
 		else
 			snprintf(rtc_why, sizeof(rtc_why), "%s", L->rtc_missing);
 		return;
 	}
-	missing = gpu_resolve(h, syms, ARRAY_SIZE(syms));
+	missing = tl_gpu_bind(h, tl_rtc_syms, ARRAY_SIZE(tl_rtc_syms));
 	if (missing) {
 		snprintf(rtc_why, sizeof(rtc_why), "%s has no %s%s", which, missing, L->rtc_too_old);
-		memset(&rtc, 0, sizeof(rtc));
+		memset(&tl_rtc, 0, sizeof(tl_rtc));
 		dlclose(h);
 		return;
 	}
@@ -170,10 +97,25 @@ static enum tcx_status need_rtc(struct tcx_error *err)
 	return rtc_why[0] ? tcx_fail(err, TCX_ENODEV, "%s", rtc_why) : TCX_OK;
 }
 
+/* The runtime's name of an error code. */
+static const char *gpu_error_name(tl_gpu_rc rc)
+{
+	const char *s = NULL;
+
+#if TL_WITH_CUDA
+	if (!tl_gpu.GetErrorName || tl_gpu.GetErrorName(rc, &s) != CUDA_SUCCESS)
+		s = NULL;
+#else
+	if (tl_gpu.GetErrorName)
+		s = tl_gpu.GetErrorName(rc);
+#endif
+	return s ? s : "unknown " TL_GPU_NAME " error";
+}
+
 /* As tcx_fail, with ": ERROR_NAME (code)" appended and err->native = rc. */
-static enum tcx_status gpu_fail(struct tcx_error *err, enum tcx_status code, gpu_rc rc,
+static enum tcx_status gpu_fail(struct tcx_error *err, enum tcx_status code, tl_gpu_rc rc,
 				const char *fmt, ...) TCX_PRINTF(4, 5);
-static enum tcx_status gpu_fail(struct tcx_error *err, enum tcx_status code, gpu_rc rc,
+static enum tcx_status gpu_fail(struct tcx_error *err, enum tcx_status code, tl_gpu_rc rc,
 				const char *fmt, ...)
 {
 	va_list ap;
@@ -194,26 +136,28 @@ static enum tcx_status rtc_version(int *major, int *minor, struct tcx_error *err
 	*major = *minor = 0;
 	if (st)
 		return st;
-	if (rtc.Version(major, minor) != RTC_OK)
+	if (tl_rtc.Version(major, minor) != TL_RTC_OK)
 		return tcx_fail(err, TCX_ENODEV, "%s does not report %s version", rtc_name,
-				TCX_GPU("its", "hiprtc's"));
+				TL_GPU("its", "hiprtc's"));
 	return TCX_OK;
 }
 
 /* Compiles src for `arch`, as cuda_compile_offline and hip_compile_offline
- * say; `who` names the target in messages ("'cuda:0' (sm_90)"). */
+ * say, with runtime/gpu.h's options (those the libraries compile with)
+ * and, on CUDA, line numbers for profilers; `who` names the target in
+ * messages ("'cuda:0' (sm_90)"). */
 static enum tcx_status rtc_compile(const char *src, size_t len, const char *arch,
 				   const char *opts, const char *who, unsigned char **bin,
 				   size_t *bin_len, char **log, struct tcx_error *err)
 {
-	char archopt[320], head[320];
+	static const char *const base[] = TL_RTC_OPTIONS;
+	char target[256], archopt[320], head[320];
 	const char *argv[40];
-	char *text = NULL, *optcopy = NULL, *save = NULL, *tok;
-	int argc = 0;
-	rtc_program prog = NULL;
-	rtc_rc rc;
+	char *text = NULL, *optcopy = NULL, *save = NULL, *tok, *code = NULL, *msgs = NULL;
+	int argc = 0, ptx = 0;
 	size_t n = 0;
-	bool ptx = false;
+	tl_rtc_rc rc;
+	enum tl_rtc_step step;
 	enum tcx_status st;
 
 	if (bin)
@@ -224,9 +168,16 @@ static enum tcx_status rtc_compile(const char *src, size_t len, const char *arch
 		*log = NULL;
 	st = need_rtc(err);
 	if (!st)
-		st = rtc_target(arch, archopt, sizeof(archopt), argv, &argc, &ptx, err);
+		st = rtc_target(arch, target, sizeof(target), &ptx, err);
 	if (st)
 		return st;
+	snprintf(archopt, sizeof(archopt), TL_RTC_ARCH_OPTION, target);
+	argv[argc++] = archopt;
+	for (size_t k = 0; k < ARRAY_SIZE(base); k++)
+		argv[argc++] = base[k];
+#if TL_WITH_CUDA
+	argv[argc++] = "-lineinfo";
+#endif
 	if (opts && *opts) {
 		optcopy = strdup(opts);
 		if (!optcopy)
@@ -249,65 +200,38 @@ static enum tcx_status rtc_compile(const char *src, size_t len, const char *arch
 	}
 	memcpy(text, src, len);
 	text[len] = '\0';
-	rc = rtc.CreateProgram(&prog, text, "tcx_kernel.cu", 0, NULL, NULL);
-	if (rc != RTC_OK) {
+	step = tl_rtc_build(text, argv, argc, ptx, &code, &n, &msgs, &rc);
+	if (step == TL_RTC_CREATE) {
 		st = tcx_fail(err,
-			      rc == TCX_GPU(NVRTC_ERROR_OUT_OF_MEMORY, HIPRTC_ERROR_OUT_OF_MEMORY)
+			      rc == TL_GPU(NVRTC_ERROR_OUT_OF_MEMORY, HIPRTC_ERROR_OUT_OF_MEMORY)
 				  ? TCX_ENOMEM
 				  : TCX_EBUILD,
-			      "cannot create %s program: %s", TCX_GPU("an NVRTC", "a hiprtc"),
-			      rtc.GetErrorString(rc));
-		prog = NULL;
-		goto out_free;
-	}
-	rc = rtc.CompileProgram(prog, argc, argv);
-	if (log && rtc.GetProgramLogSize(prog, &n) == RTC_OK) {
-		*log = calloc(n + 1, 1);
-		if (*log && n && rtc.GetProgramLog(prog, *log) != RTC_OK)
-			(*log)[0] = '\0';
-	}
-	if (rc != RTC_OK) {
-		char *tmp = NULL;
-
-		if (!log && rtc.GetProgramLogSize(prog, &n) == RTC_OK &&
-		    (tmp = calloc(n + 1, 1)) != NULL && n)
-			rtc.GetProgramLog(prog, tmp);
-		backend_log_head(log ? *log : tmp, 1, head, sizeof(head));
-		free(tmp);
+			      "cannot create %s program: %s", TL_GPU("an NVRTC", "a hiprtc"),
+			      tl_rtc.GetErrorString(rc));
+	} else if (step == TL_RTC_COMPILE) {
+		backend_log_head(msgs, 1, head, sizeof(head));
 		st = tcx_fail(err, TCX_EBUILD, "kernel does not compile for %s: %s", who, head);
 		if (err)
 			err->native = (int)rc;
-		goto out_free;
+	} else if (step == TL_RTC_NOMEM) {
+		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+	} else if (step == TL_RTC_OUTPUT) {
+		st = tcx_fail(err, TCX_EBUILD, "cannot read %s's output for %s: %s", TL_RTC_NAME,
+			      who, tl_rtc.GetErrorString(rc));
 	}
-	if (!ptx && rtc.GetCodeSize && rtc.GetCode)
-		rc = rtc.GetCodeSize(prog, &n);
-	else
-		rc = rtc.GetPTXSize(prog, &n);
-	if (rc == RTC_OK && bin) {
-		*bin = malloc(n ? n : 1);
-		if (!*bin) {
-			st = tcx_fail(err, TCX_ENOMEM, "out of memory");
-			goto out_free;
-		}
-		if (!ptx && rtc.GetCodeSize && rtc.GetCode)
-			rc = rtc.GetCode(prog, (char *)*bin);
-		else
-			rc = rtc.GetPTX(prog, (char *)*bin);
+	if (log) {
+		*log = msgs;
+		msgs = NULL;
 	}
-	if (rc != RTC_OK) {
-		if (bin) {
-			free(*bin);
-			*bin = NULL;
-		}
-		st = tcx_fail(err, TCX_EBUILD, "cannot read %s's output for %s: %s", RTC_NAME, who,
-			      rtc.GetErrorString(rc));
-		goto out_free;
+	if (!st && bin) {
+		*bin = (unsigned char *)code;
+		code = NULL;
 	}
-	if (bin_len)
+	if (!st && bin_len)
 		*bin_len = n;
 out_free:
-	if (prog)
-		rtc.DestroyProgram(&prog);
+	free(code);
+	free(msgs);
 	free(text);
 	free(optcopy);
 	return st;
@@ -316,15 +240,16 @@ out_free:
 /* --- devices ---------------------------------------------------------- */
 
 /* A device attribute, 0 when the runtime does not say. */
-static int gpu_attr(gpu_device d, gpu_device_attr a)
+static int gpu_attr(tl_gpu_dev d, tl_gpu_dev_attr a)
 {
 	int v = 0;
 
-	return gpu.DeviceGetAttribute(&v, a, d) == GPU_OK ? v : 0;
+	return tl_gpu.DeviceGetAttribute(&v, a, d) == TL_GPU_OK ? v : 0;
 }
 
-/* The device_info of device `ordinal` (handle d); HIP's target id into target. */
-static void gpu_describe(gpu_device d, int ordinal, struct device_info *info, char *target,
+/* The device_info of device `ordinal` (handle d); the compiler's target
+ * for it (HIP's target id) into target. */
+static void gpu_describe(tl_gpu_dev d, int ordinal, struct device_info *info, char *target,
 			 size_t tsize)
 {
 	size_t mem = 0;
@@ -334,16 +259,16 @@ static void gpu_describe(gpu_device d, int ordinal, struct device_info *info, ch
 	snprintf(info->backend, sizeof(info->backend), "%s", GPU_BACKEND);
 	/* HIP compiles the CUDA dialect of the template as it is */
 	snprintf(info->lang, sizeof(info->lang), "cuda");
-	snprintf(info->vendor, sizeof(info->vendor), "%s", TCX_GPU("NVIDIA", "AMD"));
-	if (gpu.DeviceGetName(info->name, (int)sizeof(info->name) - 1, d) != GPU_OK)
-		snprintf(info->name, sizeof(info->name), "%s device %d", GPU_NAME, ordinal);
+	snprintf(info->vendor, sizeof(info->vendor), "%s", TL_GPU_VENDOR);
+	if (tl_gpu.DeviceGetName(info->name, (int)sizeof(info->name) - 1, d) != TL_GPU_OK)
+		snprintf(info->name, sizeof(info->name), "%s device %d", TL_GPU_NAME, ordinal);
 	info->type = DEV_GPU;
 	info->cc_major = gpu_attr(d, GPU_ATTR(COMPUTE_CAPABILITY_MAJOR, ComputeCapabilityMajor));
 	info->cc_minor = gpu_attr(d, GPU_ATTR(COMPUTE_CAPABILITY_MINOR, ComputeCapabilityMinor));
-	target[0] = '\0';
+	tl_gpu_arch(d, info->arch, sizeof(info->arch), target, tsize);
 	gpu_describe_own(d, ordinal, info, target, tsize);
 	info->compute_units = gpu_attr(d, GPU_ATTR(MULTIPROCESSOR_COUNT, MultiprocessorCount));
-	if (gpu.DeviceTotalMem(&mem, d) == GPU_OK)
+	if (tl_gpu.DeviceTotalMem(&mem, d) == TL_GPU_OK)
 		info->global_mem = mem > INT64_MAX ? INT64_MAX : (int64_t)mem;
 	info->max_alloc = info->global_mem; /* no smaller per-buffer limit */
 	/* CUDA: what a block may use once it opts in (kernels use dynamic
@@ -367,10 +292,10 @@ static void gpu_describe(gpu_device d, int ordinal, struct device_info *info, ch
 	info->clock_mhz = gpu_attr(d, GPU_ATTR(CLOCK_RATE, ClockRate)) / 1000; /* kHz */
 	info->simd_width = gpu_attr(d, GPU_ATTR(WARP_SIZE, WarpSize));
 	if (info->simd_width <= 0)
-		info->simd_width = TCX_GPU(32, 64);
+		info->simd_width = TL_GPU(32, 64);
 	info->pref_vector_float = 4; /* 16-byte loads */
 	info->fp64 = true;
-	info->fp16 = TCX_GPU(info->cc_major * 10 + info->cc_minor >= 53, true);
+	info->fp16 = TL_GPU(info->cc_major * 10 + info->cc_minor >= 53, true);
 	info->timer_events = true;
 	info->local_mem_real = true;
 	info->wg_multiple = info->simd_width;
@@ -388,7 +313,7 @@ static enum tcx_status gpu_probe(struct device_info *out, int max, int *count,
 	if (st)
 		return st;
 	for (int k = 0; k < n && k < max; k++) {
-		gpu_device d;
+		tl_gpu_dev d;
 
 		st = gpu_device_get(k, &d, err);
 		if (st)
@@ -402,11 +327,11 @@ static enum tcx_status gpu_probe(struct device_info *out, int max, int *count,
 /* Makes ctx current on the calling thread. */
 static enum tcx_status use_ctx(const struct device *dev, struct tcx_error *err)
 {
-	gpu_rc rc = gpu.SetCurrent(dev->ctx);
+	tl_gpu_rc rc = tl_gpu.SetCurrent(dev->ctx);
 
-	if (rc != GPU_OK)
+	if (rc != TL_GPU_OK)
 		return gpu_fail(err, TCX_EDEVICE, rc,
-				TCX_GPU("cannot use the CUDA context of '%s'", "cannot use '%s'"),
+				TL_GPU("cannot use the CUDA context of '%s'", "cannot use '%s'"),
 				dev->info.id);
 	return TCX_OK;
 }
@@ -415,7 +340,7 @@ static enum tcx_status gpu_open(int index, struct device **out, struct tcx_error
 {
 	struct device *d;
 	enum tcx_status st;
-	gpu_rc rc;
+	tl_gpu_rc rc;
 	int n;
 
 	*out = NULL;
@@ -423,7 +348,7 @@ static enum tcx_status gpu_open(int index, struct device **out, struct tcx_error
 	if (st)
 		return st;
 	if (index < 0 || index >= n)
-		return tcx_fail(err, TCX_ENODEV, "no %s device %d (there are %d)", GPU_NAME, index,
+		return tcx_fail(err, TCX_ENODEV, "no %s device %d (there are %d)", TL_GPU_NAME, index,
 				n);
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -441,9 +366,9 @@ static enum tcx_status gpu_open(int index, struct device **out, struct tcx_error
 	st = use_ctx(d, err);
 	if (st)
 		goto out_release;
-	rc = gpu.StreamCreate(&d->stream, TCX_GPU(CU_STREAM_NON_BLOCKING, hipStreamNonBlocking));
-	if (rc != GPU_OK) {
-		st = gpu_fail(err, TCX_EDEVICE, rc, "cannot create a %s stream on '%s'", GPU_NAME,
+	rc = tl_gpu.StreamCreate(&d->stream, TL_GPU(CU_STREAM_NON_BLOCKING, hipStreamNonBlocking));
+	if (rc != TL_GPU_OK) {
+		st = gpu_fail(err, TCX_EDEVICE, rc, "cannot create a %s stream on '%s'", TL_GPU_NAME,
 			      d->info.id);
 		goto out_release;
 	}
@@ -461,9 +386,9 @@ static void gpu_close(struct device *dev)
 {
 	if (!dev)
 		return;
-	if (dev->stream && gpu.SetCurrent(dev->ctx) == GPU_OK) {
-		gpu.StreamSynchronize(dev->stream);
-		gpu.StreamDestroy(dev->stream);
+	if (dev->stream && tl_gpu.SetCurrent(dev->ctx) == TL_GPU_OK) {
+		tl_gpu.StreamSynchronize(dev->stream);
+		tl_gpu.StreamDestroy(dev->stream);
 	}
 	gpu_release(dev);
 	free(dev);
@@ -498,8 +423,8 @@ static void gpu_program_free(struct program *p)
 		free(k->name);
 		free(k);
 	}
-	if (p->mod && gpu.SetCurrent(p->dev->ctx) == GPU_OK)
-		gpu.ModuleUnload(p->mod);
+	if (p->mod && tl_gpu.SetCurrent(p->dev->ctx) == TL_GPU_OK)
+		tl_gpu.ModuleUnload(p->mod);
 	pthread_mutex_destroy(&p->lock);
 	free(p->bin);
 	free(p->log);
@@ -515,16 +440,16 @@ static const char *gpu_build_log(const struct program *prog)
 static enum tcx_status load_module(struct program *p, enum tcx_status code, struct tcx_error *err)
 {
 	enum tcx_status st = use_ctx(p->dev, err);
-	gpu_rc rc;
+	tl_gpu_rc rc;
 
 	if (st)
 		return st;
-	rc = gpu.ModuleLoadData(&p->mod, p->bin);
-	if (rc != GPU_OK) {
+	rc = tl_gpu.ModuleLoadData(&p->mod, p->bin);
+	if (rc != TL_GPU_OK) {
 		p->mod = NULL;
 		return gpu_fail(err, code, rc, "the %s cannot load a kernel for '%s' (%s)",
-				TCX_GPU("CUDA driver", "HIP runtime"), p->dev->info.id,
-				TCX_GPU(p->dev->info.driver, p->dev->target));
+				TL_GPU("CUDA driver", "HIP runtime"), p->dev->info.id,
+				TL_GPU(p->dev->info.driver, p->dev->target));
 	}
 	return TCX_OK;
 }
@@ -602,7 +527,7 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 				  struct tcx_error *err)
 {
 	struct kernel_entry *k;
-	gpu_rc rc;
+	tl_gpu_rc rc;
 
 	*out = NULL;
 	if (!name || !*name)
@@ -620,29 +545,29 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 		free(k);
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	}
-	rc = gpu.ModuleGetFunction(&k->fn, p->mod, name);
-	if (rc == GPU_OK)
-		rc = gpu.FuncGetAttribute(&k->max_threads, GPU_FUNC_ATTR(MAX_THREADS_PER_BLOCK),
+	rc = tl_gpu.ModuleGetFunction(&k->fn, p->mod, name);
+	if (rc == TL_GPU_OK)
+		rc = tl_gpu.FuncGetAttribute(&k->max_threads, GPU_FUNC_ATTR(MAX_THREADS_PER_BLOCK),
 					  k->fn);
-	if (rc == GPU_OK)
-		rc = gpu.FuncGetAttribute(&k->static_smem, GPU_FUNC_ATTR(SHARED_SIZE_BYTES), k->fn);
-	if (rc != GPU_OK) {
+	if (rc == TL_GPU_OK)
+		rc = tl_gpu.FuncGetAttribute(&k->static_smem, GPU_FUNC_ATTR(SHARED_SIZE_BYTES), k->fn);
+	if (rc != TL_GPU_OK) {
 		free(k->name);
 		free(k);
-		if (rc == TCX_GPU(CUDA_ERROR_NOT_FOUND, hipErrorNotFound))
+		if (rc == TL_GPU(CUDA_ERROR_NOT_FOUND, hipErrorNotFound))
 			return gpu_fail(err, TCX_ELAUNCH, rc, "no kernel '%s' in the program", name);
 		return gpu_fail(err, TCX_ELAUNCH, rc, "cannot look up kernel '%s'", name);
 	}
 	k->nparams = -1;
-	if (gpu.FuncGetParamInfo) {
+	if (tl_gpu.FuncGetParamInfo) {
 		size_t off, size;
 		int n = 0;
 
 		while (n < LAUNCH_MAX_ARGS &&
-		       gpu.FuncGetParamInfo(k->fn, (size_t)n, &off, &size) == GPU_OK)
+		       tl_gpu.FuncGetParamInfo(k->fn, (size_t)n, &off, &size) == TL_GPU_OK)
 			k->psize[n++] = size;
-		if (n > 0 || gpu.FuncGetParamInfo(k->fn, 0, &off, &size) ==
-				 TCX_GPU(CUDA_ERROR_INVALID_VALUE, hipErrorInvalidValue))
+		if (n > 0 || tl_gpu.FuncGetParamInfo(k->fn, 0, &off, &size) ==
+				 TL_GPU(CUDA_ERROR_INVALID_VALUE, hipErrorInvalidValue))
 			k->nparams = n;
 	}
 	k->next = p->kernels;
@@ -669,11 +594,11 @@ static void gpu_kernel_resources(const struct program *cprog, const char *kernel
 		return;
 	pthread_mutex_lock(&p->lock);
 	if (kernel_get(p, kernel, &k, NULL) == TCX_OK) {
-		if (regs && gpu.FuncGetAttribute(&v, GPU_FUNC_ATTR(NUM_REGS), k->fn) == GPU_OK)
+		if (regs && tl_gpu.FuncGetAttribute(&v, GPU_FUNC_ATTR(NUM_REGS), k->fn) == TL_GPU_OK)
 			*regs = v;
 		/* local memory per thread is where registers spill */
 		if (spill_bytes &&
-		    gpu.FuncGetAttribute(&v, GPU_FUNC_ATTR(LOCAL_SIZE_BYTES), k->fn) == GPU_OK)
+		    tl_gpu.FuncGetAttribute(&v, GPU_FUNC_ATTR(LOCAL_SIZE_BYTES), k->fn) == TL_GPU_OK)
 			*spill_bytes = v;
 		if (local_bytes)
 			*local_bytes = k->static_smem;
@@ -688,7 +613,7 @@ static enum tcx_status gpu_alloc(struct device *dev, size_t bytes, struct buffer
 {
 	struct buffer *b;
 	enum tcx_status st;
-	gpu_rc rc;
+	tl_gpu_rc rc;
 
 	*out = NULL;
 	if (bytes == 0)
@@ -699,8 +624,8 @@ static enum tcx_status gpu_alloc(struct device *dev, size_t bytes, struct buffer
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	rc = gpu.MemAlloc(&b->ptr, bytes);
-	if (rc != GPU_OK) {
+	rc = tl_gpu.MemAlloc(&b->ptr, bytes);
+	if (rc != TL_GPU_OK) {
 		free(b);
 		return gpu_fail(err, TCX_EDEVICE, rc,
 				"cannot allocate %zu bytes on '%s' (memory %lld bytes)", bytes,
@@ -716,17 +641,17 @@ static void gpu_free(struct buffer *buf)
 {
 	if (!buf)
 		return;
-	if (buf->ptr && gpu.SetCurrent(buf->ctx) == GPU_OK)
-		gpu.MemFree(buf->ptr);
+	if (buf->ptr && tl_gpu.SetCurrent(buf->ctx) == TL_GPU_OK)
+		tl_gpu.MemFree(buf->ptr);
 	free(buf);
 }
 
 /* Waits for the stream; an error there is an earlier kernel's. */
 static enum tcx_status sync_stream(struct device *dev, const char *what, struct tcx_error *err)
 {
-	gpu_rc rc = gpu.StreamSynchronize(dev->stream);
+	tl_gpu_rc rc = tl_gpu.StreamSynchronize(dev->stream);
 
-	if (rc != GPU_OK)
+	if (rc != TL_GPU_OK)
 		return gpu_fail(err, TCX_EDEVICE, rc, "%s on '%s' failed", what, dev->info.id);
 	return TCX_OK;
 }
@@ -735,15 +660,15 @@ static enum tcx_status gpu_write(struct device *dev, struct buffer *buf, size_t 
 				 const void *src, size_t bytes, struct tcx_error *err)
 {
 	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, off, bytes, "write", err);
-	gpu_rc rc;
+	tl_gpu_rc rc;
 
 	if (st || bytes == 0)
 		return st;
 	st = use_ctx(dev, err);
 	if (st)
 		return st;
-	rc = gpu.MemcpyHtoDAsync(GPU_AT(buf->ptr, off), (void *)src, bytes, dev->stream);
-	if (rc != GPU_OK)
+	rc = tl_gpu.MemcpyHtoDAsync(GPU_AT(buf->ptr, off), (void *)src, bytes, dev->stream);
+	if (rc != TL_GPU_OK)
 		return gpu_fail(err, TCX_EDEVICE, rc, "cannot write %zu bytes to '%s'", bytes,
 				dev->info.id);
 	return sync_stream(dev, "a write", err);
@@ -753,15 +678,15 @@ static enum tcx_status gpu_read(struct device *dev, struct buffer *buf, size_t o
 				size_t bytes, struct tcx_error *err)
 {
 	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, off, bytes, "read", err);
-	gpu_rc rc;
+	tl_gpu_rc rc;
 
 	if (st || bytes == 0)
 		return st;
 	st = use_ctx(dev, err);
 	if (st)
 		return st;
-	rc = gpu.MemcpyDtoHAsync(dst, GPU_AT(buf->ptr, off), bytes, dev->stream);
-	if (rc != GPU_OK)
+	rc = tl_gpu.MemcpyDtoHAsync(dst, GPU_AT(buf->ptr, off), bytes, dev->stream);
+	if (rc != TL_GPU_OK)
 		return gpu_fail(err, TCX_EDEVICE, rc, "cannot read %zu bytes from '%s'", bytes,
 				dev->info.id);
 	return sync_stream(dev, "a read", err);
@@ -773,7 +698,7 @@ static enum tcx_status gpu_fill(struct device *dev, struct buffer *buf, const vo
 {
 	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, 0, bytes, "fill", err);
 	const unsigned char *pat = pattern;
-	gpu_rc rc;
+	tl_gpu_rc rc;
 
 	if (st || bytes == 0)
 		return st;
@@ -783,21 +708,21 @@ static enum tcx_status gpu_fill(struct device *dev, struct buffer *buf, const vo
 	if (st)
 		return st;
 	if (pattern_size == 1) {
-		rc = gpu.MemsetD8Async(buf->ptr, pat[0], bytes, dev->stream);
+		rc = tl_gpu.MemsetD8Async(buf->ptr, pat[0], bytes, dev->stream);
 	} else if (pattern_size == 2) {
 		unsigned short v;
 
 		memcpy(&v, pat, 2);
-		rc = gpu.MemsetD16Async(buf->ptr, v, bytes / 2, dev->stream);
+		rc = tl_gpu.MemsetD16Async(buf->ptr, v, bytes / 2, dev->stream);
 	} else if (pattern_size == 4) {
-		TCX_GPU(unsigned, int) v;
+		TL_GPU(unsigned, int) v;
 
 		memcpy(&v, pat, 4);
-		rc = gpu.MemsetD32Async(buf->ptr, v, bytes / 4, dev->stream);
+		rc = tl_gpu.MemsetD32Async(buf->ptr, v, bytes / 4, dev->stream);
 	} else {
 		return gpu_fill_wide(dev, buf, pat, pattern_size, bytes, err);
 	}
-	if (rc != GPU_OK)
+	if (rc != TL_GPU_OK)
 		return gpu_fail(err, TCX_EDEVICE, rc, "cannot fill %zu bytes on '%s'", bytes,
 				dev->info.id);
 	return TCX_OK;
@@ -806,17 +731,17 @@ static enum tcx_status gpu_fill(struct device *dev, struct buffer *buf, const vo
 /* --- launches --------------------------------------------------------- */
 
 /* Waits for a kernel's end event and reads its duration. */
-static enum tcx_status event_time(struct device *dev, const char *kernel, gpu_event start,
-				  gpu_event end, double *ms, struct tcx_error *err)
+static enum tcx_status event_time(struct device *dev, const char *kernel, tl_gpu_event start,
+				  tl_gpu_event end, double *ms, struct tcx_error *err)
 {
 	float t = 0;
-	gpu_rc rc = gpu.EventSynchronize(end);
+	tl_gpu_rc rc = tl_gpu.EventSynchronize(end);
 
-	if (rc != GPU_OK)
+	if (rc != TL_GPU_OK)
 		return gpu_fail(err, TCX_ELAUNCH, rc, "kernel '%s' failed on '%s'", kernel,
 				dev->info.id);
-	rc = gpu.EventElapsedTime(&t, start, end);
-	if (rc != GPU_OK)
+	rc = tl_gpu.EventElapsedTime(&t, start, end);
+	if (rc != TL_GPU_OK)
 		return gpu_fail(err, TCX_EDEVICE, rc, "cannot time kernel '%s' on '%s'", kernel,
 				dev->info.id);
 	*ms = t;
@@ -832,11 +757,11 @@ static enum tcx_status launch_prepare(struct device *dev, struct kernel_entry *k
 {
 	struct kernel_facts f = {
 	    k->name, k->max_threads, k->static_smem, k->nparams, k->nparams >= 0 ? k->psize : NULL,
-	    sizeof(gpu_ptr),
+	    sizeof(tl_gpu_ptr),
 	};
 	enum tcx_status st = launch_check(&dev->info, &f, l, dyn, err);
 	int np = 0;
-	gpu_rc rc;
+	tl_gpu_rc rc;
 
 	if (st)
 		return st;
@@ -855,11 +780,11 @@ static enum tcx_status launch_prepare(struct device *dev, struct kernel_entry *k
 					k->name, l->global[d], d, (unsigned long)UINT32_MAX);
 #endif
 	/* beyond the default 48 KiB a CUDA kernel must opt in to the shared memory */
-	if (gpu.FuncSetAttribute && (int64_t)(*dyn + (size_t)k->static_smem) > dev->smem_default &&
+	if (tl_gpu.FuncSetAttribute && (int64_t)(*dyn + (size_t)k->static_smem) > dev->smem_default &&
 	    (int)*dyn > k->dyn_smem_set) {
-		rc = gpu.FuncSetAttribute(k->fn, GPU_FUNC_ATTR(MAX_DYNAMIC_SHARED_SIZE_BYTES),
+		rc = tl_gpu.FuncSetAttribute(k->fn, GPU_FUNC_ATTR(MAX_DYNAMIC_SHARED_SIZE_BYTES),
 					  (int)*dyn);
-		if (rc != GPU_OK)
+		if (rc != TL_GPU_OK)
 			return gpu_fail(err, TCX_ELIMIT, rc,
 					"kernel '%s': cannot use %zu bytes of dynamic shared memory",
 					l->kernel, *dyn);
@@ -874,19 +799,15 @@ static enum tcx_status gpu_launch(struct device *dev, struct program *prog, cons
 	struct kernel_entry *k = NULL;
 	void *params[LAUNCH_MAX_ARGS];
 	size_t dyn = 0;
-	gpu_event ev[2] = {NULL, NULL};
+	tl_gpu_event ev[2] = {NULL, NULL};
 	enum tcx_status st;
-	gpu_rc rc;
+	tl_gpu_rc rc;
 
 	if (event_ms)
 		*event_ms = 0;
-	if (!prog || !l)
-		return tcx_fail(err, TCX_EINVAL, "a launch without a program");
 	if (prog->dev != dev)
 		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'",
 				l->kernel ? l->kernel : "", prog->dev->info.id, dev->info.id);
-	if (l->nargs < 0 || l->nargs > LAUNCH_MAX_ARGS)
-		return tcx_fail(err, TCX_EINVAL, "a launch with %d arguments", l->nargs);
 	st = use_ctx(dev, err);
 	if (st)
 		return st;
@@ -898,25 +819,25 @@ static enum tcx_status gpu_launch(struct device *dev, struct program *prog, cons
 	if (st)
 		return st;
 	if (event_ms) {
-		rc = gpu.EventCreate(&ev[0], TCX_GPU(CU_EVENT_DEFAULT, hipEventDefault));
-		if (rc == GPU_OK)
-			rc = gpu.EventCreate(&ev[1], TCX_GPU(CU_EVENT_DEFAULT, hipEventDefault));
-		if (rc == GPU_OK)
-			rc = gpu.EventRecord(ev[0], dev->stream);
-		if (rc != GPU_OK) {
+		rc = tl_gpu.EventCreate(&ev[0], TL_GPU(CU_EVENT_DEFAULT, hipEventDefault));
+		if (rc == TL_GPU_OK)
+			rc = tl_gpu.EventCreate(&ev[1], TL_GPU(CU_EVENT_DEFAULT, hipEventDefault));
+		if (rc == TL_GPU_OK)
+			rc = tl_gpu.EventRecord(ev[0], dev->stream);
+		if (rc != TL_GPU_OK) {
 			st = gpu_fail(err, TCX_EDEVICE, rc, "cannot create timing events on '%s'",
 				      dev->info.id);
 			goto out_events;
 		}
 	}
-	rc = gpu.LaunchKernel(k->fn, (unsigned)(l->global[0] / l->local[0]),
+	rc = tl_gpu.LaunchKernel(k->fn, (unsigned)(l->global[0] / l->local[0]),
 			      (unsigned)(l->global[1] / l->local[1]),
 			      (unsigned)(l->global[2] / l->local[2]), (unsigned)l->local[0],
 			      (unsigned)l->local[1], (unsigned)l->local[2], (unsigned)dyn, dev->stream,
 			      params, NULL);
-	if (rc != GPU_OK) {
+	if (rc != TL_GPU_OK) {
 		st = gpu_fail(err,
-			      rc == TCX_GPU(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+			      rc == TL_GPU(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
 					    hipErrorLaunchOutOfResources)
 				  ? TCX_ELIMIT
 				  : TCX_ELAUNCH,
@@ -924,8 +845,8 @@ static enum tcx_status gpu_launch(struct device *dev, struct program *prog, cons
 		goto out_events;
 	}
 	if (event_ms) {
-		rc = gpu.EventRecord(ev[1], dev->stream);
-		if (rc != GPU_OK)
+		rc = tl_gpu.EventRecord(ev[1], dev->stream);
+		if (rc != TL_GPU_OK)
 			st = gpu_fail(err, TCX_EDEVICE, rc, "cannot time kernel '%s' on '%s'",
 				      l->kernel, dev->info.id);
 		else
@@ -934,19 +855,19 @@ static enum tcx_status gpu_launch(struct device *dev, struct program *prog, cons
 out_events:
 	for (int e = 0; e < 2; e++)
 		if (ev[e])
-			gpu.EventDestroy(ev[e]);
+			tl_gpu.EventDestroy(ev[e]);
 	return st;
 }
 
 static enum tcx_status gpu_finish(struct device *dev, struct tcx_error *err)
 {
 	enum tcx_status st = use_ctx(dev, err);
-	gpu_rc rc;
+	tl_gpu_rc rc;
 
 	if (st)
 		return st;
-	rc = gpu.StreamSynchronize(dev->stream);
-	if (rc != GPU_OK)
+	rc = tl_gpu.StreamSynchronize(dev->stream);
+	if (rc != TL_GPU_OK)
 		return gpu_fail(err, TCX_ELAUNCH, rc, "the work queued on '%s' failed",
 				dev->info.id);
 	return TCX_OK;

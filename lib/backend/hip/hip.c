@@ -5,8 +5,9 @@
  * devices` shows it.  The kernels are the CUDA dialect of the template
  * (device language "cuda"): HIP compiles CUDA C++ as it is.  Most of the
  * backend is lib/backend/gpu/gpu.c, which it shares with the cuda backend
- * and includes first; here is what is HIP's own: its libraries and
- * their releases, the targets hiprtc knows, device ids, wide fills. */
+ * and includes first; here is what is HIP's own: what it says without its
+ * libraries, their releases, the targets hiprtc knows, device ids, wide
+ * fills. */
 #define TCX_GPU_HIP 1
 
 #include <dlfcn.h>
@@ -21,19 +22,6 @@
 
 /* --- the libraries ---------------------------------------------------- */
 
-/* The runtime's entry points only this backend uses. */
-static struct {
-	hipError_t (*RuntimeGetVersion)(int *v);
-	const char *(*GetErrorName)(hipError_t rc);
-	hipError_t (*GetDeviceProperties)(hipDeviceProp_t *p, int ordinal);
-} hip;
-
-static const struct gpu_sym hip_syms[] = {
-    {"hipRuntimeGetVersion", GPU_SLOT(hip, RuntimeGetVersion), false},
-    {"hipGetErrorName", GPU_SLOT(hip, GetErrorName), false},
-    {"hipGetDeviceProperties", GPU_SLOT(hip, GetDeviceProperties), false},
-};
-
 /* The code object manager, asked which targets hiprtc can compile for. */
 static struct {
 	int (*GetIsaCount)(size_t *n);
@@ -42,34 +30,16 @@ static struct {
 static pthread_once_t comgr_once = PTHREAD_ONCE_INIT;
 static int rtc_hip_version; /* hiprtc's HIP release (hiprtcVersion says 9.0 in ROCm 5) */
 
-static const char *const runtime_libs[] = {"libamdhip64.so.5", "libamdhip64.so", NULL};
-/* hiprtc has its own library since ROCm 5.3; before, the runtime's */
-static const char *const hiprtc_libs[] = {"libhiprtc.so.5", "libhiprtc.so", "libamdhip64.so.5",
-					  "libamdhip64.so", NULL};
-
-/* hipDeviceProp_t and the attribute numbers change between majors */
-static bool hip_usable(const char *which)
-{
-	int v = 0;
-
-	if (hip.RuntimeGetVersion(&v) == hipSuccess && v / 10000000 != HIP_VERSION_MAJOR) {
-		snprintf(gpu_why, sizeof(gpu_why),
-			 "%s is HIP %d.%d, but tcx was built with the HIP %d headers", which,
-			 v / 10000000, v / 100000 % 100, HIP_VERSION_MAJOR);
-		return false;
-	}
-	return true;
-}
-
 /* hiprtc's release: its library's, else the runtime's */
 static void hiprtc_loaded(void *lib)
 {
+	static const char *const runtime_libs[] = TL_GPU_LIBS;
 	hipError_t (*version)(int *) = NULL;
 	const char *which;
 
 	*(void **)&version = dlsym(lib, "hipRuntimeGetVersion");
 	if (!version) {
-		void *rt = gpu_open_first(runtime_libs, &which);
+		void *rt = tl_gpu_open(runtime_libs, &which);
 
 		if (rt)
 			*(void **)&version = dlsym(rt, "hipRuntimeGetVersion");
@@ -79,16 +49,13 @@ static void hiprtc_loaded(void *lib)
 }
 
 static const struct gpu_libraries gpu_libraries = {
-    .gpu = runtime_libs,
-    .gpu_missing = "libamdhip64.so.5 not found (no HIP runtime; Debian's libamdhip64-5)",
+    .gpu_missing = TL_HIP_SO " not found (no HIP runtime; Debian's "
+			   "libamdhip64-" TL_STR(HIP_VERSION_MAJOR) ")",
     .gpu_too_old = "",
-    .own = hip_syms,
-    .nown = ARRAY_SIZE(hip_syms),
-    .gpu_usable = hip_usable,
-    .rtc = hiprtc_libs,
     .rtc_env = "TCX_HIPRTC_LIBRARY",
-    .rtc_missing = "hiprtc not found (tried libhiprtc.so.5, libhiprtc.so and libamdhip64; "
-		   "install libamdhip64-dev and libhiprtc-builtins5)",
+    .rtc_missing = "hiprtc not found (tried libhiprtc.so." TL_STR(
+	HIP_VERSION_MAJOR) ", libhiprtc.so and libamdhip64; install libamdhip64-dev and "
+			   "libhiprtc-builtins" TL_STR(HIP_VERSION_MAJOR) ")",
     .rtc_too_old = " (no hiprtc in it)",
     .rtc_loaded = hiprtc_loaded,
 };
@@ -97,24 +64,17 @@ static void load_comgr(void)
 {
 	static const char *const names[] = {"libamd_comgr.so.2", "libamd_comgr.so.3",
 					    "libamd_comgr.so", NULL};
-	const struct gpu_sym syms[] = {
-	    {"amd_comgr_get_isa_count", GPU_SLOT(comgr, GetIsaCount), false},
-	    {"amd_comgr_get_isa_name", GPU_SLOT(comgr, GetIsaName), false},
+	const struct tl_gpu_sym syms[] = {
+	    {"amd_comgr_get_isa_count", &comgr.GetIsaCount, TL_GPU_TCX},
+	    {"amd_comgr_get_isa_name", &comgr.GetIsaName, TL_GPU_TCX},
 	};
 	const char *which;
-	void *h = gpu_open_first(names, &which);
+	void *h = tl_gpu_open(names, &which);
 
-	if (h && gpu_resolve(h, syms, ARRAY_SIZE(syms))) {
+	if (h && tl_gpu_bind(h, syms, ARRAY_SIZE(syms))) {
 		memset(&comgr, 0, sizeof(comgr));
 		dlclose(h);
 	}
-}
-
-static const char *gpu_error_name(hipError_t rc)
-{
-	const char *s = hip.GetErrorName ? hip.GetErrorName(rc) : NULL;
-
-	return s ? s : "unknown HIP error";
 }
 
 /* --- hiprtc ------------------------------------------------------------ */
@@ -142,8 +102,8 @@ static bool arch_known(const char *arch)
 	return false;
 }
 
-static enum tcx_status rtc_target(const char *arch, char *opt, size_t size, const char **argv,
-				  int *argc, bool *ptx, struct tcx_error *err)
+static enum tcx_status rtc_target(const char *arch, char *target, size_t size, int *ptx,
+				  struct tcx_error *err)
 {
 	int maj = 0, min = 0;
 
@@ -155,9 +115,8 @@ static enum tcx_status rtc_target(const char *arch, char *opt, size_t size, cons
 				"manager does not know that processor",
 				maj, min, rtc_name, (int)strcspn(arch, ":"), arch);
 	}
-	snprintf(opt, size, "--offload-arch=%s", arch);
-	argv[(*argc)++] = opt;
-	argv[(*argc)++] = "-std=c++17";
+	snprintf(target, size, "%s", arch);
+	*ptx = 0;
 	return TCX_OK;
 }
 
@@ -196,12 +155,12 @@ static enum tcx_status gpu_start(int *count, struct tcx_error *err)
 	st = need_gpu(err);
 	if (st)
 		return st;
-	rc = gpu.Init(0);
+	rc = tl_gpu.Init(0);
 	if (rc == hipErrorNoDevice || rc == hipErrorInvalidDevice)
 		return gpu_fail(err, TCX_ENODEV, rc, "the HIP runtime sees no AMD GPU");
 	if (rc != hipSuccess)
 		return gpu_fail(err, TCX_ENODEV, rc, "cannot initialize the HIP runtime");
-	rc = gpu.DeviceGetCount(count);
+	rc = tl_gpu.DeviceGetCount(count);
 	if (rc == hipErrorNoDevice || (rc == hipSuccess && *count <= 0))
 		return tcx_fail(err, TCX_ENODEV, "the HIP runtime sees no AMD GPU");
 	if (rc != hipSuccess)
@@ -222,15 +181,9 @@ static enum tcx_status gpu_device_get(int ordinal, hipDevice_t *out, struct tcx_
 static void gpu_describe_own(hipDevice_t d, int ordinal, struct device_info *info, char *target,
 			     size_t tsize)
 {
-	hipDeviceProp_t *props = calloc(1, sizeof(*props));
 	int rt = 0;
 
-	if (props && hip.GetDeviceProperties(props, ordinal) == hipSuccess)
-		snprintf(target, tsize, "%s", props->gcnArchName);
-	free(props);
-	/* arch: the processor, without the target features */
-	snprintf(info->arch, sizeof(info->arch), "%.*s", (int)strcspn(target, ":"), target);
-	hip.RuntimeGetVersion(&rt);
+	tl_gpu.Version(&rt);
 	/* the runtime, hiprtc's release and the target features key the cache */
 	snprintf(info->driver, sizeof(info->driver), "HIP %d.%d.%d; hiprtc of HIP %d.%d.%d; %s",
 		 rt / 10000000, rt / 100000 % 100, rt % 100000, rtc_hip_version / 10000000,

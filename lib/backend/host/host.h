@@ -6,9 +6,9 @@
 #include "model/model.h"
 
 /* Reads element `off` of an array of type t as (re, im) doubles. */
-void elem_get(enum tcx_dtype t, const void *base, int64_t off, double *re, double *im);
+void host_elem_get(enum tcx_dtype t, const void *base, int64_t off, double *re, double *im);
 /* Stores (re, im) into element `off`, rounding to the storage type. */
-void elem_set(enum tcx_dtype t, void *base, int64_t off, double re, double im);
+void host_elem_set(enum tcx_dtype t, void *base, int64_t off, double re, double im);
 
 /* C = alpha * sum(op(A) * op(B)) + beta * C over problem p, data laid out by
  * p's strides.  alpha and beta are (re, im).  beta == 0 never reads C.
@@ -30,7 +30,7 @@ enum tcx_status host_reference_at(const struct problem *p, const void *a, const 
 				  int threads, struct tcx_error *err);
 
 /* The offset in C (by p's strides) of the element with linear index lin. */
-int64_t c_offset_of(const struct problem *p, int64_t lin, int64_t *idx);
+int64_t host_c_offset_of(const struct problem *p, int64_t lin, int64_t *idx);
 
 int host_cpu_count(void);
 

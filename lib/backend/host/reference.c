@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "backend/host/host.h"
+#include "runtime/elem.h"
 
 int host_cpu_count(void)
 {
@@ -16,63 +17,28 @@ int host_cpu_count(void)
 	return n > 0 ? (int)n : 1;
 }
 
-void elem_get(enum tcx_dtype t, const void *base, int64_t off, double *re, double *im)
+/* Tensile's letter of a type, as runtime/elem.h takes it */
+static char elem_letter(enum tcx_dtype t)
 {
-	switch (t) {
-	case TCX_DTYPE_S:
-		*re = ((const float *)base)[off];
-		*im = 0;
-		break;
-	case TCX_DTYPE_D:
-		*re = ((const double *)base)[off];
-		*im = 0;
-		break;
-	case TCX_DTYPE_C:
-		*re = ((const float *)base)[2 * off];
-		*im = ((const float *)base)[2 * off + 1];
-		break;
-	case TCX_DTYPE_Z:
-		*re = ((const double *)base)[2 * off];
-		*im = ((const double *)base)[2 * off + 1];
-		break;
-	case TCX_DTYPE_H:
-		*re = half_to_float(((const uint16_t *)base)[off]);
-		*im = 0;
-		break;
-	case TCX_DTYPE_B:
-		*re = bf16_to_float(((const uint16_t *)base)[off]);
-		*im = 0;
-		break;
-	}
+	static const char letter[] = {
+		[TCX_DTYPE_S] = 's', [TCX_DTYPE_D] = 'd', [TCX_DTYPE_C] = 'c',
+		[TCX_DTYPE_Z] = 'z', [TCX_DTYPE_H] = 'h', [TCX_DTYPE_B] = 'b',
+	};
+
+	return letter[t];
 }
 
-void elem_set(enum tcx_dtype t, void *base, int64_t off, double re, double im)
+void host_elem_get(enum tcx_dtype t, const void *base, int64_t off, double *re, double *im)
 {
-	switch (t) {
-	case TCX_DTYPE_S:
-		((float *)base)[off] = (float)re;
-		break;
-	case TCX_DTYPE_D:
-		((double *)base)[off] = re;
-		break;
-	case TCX_DTYPE_C:
-		((float *)base)[2 * off] = (float)re;
-		((float *)base)[2 * off + 1] = (float)im;
-		break;
-	case TCX_DTYPE_Z:
-		((double *)base)[2 * off] = re;
-		((double *)base)[2 * off + 1] = im;
-		break;
-	case TCX_DTYPE_H:
-		((uint16_t *)base)[off] = float_to_half((float)re);
-		break;
-	case TCX_DTYPE_B:
-		((uint16_t *)base)[off] = float_to_bf16((float)re);
-		break;
-	}
+	tl_elem_get(elem_letter(t), base, off, re, im);
 }
 
-int64_t c_offset_of(const struct problem *p, int64_t lin, int64_t *idx)
+void host_elem_set(enum tcx_dtype t, void *base, int64_t off, double re, double im)
+{
+	tl_elem_set(elem_letter(t), base, off, re, im);
+}
+
+int64_t host_c_offset_of(const struct problem *p, int64_t lin, int64_t *idx)
 {
 	const struct tcx_contraction *c = p->c;
 	int ids[TCX_MAX_INDICES], n = contraction_dims(c, T_C, ids);
@@ -131,8 +97,8 @@ static void element_sum(const struct ref_job *j, const int64_t *idx, double *sre
 			a_off += bi[k] * p->stride[T_A][j->bound[k]];
 			b_off += bi[k] * p->stride[T_B][j->bound[k]];
 		}
-		elem_get(t, j->a, a_off, &ar, &ai);
-		elem_get(t, j->b, b_off, &br, &bim);
+		host_elem_get(t, j->a, a_off, &ar, &ai);
+		host_elem_get(t, j->b, b_off, &br, &bim);
 		if (cplx) {
 			if (c->conj[T_A])
 				ai = -ai;
@@ -168,7 +134,7 @@ static void finish_element(const struct ref_job *j, int64_t coff, double sre, do
 	if (j->beta[0] != 0 || j->beta[1] != 0) {
 		double cr, ci;
 
-		elem_get(t, j->c_in, coff, &cr, &ci);
+		host_elem_get(t, j->c_in, coff, &cr, &ci);
 		r += j->beta[0] * cr - j->beta[1] * ci;
 		i += j->beta[0] * ci + j->beta[1] * cr;
 		*mag = (fabs(j->alpha[0]) + fabs(j->alpha[1])) * *mag +
@@ -187,7 +153,7 @@ static void *ref_worker(void *arg)
 
 	for (int64_t e = j->begin; e < j->end; e++) {
 		int64_t lin = j->lin ? j->lin[e] : e;
-		int64_t coff = c_offset_of(j->p, lin, idx);
+		int64_t coff = host_c_offset_of(j->p, lin, idx);
 		double sre, sim, re, im, mag;
 
 		element_sum(j, idx, &sre, &sim, &mag);
@@ -197,7 +163,7 @@ static void *ref_worker(void *arg)
 			j->out[3 * e + 1] = im;
 			j->out[3 * e + 2] = mag;
 		} else {
-			elem_set(j->p->c->dtype, j->c_out, coff, re, im);
+			host_elem_set(j->p->c->dtype, j->c_out, coff, re, im);
 		}
 	}
 	return NULL;
