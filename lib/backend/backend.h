@@ -139,9 +139,7 @@ struct tcx_backend_ops {
 
 	/* Enqueues a kernel.  With event_ms non-NULL the call waits for the
 	 * kernel and stores its device-side duration in milliseconds.
-	 * device_launch has checked that there is a program and that the
-	 * arguments are at most LAUNCH_MAX_ARGS; check.h's launch_check says
-	 * what a backend checks next. */
+	 * check.h's launch_check says what a backend checks first. */
 	enum tcx_status (*launch)(struct device *dev, struct program *prog,
 				  const struct launch *l, double *event_ms, struct tcx_error *err);
 	/* Waits until everything enqueued has finished. */

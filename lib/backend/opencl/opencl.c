@@ -903,9 +903,13 @@ static enum tcx_status ocl_launch(struct device *dev, struct program *prog, cons
 
 	if (event_ms)
 		*event_ms = 0;
+	if (!prog || !l)
+		return tcx_fail(err, TCX_EINVAL, "a launch without a program");
 	if (prog->dev != dev)
 		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'",
 				l->kernel ? l->kernel : "", prog->dev->info.id, dev->info.id);
+	if (l->nargs < 0 || l->nargs > LAUNCH_MAX_ARGS)
+		return tcx_fail(err, TCX_EINVAL, "a launch with %d arguments", l->nargs);
 	pthread_mutex_lock(&prog->lock);
 	st = kernel_get(prog, l->kernel, &k, err);
 	if (!st)
