@@ -276,6 +276,7 @@ struct timed {
 	char reason[TCX_ERROR_SIZE];
 	char key[1024], name[256];
 	const char *origin;
+	char path[16];           /* planned: "direct", or "TTGT:" and the tensors permuted */
 };
 
 /* Statuses that mean "this size cannot run this solution": go on. */
@@ -340,7 +341,7 @@ static void table_header(const struct run_ctx *x)
 	fprintf(x->fp, "%11s %11s %11s %9s %9s ", "median_ms", "ci_lo", "ci_hi", "GFLOP/s", "GB/s");
 	if (x->peak > 0)
 		fprintf(x->fp, "%6s ", "%peak");
-	fprintf(x->fp, "%5s %6s\n", "reps", "timer");
+	fprintf(x->fp, "%5s %6s%s\n", "reps", "timer", x->planning ? "  path" : "");
 }
 
 static void csv_header(const struct run_ctx *x)
@@ -381,7 +382,7 @@ static void table_row(const struct run_ctx *x, const int64_t *sz, const struct t
 		a->r.ci_hi_ms, a->r.gflops, a->r.gbs);
 	if (x->peak > 0)
 		fprintf(x->fp, "%6.1f ", 100 * a->r.gflops / x->peak);
-	fprintf(x->fp, "%5d %6s\n", a->r.reps, a->r.timer);
+	fprintf(x->fp, "%5d %6s%s%s\n", a->r.reps, a->r.timer, a->path[0] ? "  " : "", a->path);
 }
 
 static void csv_row(const struct run_ctx *x, const int64_t *sz, const struct timed *a,
@@ -504,6 +505,12 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 			have_plan = true;
 			planned = pl.best.sol;
 			sa = &planned;
+			snprintf(a->path, sizeof(a->path), "direct");
+			if (pl.best.permute[0].on || pl.best.permute[1].on || pl.best.permute[2].on)
+				snprintf(a->path, sizeof(a->path), "TTGT:%s%s%s",
+					 pl.best.permute[0].on ? "A" : "",
+					 pl.best.permute[1].on ? "B" : "",
+					 pl.best.permute[2].on ? "C" : "");
 		}
 	}
 	if (pick >= 0) {

@@ -45,6 +45,11 @@ expect_rc 0 "bench"
 expect_out '"status": "ok"' "bench: timed"
 expect_out '"permuted": \[' "bench: the permuted operands named"
 
+run bench 'imjn,nlmk->ijkl' --exact 5,7,3,4,6,2 --min-reps 3 --min-time 0 --flush off
+expect_rc 0 "bench table"
+expect_out 'timer +path' "bench table: the path column"
+expect_out 'wall +TTGT:[ABC]+$' "bench table: the path that ran"
+
 # the permuted plan as `tcx plan` describes it
 run plan 'imjn,nlmk->ijkl' --sizes 5,7,3,4,6,2
 expect_rc 0 "plan"
