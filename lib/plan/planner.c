@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "notation/notation.h"
+#include "gen/permute.h"
 #include "plan/planner.h"
 
 /* ---- the device model ---------------------------------------------------- */
@@ -565,39 +566,89 @@ static void append_sorted(const struct problem *p, enum index_class k, enum tens
 	}
 }
 
-/* The GEMM order of operand t's indices (plan_permute): A's free indices,
+/* The variants' bits (make_variant) */
+enum {
+	V_A = 1 << 0,     /* permute A into a GEMM's order */
+	V_B = 1 << 1,     /* and B */
+	V_C = 1 << 2,     /* the kernel writes C in a GEMM's order, permuted after */
+	V_C_BFIRST = 1 << 3, /* with V_C: B's free indices first in C's copy */
+	V_C_BYC = 1 << 4, /* with V_C: free indices in C's order, not their operand's */
+	V_COUNT = 1 << 5
+};
+
+/* The GEMM order of tensor t's indices (plan_permute): A's free indices,
  * then the bound ones, then the batch ones; B's bound ones, then its free
- * ones, then the batch ones.  Free indices go in the order of C's strides,
- * or with `own` (C is permuted too, and follows them) in t's own; bound
- * ones in the order of operand bound_by's strides, batch ones in C's.  For
- * C (t == T_C, own): A's free indices, B's, the batch ones, as they go in
- * A and B. */
+ * ones, then the batch ones; C's: A's free ones and B's (B's first with
+ * V_C_BFIRST), then the batch ones.  Free indices go in the order of C's
+ * strides, or, when C is permuted (and follows them) without V_C_BYC, in
+ * their operand's; bound ones in the order of operand bound_by's
+ * strides, batch ones in C's. */
 static int gemm_order(const struct problem *p, enum tensor_role t, enum tensor_role bound_by,
-		      bool own, int *order)
+		      unsigned which, int *order)
 {
+	const bool own = (which & V_C) && !(which & V_C_BYC);
+	const bool bfirst = t == T_C && (which & V_C_BFIRST);
 	int n = 0;
 
+	if (bfirst)
+		append_sorted(p, IDX_FREE_B, own ? T_B : T_C, order, &n);
 	if (t == T_A || t == T_C)
 		append_sorted(p, IDX_FREE_A, own ? T_A : T_C, order, &n);
 	if (t != T_C)
 		append_sorted(p, IDX_BOUND, bound_by, order, &n);
-	if (t == T_B || t == T_C)
+	if (t == T_B || (t == T_C && !bfirst))
 		append_sorted(p, IDX_FREE_B, own ? T_B : T_C, order, &n);
 	append_sorted(p, IDX_BATCH, T_C, order, &n);
 	return n;
 }
 
-/* Makes variant `which` of p (bit 0: permute A, bit 1: B, bit 2: let the
- * kernel write C in a GEMM's order and permute it into place after);
- * false when a tensor it permutes is in that order already, or the
- * variant cannot be described. */
-static bool make_variant(const struct problem *p, const struct plan_device *m, unsigned which,
-			 struct variant *v)
+/* The predicted seconds of permuting tensor t of p from its strides into
+ * `to` (by index id), from the permute's own plan (gen/permute.h): a copy
+ * along an index both share as their fastest moves at about the copy
+ * rate, a transpose through local memory slower, and slower again where
+ * the two fastest indices are short and fill its tiles partly (measured on
+ * an H200: 3.9, 2.2-2.6 and, for 24 x 20, 1.4 TB/s).  False when the
+ * device cannot take it. */
+static bool permute_seconds(const struct problem *p, enum tensor_role t, const int64_t *to,
+			    const struct plan_device *m, const struct device_info *dev,
+			    double *out)
 {
-	const int es = dtype_info(p->c->dtype)->bytes;
-	const bool own = which & 4;
+	int64_t size[TCX_MAX_INDICES], si[TCX_MAX_INDICES], so[TCX_MAX_INDICES];
+	const double bytes = 2.0 * (double)problem_count(p, t) * dtype_info(p->c->dtype)->bytes;
+	struct permute_plan pp;
+	double rate = 0.92 * m->bw;
+
+	for (int k = 0; k < p->c->rank[t]; k++) {
+		const int id = p->c->written[t][k];
+
+		size[k] = p->size[id];
+		si[k] = p->stride[t][id];
+		so[k] = to[id];
+	}
+	if (permute_plan_make(p->c->dtype, p->c->rank[t], size, si, so, false, dev, &pp, NULL))
+		return false;
+	if (pp.path == PERMUTE_TILE) {
+		double fill = 1;
+
+		for (int sl = 0; sl < 2; sl++) {
+			const double n = (double)pp.size[sl];
+
+			fill *= n / (ceil(n / pp.tile) * pp.tile);
+		}
+		rate = 0.6 * m->bw * fill;
+	}
+	*out = pp.path == PERMUTE_EMPTY ? 0 : bytes / rate + m->launch_s;
+	return true;
+}
+
+/* Makes variant `which` of p (V_A, V_B, V_C and C's order); false when a
+ * tensor it permutes is in that order already, or the variant cannot be
+ * described or run. */
+static bool make_variant(const struct problem *p, const struct plan_device *m,
+			 const struct device_info *dev, unsigned which, struct variant *v)
+{
 	/* the bound indices in the order of an operand left as it is */
-	const enum tensor_role bound_by = !(which & 1) ? T_A : !(which & 2) ? T_B : T_A;
+	const enum tensor_role bound_by = !(which & V_A) ? T_A : !(which & V_B) ? T_B : T_A;
 
 	memset(v, 0, sizeof(*v));
 	v->tp = *p;
@@ -609,7 +660,7 @@ static bool make_variant(const struct problem *p, const struct plan_device *m, u
 
 		if (!(which >> x & 1))
 			continue;
-		n = gemm_order(p, t, bound_by, own, order);
+		n = gemm_order(p, t, bound_by, which, order);
 		for (int k = 0; k < n; k++) {
 			v->permute[x].stride[order[k]] = acc;
 			if (p->size[order[k]] > 1 && p->stride[t][order[k]] != acc)
@@ -623,10 +674,10 @@ static bool make_variant(const struct problem *p, const struct plan_device *m, u
 		if (problem_set_strides(&v->tp, t, written, w, NULL) != TCX_OK)
 			return false;
 		v->permute[x].on = true;
-		/* C's copy is written by the kernel and read once more, A's and
-		 * B's read and written once more */
-		v->permute[x].seconds = 2.0 * (double)problem_count(p, t) * es /
-					(m->bw * m->mem_eff) + m->launch_s;
+		/* A and B read and written once more before the kernel; C's
+		 * copy, which the kernel writes, read once more and C written */
+		if (!permute_seconds(p, t, v->permute[x].stride, m, dev, &v->permute[x].seconds))
+			return false;
 	}
 	if (problem_merge(&v->tp, &v->merged, &v->kp, &v->map, NULL) != TCX_OK)
 		return false;
@@ -641,20 +692,29 @@ enum tcx_status planner_plan(const struct problem *p, const struct device_info *
 	const double t0 = now_s();
 	struct cands *cs;
 	struct tcx_error why = { 0 };
-	struct variant v[8];
-	int best_v = -1, nv = 0;
+	struct variant *v;
+	unsigned order[V_COUNT];
+	int best_v = -1, nv = 0, norder = 0;
 
 	memset(pl, 0, sizeof(*pl));
 	plan_device_defaults(dev, p->c->dtype, &pl->model);
 	cs = malloc(sizeof(*cs));
-	if (!cs)
+	v = malloc(V_COUNT * sizeof(*v));
+	if (!cs || !v) {
+		free(cs);
+		free(v);
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	/* directly (0), then with A, B, both permuted (TTGT); PLAN_PERMUTE_ONLY
-	 * plans directly only when permuting changes nothing */
-	static const unsigned all[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
-	static const unsigned only[8] = { 1, 2, 3, 4, 5, 6, 7, 0 };
-	const unsigned *order = (flags & PLAN_PERMUTE_ONLY) ? only : all;
-	const int norder = (flags & (PLAN_PERMUTE | PLAN_PERMUTE_ONLY)) ? 8 : 1;
+	}
+	/* directly (0), then with A, B, C permuted (TTGT) in the orders worth
+	 * a try; PLAN_PERMUTE_ONLY plans directly only when permuting changes
+	 * nothing */
+	if (!(flags & PLAN_PERMUTE_ONLY))
+		order[norder++] = 0;
+	for (unsigned w = 1; w < V_COUNT && (flags & (PLAN_PERMUTE | PLAN_PERMUTE_ONLY)); w++)
+		if ((w & V_C) || !(w & (V_C_BFIRST | V_C_BYC)))
+			order[norder++] = w;
+	if (flags & PLAN_PERMUTE_ONLY)
+		order[norder++] = 0;
 
 	for (int o = 0; o < norder; o++) {
 		const unsigned which = order[o];
@@ -668,11 +728,18 @@ enum tcx_status planner_plan(const struct problem *p, const struct device_info *
 			cur->tp = *p;
 			if (problem_merge(p, &cur->merged, &cur->kp, &cur->map, err) != TCX_OK) {
 				free(cs);
+				free(v);
 				return err ? err->code : TCX_ENOMEM;
 			}
 			if (!cur->merged)
 				cur->kp = *p;
-		} else if (!make_variant(p, &pl->model, which, cur)) {
+		} else if (!make_variant(p, &pl->model, dev, which, cur)) {
+			continue;
+		} else if (best_v >= 0 && cur->permute[0].seconds + cur->permute[1].seconds +
+						  cur->permute[2].seconds >=
+					  pl->best.time_s) {
+			/* its copies alone take longer than the best so far */
+			contraction_free(cur->merged);
 			continue;
 		}
 		nv++;
@@ -708,13 +775,16 @@ enum tcx_status planner_plan(const struct problem *p, const struct device_info *
 		if (k != best_v)
 			contraction_free(v[k].merged);
 	pl->plan_s = now_s() - t0;
-	if (best_v < 0)
+	if (best_v < 0) {
+		free(v);
 		return tcx_fail(err, TCX_EREJECT, "no solution the planner knows runs this problem: %s",
 				why.msg[0] ? why.msg : "none was listed");
+	}
 	pl->merged = v[best_v].merged;
 	pl->map = v[best_v].map;
 	pl->tp = v[best_v].tp;
 	pl->kp = v[best_v].kp;
+	free(v);
 	if (pl->merged)
 		pl->kp.c = pl->merged;
 	return TCX_OK;

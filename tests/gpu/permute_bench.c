@@ -30,6 +30,11 @@ static const struct bench_case cases[] = {
 	{"CCSD nlmk to mnlk", 4, {72, 72, 72, 140}, {2, 0, 1, 3}},
 	{"transpose 2 indices", 2, {8192, 6400}, {1, 0}},
 	{"common fastest 24", 4, {24, 96, 96, 237}, {0, 3, 1, 2}},
+	/* a CCSD(T) output (abcijk: a=24, ji=480, cb=400, k=20) from a GEMM's
+	 * order into place: transposing its short fastest indices, or, from
+	 * another GEMM order, copying along the fastest one they share */
+	{"CCSD(T) C, transposing", 4, {24, 480, 400, 20}, {3, 1, 2, 0}},
+	{"CCSD(T) C, common fastest", 4, {20, 400, 480, 24}, {0, 2, 1, 3}},
 };
 
 static int cmp_double(const void *a, const void *b)

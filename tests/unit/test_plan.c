@@ -207,12 +207,14 @@ static void test_planner(void)
 		   NULL);
 	/* CCSD(T): C's free indices alternate between A's and B's, so no tile
 	 * stores it along more than one short index; written in a GEMM's order
-	 * and permuted after (with A, to merge its free indices), the problem
-	 * is one GEMM with a short sum (measured on an H200: 7.2 against 6.2
-	 * TFLOP/s directly) */
+	 * that keeps C's fastest index k fastest (so that the permute after is
+	 * a copy, not a transpose of two short indices), with A and B
+	 * permuted to match, the problem is one GEMM with a short sum
+	 * (measured on an H200: 9.0 TFLOP/s, against 6.2 directly and 7.2 with
+	 * C's copy in A's order) */
 	check_plan_p("C[a,b,c,i,j,k]=A[i,j,m,a]*B[m,k,b,c]", TCX_DTYPE_S,
 		     "a=24,b=20,c=20,i=24,j=20,k=20,m=24", "h200", NULL,
-		     "C[ija,kbc] = A[ija,m] * B[m,kbc]", "AC");
+		     "C[aij,bck] = A[aij,m] * B[m,bck]", "ABC");
 	/* C's indices in the order of neither operand's: all three permuted,
 	 * one GEMM (measured on an H200: 102 against 32 TFLOP/s) */
 	check_plan_p("C[i,j,k,l]=A[i,m,k,n]*B[n,j,m,l]", TCX_DTYPE_S,
