@@ -6,6 +6,11 @@
 # do without it by default (it slows PoCL's compile several times over).
 . "$(dirname "$0")/lib.sh"
 
+# Each kernel here is built once: tcx's kernel cache would only add PoCL's
+# build for a generic work-group size when it reads the binary to store it,
+# more than half of this test's time with the second loop's long kernels.
+export TCX_NO_KERNEL_CACHE=1
+
 p='UseLDS=True,WorkGroup=[8,8,1],ThreadTile=[4,4],VectorWidth=4,DepthU=8'
 p+=',PrefetchGlobalRead=True,PrefetchLocalRead=True,LdsPad=4'
 

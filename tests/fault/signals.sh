@@ -16,6 +16,13 @@ echo "seed $seed (TCX_SIGNAL_SEED=$seed repeats these kill points)"
 RANDOM=$seed
 rounds=${TCX_SIGNAL_ROUNDS:-10}
 
+# now_ms: the time in milliseconds
+now_ms() {
+	local t=${EPOCHREALTIME/[.,]/}
+
+	echo $((t / 1000))
+}
+
 # bench's JSON output, when there is one, is a whole document (with the
 # rows measured before a SIGINT; none when it came before the first)
 bench_complete() {
@@ -27,13 +34,17 @@ PY
 }
 
 # starts "$@" in the background, sends signal $1 after $2 milliseconds
+# (no later wait where it has ended before then: there is nothing to signal)
 kill_after() {
-	local sig=$1 ms=$2
+	local sig=$1 ms=$2 t0
 
 	shift 2
+	t0=$(now_ms)
 	"$TCX" "$@" >/dev/null 2>"$scratch/.sig.err" &
 	pid=$!
-	sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
+	while [ $(($(now_ms) - t0)) -lt "$ms" ] && kill -0 "$pid" 2>/dev/null; do
+		sleep 0.02
+	done
 	kill -s "$sig" "$pid" 2>/dev/null
 	wait "$pid"
 	rc=$?
