@@ -654,7 +654,7 @@ static const char *type_macro(enum tcx_dtype t)
 	return "TCX_TYPE_S";
 }
 
-void kernel_dump(const char *src, size_t len)
+static void kernel_dump(const char *src, size_t len)
 {
 	const char *dir = getenv("TCX_DUMP_KERNELS");
 	struct strbuf path = STRBUF_INIT;
@@ -796,12 +796,12 @@ const char *plan_options(const char *lang)
 	return strcmp(lang, "opencl") == 0 ? "-cl-std=CL1.2" : "";
 }
 
-enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, struct strbuf *opts,
-			    struct tcx_error *err)
+enum tcx_status kernel_assemble(const char *const *templates, const char *lang,
+				struct strbuf *src, struct strbuf *opts, struct tcx_error *err)
 {
-	enum tcx_status st = plan_prelude(k, src, err);
+	enum tcx_status st = TCX_OK;
 
-	for (const char *const *t = plan_templates(k->lang); !st && *t; t++) {
+	for (const char *const *t = templates; !st && *t; t++) {
 		char *text = NULL;
 
 		st = kernel_source(*t, &text, NULL, err);
@@ -811,12 +811,21 @@ enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, str
 		}
 		free(text);
 	}
-	if (st)
-		return st;
-	if (opts && *plan_options(k->lang))
-		strbuf_adds(opts, plan_options(k->lang));
-	kernel_dump(src->buf, src->len);
-	return TCX_OK;
+	if (!st && opts && *plan_options(lang)) {
+		strbuf_adds(opts, plan_options(lang));
+		st = strbuf_status(opts, err);
+	}
+	if (!st)
+		kernel_dump(src->buf, src->len);
+	return st;
+}
+
+enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, struct strbuf *opts,
+			    struct tcx_error *err)
+{
+	enum tcx_status st = plan_prelude(k, src, err);
+
+	return st ? st : kernel_assemble(plan_templates(k->lang), k->lang, src, opts, err);
 }
 
 size_t plan_workspace_bytes(const struct kernel_plan *k, const struct problem *p)

@@ -117,9 +117,13 @@ enum tcx_status plan_grid(const int64_t n[3], const size_t local[3], const struc
  * embedded copy, or $TCX_KERNEL_DIR/path when that is set.  Caller frees. */
 enum tcx_status kernel_source(const char *path, char **text, size_t *len, struct tcx_error *err);
 
-/* Writes a generated kernel source to $TCX_DUMP_KERNELS/tcx-<hash>.cl when
- * that is set (a warning in the log when it cannot). */
-void kernel_dump(const char *src, size_t len);
+/* Finishes a generated kernel whose prelude is in src: appends the
+ * template files `templates` (a NULL-terminated list, kernel_source's
+ * paths), adds plan_options(lang) to opts (NULL allowed), and writes the
+ * source to $TCX_DUMP_KERNELS/tcx-<hash>.cl when that is set.  Every
+ * kernel family assembles its source so. */
+enum tcx_status kernel_assemble(const char *const *templates, const char *lang,
+				struct strbuf *src, struct strbuf *opts, struct tcx_error *err);
 
 /* A built-in default solution for a device and contraction (used when no
  * parameters, solution or logic is given). */

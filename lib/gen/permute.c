@@ -319,6 +319,22 @@ static const char *const *permute_templates(const char *lang)
 	return strcmp(lang, "cuda") == 0 ? cuda : opencl;
 }
 
+enum tcx_status permute_plan_tensor(const struct problem *p, enum tensor_role t,
+				    const int64_t *to, const struct device_info *dev,
+				    struct permute_plan *out, struct tcx_error *err)
+{
+	int64_t size[TCX_MAX_INDICES], si[TCX_MAX_INDICES], so[TCX_MAX_INDICES];
+
+	for (int k = 0; k < p->c->rank[t]; k++) {
+		const int id = p->c->written[t][k];
+
+		size[k] = p->size[id];
+		si[k] = p->stride[t][id];
+		so[k] = to[id];
+	}
+	return permute_plan_make(p->c->dtype, p->c->rank[t], size, si, so, false, dev, out, err);
+}
+
 enum tcx_status permute_source(const struct permute_plan *p, struct strbuf *src,
 			       struct strbuf *opts, struct tcx_error *err)
 {
@@ -341,26 +357,7 @@ enum tcx_status permute_source(const struct permute_plan *p, struct strbuf *src,
 			    "#define PERM_REP0 %d\n#define PERM_REP1 %d\n#define PERM_UNIT0 %d\n",
 			    p->wg[0], p->wg[1], p->rep[0], p->rep[1], p->unit0);
 	st = strbuf_status(src, err);
-	for (const char *const *t = permute_templates(p->lang); !st && *t; t++) {
-		char *text = NULL;
-
-		st = kernel_source(*t, &text, NULL, err);
-		if (!st) {
-			strbuf_adds(src, text);
-			st = strbuf_status(src, err);
-		}
-		free(text);
-	}
-	if (st)
-		return st;
-	if (opts && *plan_options(p->lang)) {
-		strbuf_adds(opts, plan_options(p->lang));
-		st = strbuf_status(opts, err);
-		if (st)
-			return st;
-	}
-	kernel_dump(src->buf, src->len);
-	return TCX_OK;
+	return st ? st : kernel_assemble(permute_templates(p->lang), p->lang, src, opts, err);
 }
 
 enum tcx_status permute_build(const struct permute_plan *p, struct device *dev,

@@ -71,6 +71,12 @@ enum tcx_status permute_plan_make(enum tcx_dtype t, int rank, const int64_t *siz
 				  const struct device_info *dev, struct permute_plan *out,
 				  struct tcx_error *err);
 
+/* permute_plan_make for tensor t of problem p (not conjugated): from its
+ * layout in p into strides `to` (by index id of p). */
+enum tcx_status permute_plan_tensor(const struct problem *p, enum tensor_role t,
+				    const int64_t *to, const struct device_info *dev,
+				    struct permute_plan *out, struct tcx_error *err);
+
 /* The plan's kernel source and compiler options: a #define prelude, then
  * common/port.h (with cuda/compat.h for the CUDA dialect), common/abi.h
  * and opencl/permute.cl (kernel_source: embedded, or $TCX_KERNEL_DIR).

@@ -613,19 +613,11 @@ static bool permute_seconds(const struct problem *p, enum tensor_role t, const i
 			    const struct plan_device *m, const struct device_info *dev,
 			    double *out)
 {
-	int64_t size[TCX_MAX_INDICES], si[TCX_MAX_INDICES], so[TCX_MAX_INDICES];
 	const double bytes = 2.0 * (double)problem_count(p, t) * dtype_info(p->c->dtype)->bytes;
 	struct permute_plan pp;
 	double rate = 0.92 * m->bw;
 
-	for (int k = 0; k < p->c->rank[t]; k++) {
-		const int id = p->c->written[t][k];
-
-		size[k] = p->size[id];
-		si[k] = p->stride[t][id];
-		so[k] = to[id];
-	}
-	if (permute_plan_make(p->c->dtype, p->c->rank[t], size, si, so, false, dev, &pp, NULL))
+	if (permute_plan_tensor(p, t, to, dev, &pp, NULL))
 		return false;
 	if (pp.path == PERMUTE_TILE) {
 		double fill = 1;

@@ -44,19 +44,9 @@ static enum tcx_status prepare_permute(struct device *dev, struct prepared *pr, 
 				       struct tcx_error *err)
 {
 	struct prepared_permute *pp = &pr->perm[k];
-	int64_t size[TCX_MAX_INDICES], si[TCX_MAX_INDICES], so[TCX_MAX_INDICES];
-	const int rank = from->c->rank[t];
 	enum tcx_status st;
 
-	for (int j = 0; j < rank; j++) {
-		const int id = from->c->written[t][j];
-
-		size[j] = from->size[id];
-		si[j] = from->stride[t][id];
-		so[j] = to->stride[t][id];
-	}
-	st = permute_plan_make(from->c->dtype, rank, size, si, so, false, device_info_of(dev),
-			       &pp->plan, err);
+	st = permute_plan_tensor(from, t, to->stride[t], device_info_of(dev), &pp->plan, err);
 	if (!st)
 		st = permute_build(&pp->plan, dev, &pp->prog, log, err);
 	pp->on = !st;
