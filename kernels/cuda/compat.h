@@ -748,15 +748,18 @@ TCX_DEV void tcx_mbar_arrive(tcx_u64 *b)
 
 		n = (v & 0xffffffffull) == 1 ? ((v ^ (1ull << 32)) & ~0xffffffffull) | b[1] : v - 1;
 		if (__atomic_compare_exchange_n(b, &v, n, false, __ATOMIC_SEQ_CST,
-						__ATOMIC_SEQ_CST))
+						__ATOMIC_SEQ_CST)) {
+			tcx_emu_progress++;
 			return;
+		}
 	}
 }
 
 TCX_DEV void tcx_mbar_wait(tcx_u64 *b, int parity)
 {
 	while ((int)((__atomic_load_n(b, __ATOMIC_SEQ_CST) >> 32) & 1) == parity)
-		sched_yield();
+		tcx_emu_yield();
+	tcx_emu_progress++;
 }
 
 /* bytes announced for the copy engine, which the host never uses */
@@ -771,7 +774,7 @@ TCX_DEV void tcx_bar_sync(int id, int n)
 {
 	(void)id;
 	(void)n;
-	pthread_barrier_wait(&tcx_emu_bar1);
+	tcx_emu_bar_wait(&tcx_emu_bar1);
 }
 
 template <int N> TCX_DEV void tcx_reg_dealloc(void)
@@ -865,7 +868,7 @@ TCX_DEV void tcx_wgmma_rs(float *d, const uint *a, tcx_u64 db)
 
 	for (int r = 0; r < 4; r++)
 		tcx_emu_rsx[p][id][r] = a[r];
-	pthread_barrier_wait(&tcx_emu_wgbar[id / 128]);
+	tcx_emu_bar_wait(&tcx_emu_wgbar[id / 128]);
 	for (int x = 0; x < MI_N / 2; x++) {
 		const int m = 16 * (t / 32) + (t % 32) / 4 + 8 * ((x % 4) / 2);
 		const int n = 8 * (x / 4) + 2 * (t % 4) + x % 2;

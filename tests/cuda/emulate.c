@@ -3,8 +3,10 @@
  * (tests/opencl/matrix_cases.h) for one element type, on a test-only
  * backend that compiles each generated CUDA source (port.h + cuda/compat.h
  * + contract.cl, exactly as NVRTC gets it) with the host's C++ compiler
- * and runs every block of a launch as real threads that meet at
- * __syncthreads.  The dynamic shared memory a launch asks for is poisoned
+ * and runs every block of a launch, its threads as fibers on one host
+ * thread, each run until it waits (__syncthreads, a named barrier, an
+ * mbarrier) and then the next, so a block whose every thread waits with
+ * nothing left to change fails as a deadlock instead of hanging.  The dynamic shared memory a launch asks for is poisoned
  * before each block and fenced by a canary after it, so a wrong size from
  * the generator shows.  This proves compat.h (vectors, lanes, fp16 and
  * bf16, loads) and the shared-memory carving without a GPU; the fp16
@@ -17,10 +19,11 @@
  * Needs a C++17 compiler: $TCX_TEST_CXX, else c++ (exit 77 without one).
  */
 #include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
@@ -36,8 +39,6 @@
  * C++, threadIdx per thread, __syncthreads as a barrier of the block. */
 static const char prelude[] = "#include <cmath>\n"
 			      "#include <cstring>\n"
-			      "#include <pthread.h>\n"
-			      "#include <sched.h>\n"
 			      "#include <cstdlib>\n"
 			      "#define __global__\n"
 			      "#define __device__\n"
@@ -47,18 +48,33 @@ static const char prelude[] = "#include <cmath>\n"
 			      "#define __launch_bounds__(...)\n"
 			      "#define __grid_constant__\n"
 			      "struct tcx_emu_dim3 { unsigned x, y, z; };\n"
-			      "static thread_local tcx_emu_dim3 threadIdx;\n"
+			      "/* the running thread's: the scheduler sets them at every switch\n"
+			      " * (external, so that no call is assumed to leave them alone) */\n"
+			      "extern tcx_emu_dim3 threadIdx;\n"
+			      "extern int tcx_emu_rsp;\n"
 			      "static tcx_emu_dim3 blockIdx, blockDim, gridDim;\n"
-			      "static pthread_barrier_t tcx_emu_barrier;\n"
-			      "/* named barrier 1: the warpgroup kernel's producer, 128 threads */\n"
-			      "static pthread_barrier_t tcx_emu_bar1;\n"
-			      "/* each warpgroup's own (the warpgroup kernel's A from registers) */\n"
-			      "static pthread_barrier_t tcx_emu_wgbar[8];\n"
-			      "/* which of two buffers the next emulated wgmma with A from\n"
-			      " * registers trades them through (compat.h) */\n"
-			      "static thread_local int tcx_emu_rsp;\n"
-			      "static bool tcx_emu_barrier_made;\n"
-			      "#define __syncthreads() pthread_barrier_wait(&tcx_emu_barrier)\n"
+			      "/* waits passed and arrivals made: a sweep of the scheduler that\n"
+			      " * changes nothing is a deadlock */\n"
+			      "static unsigned long tcx_emu_progress;\n"
+			      "void tcx_emu_yield(void);\n"
+			      "struct tcx_emu_bar { unsigned n, arrived, gen; };\n"
+			      "/* the block's barrier; named barrier 1, the warpgroup kernel's\n"
+			      " * producer (128 threads); each warpgroup's own (its A from registers) */\n"
+			      "static tcx_emu_bar tcx_emu_barrier, tcx_emu_bar1, tcx_emu_wgbar[8];\n"
+			      "static void tcx_emu_bar_wait(tcx_emu_bar *b)\n"
+			      "{\n"
+			      "\tconst unsigned g = __atomic_load_n(&b->gen, __ATOMIC_SEQ_CST);\n"
+			      "\ttcx_emu_progress++;\n"
+			      "\tif (++b->arrived == b->n) {\n"
+			      "\t\tb->arrived = 0;\n"
+			      "\t\t__atomic_store_n(&b->gen, g + 1, __ATOMIC_SEQ_CST);\n"
+			      "\t\treturn;\n"
+			      "\t}\n"
+			      "\twhile (__atomic_load_n(&b->gen, __ATOMIC_SEQ_CST) == g)\n"
+			      "\t\ttcx_emu_yield();\n"
+			      "\ttcx_emu_progress++;\n"
+			      "}\n"
+			      "#define __syncthreads() tcx_emu_bar_wait(&tcx_emu_barrier)\n"
 			      "alignas(1024) unsigned char tcx_smem["
 			      "(256 + 4) * 1024"
 			      "];\n"
@@ -97,43 +113,157 @@ static const char epilogue[] =
     "\t\t       *(const SCALAR_T *)a[TCX_REDUCE_ALPHA], *(const SCALAR_T *)a[TCX_REDUCE_BETA],\n"
     "\t\t       *(const long *)a[TCX_REDUCE_TOTAL]);\n"
     "}\n"
-    "extern \"C\" void tcx_emu_block(const unsigned *b, const unsigned *d, const unsigned *g)\n"
+    "/* A block's threads as fibers on one host thread, each run until it\n"
+    " * waits (a barrier, an mbarrier), then the next: no thread can miss a\n"
+    " * wake-up, and a sweep over them all that changes nothing is a deadlock. */\n"
+    "#if defined(__x86_64__)\n"
+    "/* a switch saves the callee-saved registers on the stack it leaves and\n"
+    " * that stack's pointer in *save, then takes the other's: no system call\n"
+    " * (swapcontext's signal mask costs one a switch, its sanitizer\n"
+    " * interceptor clears the stack's shadow) */\n"
+    "extern \"C\" void tcx_emu_switch(void **save, void *to);\n"
+    "asm(\".pushsection .text\\n.globl tcx_emu_switch\\n.hidden tcx_emu_switch\\n\"\n"
+    "    \".type tcx_emu_switch, @function\\ntcx_emu_switch:\\n\"\n"
+    "    \"pushq %rbp\\npushq %rbx\\npushq %r12\\npushq %r13\\npushq %r14\\npushq %r15\\n\"\n"
+    "    \"movq %rsp, (%rdi)\\nmovq %rsi, %rsp\\n\"\n"
+    "    \"popq %r15\\npopq %r14\\npopq %r13\\npopq %r12\\npopq %rbx\\npopq %rbp\\nret\\n\"\n"
+    "    \".popsection\\n\");\n"
+    "struct tcx_emu_ctx { void *sp; };\n"
+    "static void tcx_emu_swap(tcx_emu_ctx *from, tcx_emu_ctx *to)\n"
     "{\n"
+    "\ttcx_emu_switch(&from->sp, to->sp);\n"
+    "}\n"
+    "/* the first switch to c pops six zero registers, then returns to entry\n"
+    " * with the stack as a call leaves it */\n"
+    "static void tcx_emu_make(tcx_emu_ctx *c, unsigned char *stack, size_t size,\n"
+    "\t\t\t void (*entry)(void))\n"
+    "{\n"
+    "\tvoid **sp = (void **)(stack + size) - 8;\n"
+    "\n"
+    "\tfor (int r = 0; r < 8; r++)\n"
+    "\t\tsp[r] = 0;\n"
+    "\tsp[6] = (void *)entry;\n"
+    "\tc->sp = sp;\n"
+    "}\n"
+    "#else\n"
+    "#include <ucontext.h>\n"
+    "struct tcx_emu_ctx { ucontext_t uc; };\n"
+    "static void tcx_emu_swap(tcx_emu_ctx *from, tcx_emu_ctx *to)\n"
+    "{\n"
+    "\tswapcontext(&from->uc, &to->uc);\n"
+    "}\n"
+    "static void tcx_emu_make(tcx_emu_ctx *c, unsigned char *stack, size_t size,\n"
+    "\t\t\t void (*entry)(void))\n"
+    "{\n"
+    "\tgetcontext(&c->uc);\n"
+    "\tc->uc.uc_stack.ss_sp = stack;\n"
+    "\tc->uc.uc_stack.ss_size = size;\n"
+    "\tc->uc.uc_link = NULL;\n"
+    "\tmakecontext(&c->uc, entry, 0);\n"
+    "}\n"
+    "#endif\n"
+    "tcx_emu_dim3 threadIdx;\n"
+    "int tcx_emu_rsp;\n"
+    "/* each thread's stack: TCX_EMU_STACK bytes (the compile command's) of\n"
+    " * the launcher's, a guard page below each */\n"
+    "struct tcx_emu_fiber { tcx_emu_ctx ctx; tcx_emu_dim3 id; int rsp; bool done; };\n"
+    "static tcx_emu_fiber tcx_emu_f[1024];\n"
+    "static unsigned char *tcx_emu_stacks;\n"
+    "static unsigned tcx_emu_cur;\n"
+    "static tcx_emu_ctx tcx_emu_sched;\n"
+    "static void (*tcx_emu_fn)(void **);\n"
+    "static void **tcx_emu_args;\n"
+    "void tcx_emu_yield(void)\n"
+    "{\n"
+    "\ttcx_emu_swap(&tcx_emu_f[tcx_emu_cur].ctx, &tcx_emu_sched);\n"
+    "}\n"
+    "/* a thread's whole life; the scheduler never resumes it once done */\n"
+    "static void tcx_emu_start(void)\n"
+    "{\n"
+    "\ttcx_emu_fn(tcx_emu_args);\n"
+    "\ttcx_emu_f[tcx_emu_cur].done = true;\n"
+    "\ttcx_emu_progress++;\n"
+    "\ttcx_emu_yield();\n"
+    "\tabort();\n"
+    "}\n"
+    "/* runs block b of a grid g of blocks d on the stacks given: 1 on a\n"
+    " * deadlock, else 0 */\n"
+    "static int tcx_emu_run(void (*fn)(void **), void **a, const unsigned *b,\n"
+    "\t\t       const unsigned *d, const unsigned *g, unsigned char *stacks)\n"
+    "{\n"
+    "\tconst unsigned n = d[0] * d[1] * d[2];\n"
+    "\tunsigned left = n, k = 0;\n"
+    "\n"
+
     "\tblockIdx = { b[0], b[1], b[2] };\n"
     "\tblockDim = { d[0], d[1], d[2] };\n"
     "\tgridDim = { g[0], g[1], g[2] };\n"
-    "}\n"
-    "extern \"C\" void tcx_emu_thread(unsigned x, unsigned y, unsigned z)\n"
-    "{\n"
-    "\tthreadIdx = { x, y, z };\n"
-    "\ttcx_emu_rsp = 0;\n"
-    "}\n"
-    "extern \"C\" void tcx_emu_barrier_init(unsigned n)\n"
-    "{\n"
-    "\tif (tcx_emu_barrier_made)\n"
-    "\t\tpthread_barrier_destroy(&tcx_emu_barrier);\n"
-    "\tif (tcx_emu_barrier_made) {\n"
-    "\t\tpthread_barrier_destroy(&tcx_emu_bar1);\n"
-    "\t\tfor (int w = 0; w < 8; w++)\n"
-    "\t\t\tpthread_barrier_destroy(&tcx_emu_wgbar[w]);\n"
-    "\t}\n"
-    "\tpthread_barrier_init(&tcx_emu_barrier, NULL, n);\n"
-    "\tpthread_barrier_init(&tcx_emu_bar1, NULL, n < 128 ? n : 128);\n"
+    "\ttcx_emu_barrier = { n, 0, 0 };\n"
+    "\ttcx_emu_bar1 = { n < 128 ? n : 128, 0, 0 };\n"
     "\tfor (int w = 0; w < 8; w++)\n"
-    "\t\tpthread_barrier_init(&tcx_emu_wgbar[w], NULL, n < 128 ? n : 128);\n"
-    "\ttcx_emu_barrier_made = true;\n"
+    "\t\ttcx_emu_wgbar[w] = { n < 128 ? n : 128, 0, 0 };\n"
+    "\ttcx_emu_stacks = stacks;\n"
+    "\ttcx_emu_fn = fn;\n"
+    "\ttcx_emu_args = a;\n"
+    "\tfor (unsigned z = 0; z < d[2]; z++)\n"
+    "\t\tfor (unsigned y = 0; y < d[1]; y++)\n"
+    "\t\t\tfor (unsigned x = 0; x < d[0]; x++, k++) {\n"
+    "\t\t\t\ttcx_emu_fiber *f = &tcx_emu_f[k];\n"
+    "\n"
+    "\t\t\t\ttcx_emu_make(&f->ctx, tcx_emu_stacks + (size_t)k * TCX_EMU_STACK,\n"
+    "\t\t\t\t\t     TCX_EMU_STACK, tcx_emu_start);\n"
+    "\t\t\t\tf->id = { x, y, z };\n"
+    "\t\t\t\tf->rsp = 0;\n"
+    "\t\t\t\tf->done = false;\n"
+    "\t\t\t}\n"
+    "\twhile (left) {\n"
+    "\t\tconst unsigned long before = tcx_emu_progress;\n"
+    "\n"
+    "\t\tfor (k = 0; k < n; k++) {\n"
+    "\t\t\ttcx_emu_fiber *f = &tcx_emu_f[k];\n"
+    "\n"
+    "\t\t\tif (f->done)\n"
+    "\t\t\t\tcontinue;\n"
+    "\t\t\ttcx_emu_cur = k;\n"
+    "\t\t\tthreadIdx = f->id;\n"
+    "\t\t\ttcx_emu_rsp = f->rsp;\n"
+    "\t\t\ttcx_emu_swap(&tcx_emu_sched, &f->ctx);\n"
+    "\t\t\tf->rsp = tcx_emu_rsp;\n"
+    "\t\t\tleft -= f->done;\n"
+    "\t\t}\n"
+    "\t\tif (left && tcx_emu_progress == before)\n"
+    "\t\t\treturn 1;\n"
+    "\t}\n"
+    "\treturn 0;\n"
+    "}\n"
+    "extern \"C\" int tcx_emu_run_contract(void **a, const unsigned *b, const unsigned *d,\n"
+    "\t\t\t\t    const unsigned *g, unsigned char *stacks)\n"
+    "{\n"
+    "\treturn tcx_emu_run(tcx_emu_tcx_contract, a, b, d, g, stacks);\n"
+    "}\n"
+    "extern \"C\" int tcx_emu_run_reduce(void **a, const unsigned *b, const unsigned *d,\n"
+    "\t\t\t\t  const unsigned *g, unsigned char *stacks)\n"
+    "{\n"
+    "\treturn tcx_emu_run(tcx_emu_tcx_gsu_reduce, a, b, d, g, stacks);\n"
     "}\n"
     "extern \"C\" unsigned char *tcx_emu_smem(void)\n"
     "{\n"
     "\treturn tcx_smem;\n"
     "}\n";
 
-typedef void (*kernel_fn)(void **);
+/* runs one block of a launch on the device's stacks: 0, 1 on a deadlock */
+typedef int (*block_fn)(void **a, const unsigned *b, const unsigned *d, const unsigned *g,
+			unsigned char *stacks);
+
+/* the emulated threads' stacks, as the program's epilogue lays them out */
+#define EMU_STACK (128 * 1024)
+#define EMU_GUARD 4096
 
 struct device {
 	struct device_base base; /* first: backend.c casts to it */
 	struct device_info info;
 	const char *cxx;
+	unsigned char *stacks; /* 1024 of EMU_STACK bytes, each over a guard page */
 	char dir[64];
 	int nbuilt;
 };
@@ -141,10 +271,7 @@ struct device {
 struct program {
 	void *so;
 	char *log;
-	kernel_fn contract, reduce;
-	void (*block)(const unsigned *b, const unsigned *d, const unsigned *g);
-	void (*thread)(unsigned x, unsigned y, unsigned z);
-	void (*barrier_init)(unsigned n);
+	block_fn contract, reduce;
 	unsigned char *(*smem)(void);
 	int (*contract_args)(void);
 };
@@ -197,8 +324,9 @@ static enum tcx_status emu_build(struct device *dev, const char *src, size_t len
 	fwrite(src, 1, len, fp);
 	fputs(epilogue, fp);
 	fclose(fp);
-	snprintf(cmd, sizeof(cmd), "%s -std=c++17 -O1 -fPIC -shared -Wno-psabi -o %s %s -lpthread > %s 2>&1",
-		 dev->cxx, so, path, logp);
+	snprintf(cmd, sizeof(cmd),
+		 "%s -std=c++17 -O1 -fPIC -shared -Wno-psabi -DTCX_EMU_STACK=%d -o %s %s > %s 2>&1",
+		 dev->cxx, EMU_STACK, so, path, logp);
 	rc = system(cmd);
 	if (common_read_file(logp, &p->log, NULL, NULL) != TCX_OK)
 		p->log = strdup("");
@@ -209,15 +337,11 @@ static enum tcx_status emu_build(struct device *dev, const char *src, size_t len
 	p->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
 	if (!p->so)
 		return tcx_fail(err, TCX_EBUILD, "cannot load %s: %s", so, dlerror());
-	*(void **)&p->contract = dlsym(p->so, "tcx_emu_tcx_contract");
-	*(void **)&p->reduce = dlsym(p->so, "tcx_emu_tcx_gsu_reduce");
-	*(void **)&p->block = dlsym(p->so, "tcx_emu_block");
-	*(void **)&p->thread = dlsym(p->so, "tcx_emu_thread");
-	*(void **)&p->barrier_init = dlsym(p->so, "tcx_emu_barrier_init");
+	*(void **)&p->contract = dlsym(p->so, "tcx_emu_run_contract");
+	*(void **)&p->reduce = dlsym(p->so, "tcx_emu_run_reduce");
 	*(void **)&p->smem = dlsym(p->so, "tcx_emu_smem");
 	*(void **)&p->contract_args = dlsym(p->so, "tcx_emu_contract_args");
-	if (!p->contract || !p->reduce || !p->block || !p->thread || !p->barrier_init || !p->smem ||
-	    !p->contract_args)
+	if (!p->contract || !p->reduce || !p->smem || !p->contract_args)
 		return tcx_fail(err, TCX_EBUILD, "%s lacks the emulation entry points", so);
 	unlink(path);
 	unlink(so);
@@ -267,49 +391,14 @@ static enum tcx_status emu_read(struct device *dev, struct buffer *b, size_t off
 	return TCX_OK;
 }
 
-/* A launch's threads: one per thread of a block, kept for all its blocks.
- * Between blocks the launching thread sets the block up, then releases
- * them through `start` and waits for them at `end`. */
-struct emu_pool {
-	pthread_barrier_t start, end;
-	bool quit;
-	const struct program *p;
-	kernel_fn fn;
-	void **params;
-};
-
-struct emu_thread {
-	pthread_t tid;
-	struct emu_pool *pool;
-	unsigned x, y, z;
-};
-
-static void *thread_main(void *arg)
-{
-	struct emu_thread *t = arg;
-	struct emu_pool *pool = t->pool;
-
-	pool->p->thread(t->x, t->y, t->z);
-	for (;;) {
-		pthread_barrier_wait(&pool->start);
-		if (pool->quit)
-			break;
-		pool->fn(pool->params);
-		pthread_barrier_wait(&pool->end);
-	}
-	return NULL;
-}
-
 static enum tcx_status emu_launch(struct device *dev, struct program *p, const struct launch *l,
 				  double *event_ms, struct tcx_error *err)
 {
 	void *params[LAUNCH_MAX_ARGS];
 	unsigned grid[3], block[3], b[3];
-	size_t dyn = 0, nt = 1, k = 0;
+	size_t dyn = 0, nt = 1;
 	int np = 0, want;
-	kernel_fn fn;
-	struct emu_thread *th;
-	struct emu_pool pool;
+	block_fn fn;
 	unsigned char *smem = p->smem();
 	enum tcx_status st = TCX_OK;
 
@@ -358,34 +447,20 @@ static enum tcx_status emu_launch(struct device *dev, struct program *p, const s
 	if (nt > 1024)
 		return tcx_fail(err, TCX_ELIMIT, "kernel '%s': block of %zu threads", l->kernel,
 				nt);
-	th = calloc(nt, sizeof(*th));
-	if (!th)
-		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	pool.quit = false;
-	pool.p = p;
-	pool.fn = fn;
-	pool.params = params;
-	pthread_barrier_init(&pool.start, NULL, (unsigned)nt + 1);
-	pthread_barrier_init(&pool.end, NULL, (unsigned)nt + 1);
-	p->barrier_init((unsigned)nt);
-	for (unsigned z = 0; z < block[2]; z++)
-		for (unsigned y = 0; y < block[1]; y++)
-			for (unsigned x = 0; x < block[0]; x++, k++) {
-				th[k] = (struct emu_thread){0, &pool, x, y, z};
-				if (pthread_create(&th[k].tid, NULL, thread_main, &th[k])) {
-					fprintf(stderr, "cannot start a thread\n");
-					exit(1);
-				}
-			}
 	for (b[2] = 0; b[2] < grid[2] && !st; b[2]++)
 		for (b[1] = 0; b[1] < grid[1] && !st; b[1]++)
 			for (b[0] = 0; b[0] < grid[0] && !st; b[0]++) {
+				int rc;
+
 				/* what a block finds in shared memory: NaNs, then a fence */
 				memset(smem, 0xff, dyn);
 				memset(smem + dyn, 0xa5, CANARY);
-				p->block(b, block, grid);
-				pthread_barrier_wait(&pool.start);
-				pthread_barrier_wait(&pool.end);
+				rc = fn(params, b, block, grid, dev->stacks);
+				if (rc)
+					return tcx_fail(err, TCX_ELAUNCH,
+							"kernel '%s' deadlocks: every thread of "
+							"block (%u,%u,%u) waits",
+							l->kernel, b[0], b[1], b[2]);
 				for (size_t c = 0; c < CANARY; c++)
 					if (smem[dyn + c] != 0xa5) {
 						st =
@@ -397,13 +472,6 @@ static enum tcx_status emu_launch(struct device *dev, struct program *p, const s
 						break;
 					}
 			}
-	pool.quit = true;
-	pthread_barrier_wait(&pool.start);
-	for (k = 0; k < nt; k++)
-		pthread_join(th[k].tid, NULL);
-	pthread_barrier_destroy(&pool.start);
-	pthread_barrier_destroy(&pool.end);
-	free(th);
 	return st;
 }
 
@@ -454,6 +522,18 @@ static const struct limit_case {
 
 /* CUDA's grid: work-groups along each dimension */
 static const int64_t cuda_grid[3] = {INT32_MAX, 65535, 65535};
+
+/* Seconds spent on each parameter set, printed at the end: where the
+ * emulation's time goes (CI's budget is shared by every test). */
+static double ps_seconds[ARRAY_SIZE(paramsets)];
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static int run_case(struct device *dev, enum tcx_dtype t, struct tcx_contraction *c,
 		    const struct problem *p, const struct paramset *ps, uint64_t seed,
@@ -552,6 +632,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot create a directory under /tmp\n");
 		return 1;
 	}
+	dev.stacks = mmap(NULL, (size_t)1024 * EMU_STACK, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (dev.stacks == MAP_FAILED) {
+		fprintf(stderr, "cannot map the stacks of 1024 emulated threads\n");
+		rmdir(dev.dir);
+		return 1;
+	}
+	for (int k = 0; k < 1024; k++)
+		mprotect(dev.stacks + (size_t)k * EMU_STACK, EMU_GUARD, PROT_NONE);
 	snprintf(dev.info.id, sizeof(dev.info.id), "cuda-emu");
 	snprintf(dev.info.backend, sizeof(dev.info.backend), "cuda-emu");
 	snprintf(dev.info.lang, sizeof(dev.info.lang), "cuda");
@@ -601,8 +690,11 @@ int main(int argc, char **argv)
 			 * its arguments as the others do: the grids only */
 			if (paramsets[ps].cuda == 2 && !only && !lc->max_groups[0])
 				continue;
+			double t0 = now_seconds();
+
 			failures += run_case(&dev, t, c, &p, &paramsets[ps],
 					     seed + (uint64_t)(e * 131 + ps), where, &runs);
+			ps_seconds[ps] += now_seconds() - t0;
 		}
 		contraction_free(c);
 	}
@@ -636,20 +728,27 @@ int main(int argc, char **argv)
 				    (only && strcmp(only, paramsets[ps].name) != 0))
 					continue;
 				/* the CUDA-only (tensor-core) sets emulate each warp's
-				 * collectives lane by lane under barriers, ten times the
-				 * cost of the others: the awkward sizes only, unless
+				 * collectives lane by lane under barriers, three to ten
+				 * times the cost of the others: the awkward sizes only, unless
 				 * --only names one; the GPU matrix runs every size */
 				if (paramsets[ps].cuda && !only && set != 1 && set != 3 && set != 4)
 					continue;
+				double t0 = now_seconds();
+
 				failures += run_case(&dev, t, c, &p, &paramsets[ps],
 						     seed + (uint64_t)(e * 131 + set * 7 + ps),
 						     where, &runs);
+				ps_seconds[ps] += now_seconds() - t0;
 			}
 		}
 		contraction_free(c);
 	}
+	for (size_t ps = 0; ps < ARRAY_SIZE(paramsets); ps++)
+		if (ps_seconds[ps] > 0)
+			printf("%-24s %7.1f s\n", paramsets[ps].name, ps_seconds[ps]);
 	printf("%d runs, %lu kernels compiled, %d failed\n", runs, dev.base.builds, failures);
 	device_close(&dev);
 	rmdir(dev.dir);
+	munmap(dev.stacks, (size_t)1024 * EMU_STACK);
 	return failures ? 1 : 0;
 }
