@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""sweep.py - tcx bench over a grid of cases and parameter sets, side by side:
+what the planner's choice leaves on the table, and which way its model is
+wrong.  Each row is a case (TCCG's, from cases.py, or one given as
+NAME|EXPR|SIZES), each column a parameter set ("plan" = no --params, the
+planner's choice); cells are TFLOP/s of `tcx bench --format json`, "-" where
+the set does not apply or the bench failed (the reason is printed below).
+
+    bench/tccg/sweep.py [--tcx PATH] [--device ID] [--only REGEX] [--mib N]
+                        [--case NAME|EXPR|SIZES]... [--params SET]... [--json FILE]
+
+SIZES are named (a=24,b=20,...).  A SET is a --params string; a case may
+add its own parameters with {NAME:params} appended to a SET's text, e.g.
+--params 'ThreadTile=[4,4]{ccsd_t-abcijk-ijmc-mkab:TileIndexB=ab}'.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run(cmd, timeout):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def index_order(tcx, expr):
+    rc, out, err = run([tcx, "parse", expr, "--format", "json"], 60)
+    if rc:
+        raise RuntimeError(err.strip())
+    return [x["name"] for x in sorted(json.loads(out)["indices"], key=lambda x: x["id"])]
+
+
+def split_set(text, name):
+    """A SET's parameters for case `name`: the common part, plus the case's own."""
+    extra = dict(re.findall(r"\{([^:}]+):([^}]*)\}", text))
+    base = re.sub(r"\{[^}]*\}", "", text).strip(",")
+    own = extra.get(name, "")
+    return ",".join(x for x in (base, own) if x)
+
+
+def bench(args, case, params):
+    order = index_order(args.tcx, case["expr"])
+    exact = ",".join(str(case["sizes"][n]) for n in order)
+    cmd = [args.tcx, "bench", case["expr"], "--exact", exact, "--format", "json"]
+    if params != "plan":
+        cmd += ["--params", params]
+    if args.device:
+        cmd += ["--device", args.device]
+    try:
+        rc, out, err = run(cmd, args.timeout)
+    except subprocess.TimeoutExpired:
+        return None, "timed out"
+    if rc:
+        return None, (err.strip().splitlines() or ["exit %d" % rc])[-1][:100]
+    r = json.loads(out)["results"][0]
+    if r.get("status") != "ok":
+        return None, r.get("status", "failed")
+    return r["gflops"] / 1e3, r.get("solution_name", "")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tcx", default="tcx")
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--only", default=None, help="TCCG cases whose name matches")
+    ap.add_argument("--mib", default="200", help="TCCG's size rule: the largest tensor's MiB")
+    ap.add_argument("--case", action="append", default=[], help="NAME|EXPR|SIZES")
+    ap.add_argument("--params", action="append", default=[], help="a parameter set")
+    ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--json", default=None, help="write every cell here too")
+    args = ap.parse_args()
+
+    cases = []
+    if args.only:
+        out = subprocess.run([sys.executable, os.path.join(HERE, "cases.py"), "--only",
+                              args.only, "--mib", args.mib, "--format", "json"], capture_output=True,
+                             text=True, check=True).stdout
+        cases = [{"name": c["name"], "expr": c["tensile"], "sizes": c["sizes"]}
+                 for c in json.loads(out)]
+    for text in args.case:
+        name, expr, sizes = text.split("|")
+        cases.append({"name": name, "expr": expr,
+                      "sizes": {k: int(v) for k, v in
+                                (x.split("=") for x in sizes.split(","))}})
+    sets = ["plan"] + args.params
+    cells, notes = {}, []
+    print("| case | " + " | ".join("p%d" % k for k in range(len(sets))) + " |")
+    print("|---|" + "---:|" * len(sets))
+    for c in cases:
+        row = []
+        for k, s in enumerate(sets):
+            params = s if s == "plan" else split_set(s, c["name"])
+            tf, why = bench(args, c, params)
+            cells["%s|%d" % (c["name"], k)] = {"tflops": tf, "params": params, "note": why}
+            row.append("%.2f" % tf if tf is not None else "-")
+            if tf is None:
+                notes.append("%s p%d: %s" % (c["name"], k, why))
+        print("| %s | %s |" % (c["name"], " | ".join(row)), flush=True)
+    print()
+    for k, s in enumerate(sets):
+        print("p%d = %s" % (k, s))
+    for n in notes:
+        print("note: " + n)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(cells, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
