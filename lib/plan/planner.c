@@ -288,8 +288,8 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	else if (k->wgmma) /* its ring of stages overlaps the passes once full */
 		out->latency_s = waves * (m->wg_group_s + fmin(iters, 4) * m->wg_iter_s) /
 				 (s->pack_free ? 0.55 : 1);
-	else
-		out->latency_s = waves * (m->group_s + iters * m->simt_iter_s);
+	else /* an iteration's loads and products scale with its depth */
+		out->latency_s = waves * (m->group_s + iters * m->simt_iter_s * s->depth_u / 16.0);
 	out->overhead_s = m->launch_s * (s->gsu > 1 ? 2 : 1);
 	out->time_s = fmax(fmax(out->compute_s, out->memory_s), out->latency_s) + out->overhead_s;
 	out->limit = out->overhead_s > fmax(fmax(out->compute_s, out->memory_s), out->latency_s)
@@ -361,39 +361,53 @@ static void cands_cpu(const struct problem *p, struct cands *cs)
 		}
 }
 
-/* The SIMT family on GPUs: local-memory tiles of 32 to 128 a side. */
-static void cands_simt(const struct problem *p, const struct plan_device *m, double units,
-		       struct cands *cs)
+/* Whether a bound index of p has an extent DepthU 16 would pad (24, 40,
+ * ...: a sum of 24 runs 32 steps of products). */
+static bool sum_padded_by_16(const struct problem *p)
+{
+	for (int id = 0; id < p->c->nidx; id++)
+		if (p->c->idx[id].cls == IDX_BOUND && p->size[id] % 16 != 0)
+			return true;
+	return false;
+}
+
+/* The SIMT family on GPUs: local-memory tiles of 32 to 128 a side, with
+ * DepthU 16, and 8 as well for the large tiles where 16 would pad the sum
+ * (on an H200 a sum of 24 ran 15-17% faster at 8:
+ * bench/results/2026-11-26-h200-short-sum-sweep.md). */
+static void cands_simt(const struct problem *p, struct cands *cs)
 {
 	const enum tcx_dtype t = p->c->dtype;
 	const bool cplx = dtype_info(t)->complex, wide = t == TCX_DTYPE_D || t == TCX_DTYPE_Z;
+	const int ndu = sum_padded_by_16(p) ? 2 : 1;
 	static const int shapes[][4] = {
 		/* WG0, WG1, TT0, TT1 */
 		{ 16, 16, 8, 8 }, { 16, 16, 4, 4 }, { 16, 16, 8, 4 }, { 16, 16, 4, 8 },
 		{ 16, 8, 4, 4 },  { 8, 16, 4, 4 },  { 8, 8, 4, 4 },
 	};
 
-	(void)m;
-	for (size_t k = 0; k < ARRAY_SIZE(shapes); k++) {
-		struct solution s;
-		double tiles;
+	for (int du = 0; du < ndu; du++)
+		for (size_t k = 0; k < ARRAY_SIZE(shapes); k++) {
+			struct solution s;
 
-		if ((cplx || wide) && shapes[k][2] * shapes[k][3] > 32)
-			continue;
-		solution_default(&s);
-		s.wg[0] = shapes[k][0];
-		s.wg[1] = shapes[k][1];
-		s.tt[0] = shapes[k][2];
-		s.tt[1] = shapes[k][3];
-		s.depth_u = 16;
-		s.vw = cplx ? 1 : wide ? 2 : 4;
-		while (s.vw > 1 && (s.tt[0] % s.vw || s.tt[1] % s.vw))
-			s.vw /= 2;
-		tiles = 1;
-		(void)tiles;
-		add(cs, &s);
-	}
-	(void)units;
+			if ((cplx || wide) && shapes[k][2] * shapes[k][3] > 32)
+				continue;
+			/* DepthU 8 for the large tiles only: the small ones it makes
+			 * look cheaper to the model than TTGT's GEMM where they ran
+			 * slower (6 of the 18 CCSD(T) cases, 5-7 against 9 TFLOP/s) */
+			if (du && shapes[k][2] * shapes[k][3] < 32)
+				continue;
+			solution_default(&s);
+			s.wg[0] = shapes[k][0];
+			s.wg[1] = shapes[k][1];
+			s.tt[0] = shapes[k][2];
+			s.tt[1] = shapes[k][3];
+			s.depth_u = du ? 8 : 16;
+			s.vw = cplx ? 1 : wide ? 2 : 4;
+			while (s.vw > 1 && (s.tt[0] % s.vw || s.tt[1] % s.vw))
+				s.vw /= 2;
+			add(cs, &s);
+		}
 }
 
 /* Hopper's warpgroup family: MatrixInstruction [64, N, K, 1], one or two
@@ -519,7 +533,7 @@ static void list_candidates(const struct problem *kp, const struct plan_device *
 	if (m->type == DEV_GPU || m->type == DEV_ACCEL) {
 		if (m->wgmma)
 			cands_wgmma(kp, cs);
-		cands_simt(kp, m, m->units, cs);
+		cands_simt(kp, cs);
 	} else {
 		cands_cpu(kp, cs);
 	}

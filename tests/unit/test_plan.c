@@ -131,7 +131,21 @@ static void test_merge(void)
  * solution name must contain that text. */
 /* want: text the solution's name must hold; planned_as: the problem the
  * kernel must run; permute: which operands must be permuted first ("A",
- * "B", "AB" or "" for none; NULL: either) */
+ * "B", "AB" or "" for none; NULL: either).  planned_as and permute may list
+ * alternatives the model may pick between, "X|Y". */
+/* Whether `got` is one of the '|'-separated alternatives of `want`. */
+static bool one_of(const char *want, const char *got)
+{
+	size_t n = strlen(got);
+
+	for (const char *p = want; p; p = strchr(p, '|')) {
+		p += *p == '|';
+		if (!strncmp(p, got, n) && (p[n] == '|' || p[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
 static void check_plan_p(const char *expr, enum tcx_dtype t, const char *sizes, const char *gpu,
 			 const char *want, const char *planned_as, const char *permute)
 {
@@ -176,7 +190,7 @@ static void check_plan_p(const char *expr, enum tcx_dtype t, const char *sizes, 
 	if (want)
 		CHECK_MSG(strstr(name, want) != NULL, "%s: chose %s, want %s", expr, name, want);
 	if (planned_as)
-		CHECK_MSG(strcmp(pl.kp.c->expr, planned_as) == 0, "%s: planned as %s", expr,
+		CHECK_MSG(one_of(planned_as, pl.kp.c->expr), "%s: planned as %s", expr,
 			  pl.kp.c->expr);
 	if (permute) {
 		char got[4] = "";
@@ -187,7 +201,7 @@ static void check_plan_p(const char *expr, enum tcx_dtype t, const char *sizes, 
 			strcat(got, "B");
 		if (pl.best.permute[2].on)
 			strcat(got, "C");
-		CHECK_MSG(strcmp(got, permute) == 0, "%s: permutes '%s', want '%s'", expr, got,
+		CHECK_MSG(one_of(permute, got), "%s: permutes '%s', want '%s'", expr, got,
 			  permute);
 	}
 	plan_release(&pl);
@@ -211,10 +225,12 @@ static void test_planner(void)
 	 * a copy, not a transpose of two short indices), with A and B
 	 * permuted to match, the problem is one GEMM with a short sum
 	 * (measured on an H200: 9.0 TFLOP/s, against 6.2 directly and 7.2 with
-	 * C's copy in A's order) */
+	 * C's copy in A's order); or B left as it is, its k a loop outside
+	 * the GEMM's tiles, which the model rates the same (8.6 TFLOP/s) */
 	check_plan_p("C[a,b,c,i,j,k]=A[i,j,m,a]*B[m,k,b,c]", TCX_DTYPE_S,
 		     "a=24,b=20,c=20,i=24,j=20,k=20,m=24", "h200", NULL,
-		     "C[aij,bck] = A[aij,m] * B[m,bck]", "ABC");
+		     "C[aij,bck] = A[aij,m] * B[m,bck]|C[aij,bc,k] = A[aij,m] * B[m,k,bc]",
+		     "ABC|AC");
 	/* C's indices in the order of neither operand's: all three permuted,
 	 * one GEMM (measured on an H200: 102 against 32 TFLOP/s) */
 	check_plan_p("C[i,j,k,l]=A[i,m,k,n]*B[n,j,m,l]", TCX_DTYPE_S,
