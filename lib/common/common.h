@@ -131,8 +131,11 @@ void strbuf_add_cstring(struct strbuf *sb, const char *s);
  * distance (Damerau-Levenshtein: insertions, deletions, substitutions and
  * swaps of adjacent letters each cost 1), ignoring case.  A struct suggest
  * keeps the closest of the candidates offered to it that is close enough
- * to be a typo of `word` (about one edit in four letters, at most 3; the
- * first of equals wins; `word` itself is never suggested):
+ * to be a typo of `word` (about one edit in four letters, at most 3; a
+ * word of 3 or more letters that starts a longer candidate counts as one
+ * edit; a candidate with no letter of the word left in place, as 's' for
+ * 'q', is none; the first of equals wins; `word` itself is never
+ * suggested):
  *
  *	struct suggest sg;
  *	suggest_init(&sg, name);

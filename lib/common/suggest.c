@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/common.h"
 
@@ -70,8 +71,15 @@ void suggest_add(struct suggest *s, const char *candidate)
 		limit = 3;
 	if (strcmp(s->word, candidate) == 0 || lw == 0)
 		return;
-	d = common_edit_distance(s->word, candidate);
-	if (d > limit || (s->best && d >= s->dist))
+	/* the start of a longer name ("first" for "first-fastest") is as
+	 * close as one edit */
+	if (lw >= 3 && lw < lc && strncasecmp(candidate, s->word, lw) == 0)
+		d = 1;
+	else
+		d = common_edit_distance(s->word, candidate);
+	/* and it must keep something of both: every letter of 'q' differs
+	 * from 's', yet 'q' is no typo of it */
+	if (d > limit || d >= (lw < lc ? lw : lc) || (s->best && d >= s->dist))
 		return;
 	s->best = candidate;
 	s->dist = d;

@@ -53,6 +53,20 @@ int main(void)
 	CHECK(best_of("frobnicate", commands) == NULL);
 	CHECK(best_of("xml", formats) == NULL);
 	CHECK(best_of("", formats) == NULL);
+	/* the start of a longer name */
+	{
+		static const char *const layouts[] = { "first-fastest", "last-fastest", NULL };
+
+		CHECK(best_of("last", layouts) && strcmp(best_of("last", layouts), "last-fastest") == 0);
+		CHECK(best_of("la", layouts) == NULL);
+	}
+	/* one letter for another is no typo */
+	{
+		static const char *const types[] = { "s", "d", "c", "z", "h", "b", NULL };
+
+		CHECK(best_of("q", types) == NULL);
+		CHECK(best_of("sx", types) == NULL);
+	}
 	/* the word itself is no suggestion */
 	CHECK(best_of("json", formats) == NULL);
 	/* the closest wins, the first among equals */
