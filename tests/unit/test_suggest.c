@@ -17,12 +17,12 @@ static const char *best_of(const char *word, const char *const *cands)
 
 int main(void)
 {
-	static const char *const commands[] = { "parse", "sizes", "devices", "plan", "validate",
-						 "run", "bench", "tune", "results", "logic",
-						 "export-lib", NULL };
-	static const char *const formats[] = { "table", "csv", "json", NULL };
-	static const char *const phases[] = { "BenchmarkCommonParameters", "ForkParameters",
-					       "BenchmarkForkParameters", "JoinParameters", NULL };
+	static const char *const commands[] = {"parse",	   "sizes", "devices",	  "plan",
+					       "validate", "run",   "bench",	  "tune",
+					       "results",  "logic", "export-lib", NULL};
+	static const char *const formats[] = {"table", "csv", "json", NULL};
+	static const char *const phases[] = {"BenchmarkCommonParameters", "ForkParameters",
+					     "BenchmarkForkParameters", "JoinParameters", NULL};
 	struct suggest sg;
 	char buf[64];
 
@@ -55,14 +55,15 @@ int main(void)
 	CHECK(best_of("", formats) == NULL);
 	/* the start of a longer name */
 	{
-		static const char *const layouts[] = { "first-fastest", "last-fastest", NULL };
+		static const char *const layouts[] = {"first-fastest", "last-fastest", NULL};
 
-		CHECK(best_of("last", layouts) && strcmp(best_of("last", layouts), "last-fastest") == 0);
+		CHECK(best_of("last", layouts) &&
+		      strcmp(best_of("last", layouts), "last-fastest") == 0);
 		CHECK(best_of("la", layouts) == NULL);
 	}
 	/* one letter for another is no typo */
 	{
-		static const char *const types[] = { "s", "d", "c", "z", "h", "b", NULL };
+		static const char *const types[] = {"s", "d", "c", "z", "h", "b", NULL};
 
 		CHECK(best_of("q", types) == NULL);
 		CHECK(best_of("sx", types) == NULL);
@@ -71,7 +72,7 @@ int main(void)
 	CHECK(best_of("json", formats) == NULL);
 	/* the closest wins, the first among equals */
 	{
-		static const char *const c[] = { "tune", "tone", "tine", NULL };
+		static const char *const c[] = {"tune", "tone", "tine", NULL};
 
 		CHECK(strcmp(best_of("tane", c), "tune") == 0);
 		CHECK(strcmp(best_of("tona", c), "tone") == 0);
