@@ -1394,13 +1394,13 @@ int cmd_bench(int argc, char **argv)
 			break;
 		case OPT_TIMER:
 			if (!bench_timer_parse(optarg, &cli.o.timer)) {
-				ret = usage_error(&cmd_bench_def, "unknown timer '%s'", optarg);
+				ret = option_value_error(&cmd_bench_def, OPT_TIMER, "timer", optarg);
 				goto out;
 			}
 			break;
 		case OPT_FLUSH:
 			if (!bench_flush_parse(optarg, &cli.o.flush)) {
-				ret = usage_error(&cmd_bench_def, "unknown flush '%s'", optarg);
+				ret = option_value_error(&cmd_bench_def, OPT_FLUSH, "flush", optarg);
 				goto out;
 			}
 			break;
@@ -1452,7 +1452,7 @@ int cmd_bench(int argc, char **argv)
 			if (!parse_format(optarg, &cli.fmt,
 					  FMT_ALLOW(FMT_TABLE) | FMT_ALLOW(FMT_CSV) |
 					      FMT_ALLOW(FMT_JSON))) {
-				ret = usage_error(&cmd_bench_def, "unknown format '%s'", optarg);
+				ret = option_value_error(&cmd_bench_def, 'f', "format", optarg);
 				goto out;
 			}
 			cli.fmt_given = true;

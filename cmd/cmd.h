@@ -105,9 +105,19 @@ void cmd_usage(const struct cmd *c, FILE *fp);
 /* Prints usage to stderr and returns TCX_EXIT_USAGE. */
 int usage_error(const struct cmd *c, const char *fmt, ...) TCX_PRINTF(2, 3);
 
+/* A value that is not one of `values` (space-separated): says "unknown
+ * <what> '<value>' (expected a, b or c)", with "; did you mean 'b'?" when
+ * one is close, and returns TCX_EXIT_USAGE.  option_value_error takes the
+ * values from the OV_ENUM option of c's table that getopt returns as val. */
+int value_error(const char *what, const char *value, const char *values);
+int option_value_error(const struct cmd *c, int val, const char *what, const char *value);
+
 /* getopt_long over a command's option table.  Call like getopt_long; "help"
  * (-h/--help) is handled: it prints usage to stdout and returns 'h' so the
- * caller can return 0.  Unknown options return '?'. */
+ * caller can return 0.  Unknown options return '?', after the usage and
+ * the closest option the command takes, if one is close.  tcx's global
+ * options (-v, --verbose, -q, --quiet) are taken here too, after the
+ * command as before it, unless the command has an option of that name. */
 int cmd_getopt(const struct cmd *c, int argc, char **argv);
 
 /* Actions (struct cmd_action).  cmd_action: the position of `word` in

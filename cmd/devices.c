@@ -304,7 +304,7 @@ int cmd_devices(int argc, char **argv)
 		switch (r) {
 		case 'f':
 			if (!parse_format(optarg, &fmt, FMT_ALLOW(FMT_TABLE) | FMT_ALLOW(FMT_JSON)))
-				return usage_error(&cmd_devices_def, "unknown format '%s'", optarg);
+				return option_value_error(&cmd_devices_def, 'f', "format", optarg);
 			break;
 		case 0x100:
 			measure = true;

@@ -590,7 +590,7 @@ int cmd_logic(int argc, char **argv)
 			if (!parse_format(optarg, &fmt,
 					  FMT_ALLOW(FMT_TABLE) | FMT_ALLOW(FMT_JSON) |
 					      FMT_ALLOW(FMT_YAML)))
-				return usage_error(&cmd_logic_def, "unknown format '%s'", optarg);
+				return option_value_error(&cmd_logic_def, 'f', "format", optarg);
 			break;
 		case 'o':
 			out = optarg;

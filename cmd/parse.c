@@ -420,7 +420,7 @@ int cmd_parse(int argc, char **argv)
 		case 'f':
 			if (!parse_format(optarg, &fmt,
 					  FMT_ALLOW(FMT_TABLE) | FMT_ALLOW(FMT_JSON) | FMT_ALLOW(FMT_YAML)))
-				return usage_error(&cmd_parse_def, "unknown format '%s'", optarg);
+				return option_value_error(&cmd_parse_def, 'f', "format", optarg);
 			break;
 		case 't':
 			type = optarg;

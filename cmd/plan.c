@@ -265,7 +265,7 @@ int cmd_plan(int argc, char **argv)
 			break;
 		case 'f':
 			if (!parse_format(optarg, &fmt, FMT_ALLOW(FMT_TABLE) | FMT_ALLOW(FMT_JSON)))
-				return usage_error(&cmd_plan_def, "unknown format '%s'", optarg);
+				return option_value_error(&cmd_plan_def, 'f', "format", optarg);
 			break;
 		case 'h':
 			return 0;

@@ -19,7 +19,7 @@ static const struct cmd_option results_options[] = {
 	  "results store (default $XDG_CACHE_HOME/tcx/results.db)", OV_FILE, NULL },
 	{ "device", 'd', required_argument, "<name>", "only this device model (its name)",
 	  OV_NONE, NULL },
-	{ "problem", 'p', required_argument, "<key>",
+	{ "problem", 0x102, required_argument, "<key>",
 	  "only this problem type (Tensile's name, e.g. Cij_Aik_Bjk_S)", OV_NONE, NULL },
 	{ "status", 0x101, required_argument, "<status>", "ok, skipped, failed or all (default)",
 	  OV_ENUM, "all ok skipped failed" },
@@ -156,7 +156,7 @@ int cmd_results(int argc, char **argv)
 		case 'd':
 			f.device = optarg;
 			break;
-		case 'p':
+		case 0x102:
 			f.problem = optarg;
 			break;
 		case 0x101:
@@ -169,12 +169,12 @@ int cmd_results(int argc, char **argv)
 			else if (!strcmp(optarg, "all"))
 				f.status = -1;
 			else
-				return usage_error(&cmd_results_def, "unknown status '%s'", optarg);
+				return option_value_error(&cmd_results_def, 0x101, "status", optarg);
 			break;
 		case 'f':
 			if (!parse_format(optarg, &r.fmt,
 					  FMT_ALLOW(FMT_TABLE) | FMT_ALLOW(FMT_CSV) | FMT_ALLOW(FMT_JSON)))
-				return usage_error(&cmd_results_def, "unknown format '%s'", optarg);
+				return option_value_error(&cmd_results_def, 'f', "format", optarg);
 			break;
 		case 'o':
 			out = optarg;

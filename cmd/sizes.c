@@ -109,7 +109,7 @@ int cmd_sizes(int argc, char **argv)
 		case 'f':
 			if (!parse_format(optarg, &fmt,
 					  FMT_ALLOW(FMT_TABLE) | FMT_ALLOW(FMT_CSV) | FMT_ALLOW(FMT_JSON))) {
-				ret = usage_error(&cmd_sizes_def, "unknown format '%s'", optarg);
+				ret = option_value_error(&cmd_sizes_def, 'f', "format", optarg);
 				goto out;
 			}
 			break;

@@ -40,6 +40,25 @@ const struct cmd *cmd_find(const char *name)
 	return NULL;
 }
 
+/* "'bnech' is not a tcx command; did you mean 'bench'?", or "see 'tcx
+ * --help'" when no command is close.  Returns TCX_EXIT_USAGE. */
+static int unknown_command(const char *name)
+{
+	struct suggest sg;
+
+	suggest_init(&sg, name);
+	for (int k = 0; command_table[k]; k++)
+		if (!(command_table[k]->flags & CMD_HIDDEN))
+			suggest_add(&sg, command_table[k]->name);
+	suggest_add(&sg, "help");
+	suggest_add(&sg, "version");
+	if (sg.best)
+		error("'%s' is not a tcx command; did you mean '%s'?", name, sg.best);
+	else
+		error("'%s' is not a tcx command; see 'tcx --help'", name);
+	return TCX_EXIT_USAGE;
+}
+
 static const char *const main_usage[] = {
 	"usage: tcx [--version] [--help] [-v | --verbose] [-q | --quiet] <command> [<args>]",
 	NULL,
@@ -270,7 +289,18 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "--complete") == 0) {
 			return complete(argc - k, argv + k);
 		} else {
-			error("unknown option '%s'", a);
+			static const char *const globals[] = { "help", "version", "verbose", "quiet" };
+			struct suggest sg;
+			char hint[64] = "";
+
+			if (strncmp(a, "--", 2) == 0) {
+				suggest_init(&sg, a + 2);
+				for (size_t g = 0; g < ARRAY_SIZE(globals); g++)
+					suggest_add(&sg, globals[g]);
+				if (sg.best)
+					snprintf(hint, sizeof(hint), "; did you mean '--%s'?", sg.best);
+			}
+			error("unknown option '%s'%s", a, hint);
 			fprintf(stderr, "%s\n", main_usage[0]);
 			return TCX_EXIT_USAGE;
 		}
@@ -286,8 +316,7 @@ int main(int argc, char **argv)
 		}
 		c = cmd_find(argv[k + 1]);
 		if (!c)
-			return error("'%s' is not a tcx command; see 'tcx --help'", argv[k + 1]),
-			       TCX_EXIT_USAGE;
+			return unknown_command(argv[k + 1]);
 		cmd_usage(c, stdout);
 		return 0;
 	}
@@ -296,10 +325,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	c = cmd_find(argv[k]);
-	if (!c) {
-		error("'%s' is not a tcx command; see 'tcx --help'", argv[k]);
-		return TCX_EXIT_USAGE;
-	}
+	if (!c)
+		return unknown_command(argv[k]);
 	cmd_log_setup();
 	if (c->flags & CMD_INTERRUPTIBLE)
 		install_signal_handlers();

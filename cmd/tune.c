@@ -38,14 +38,14 @@ static const struct cmd_option tune_options[] = {
 	  "results store (default $XDG_CACHE_HOME/tcx/results.db)", OV_FILE, NULL },
 	{ "output", 'o', required_argument, "<dir>",
 	  "write library logic into this directory (default ./logic)", OV_DIR, NULL },
-	{ "strategy", 's', required_argument, "<s>",
+	{ "strategy", 0x10d, required_argument, "<s>",
 	  "protocol (Tensile's, default), exhaustive, random, anneal or genetic", OV_ENUM,
 	  "protocol exhaustive random anneal genetic" },
 	{ "budget", 'b', required_argument, "<n>",
 	  "candidates to evaluate for random, anneal and genetic (default 32)", OV_NONE, NULL },
 	{ "seed", 0x101, required_argument, "<n>", "seed of the search and of the data (default 1)",
 	  OV_NONE, NULL },
-	{ "force", 'f', no_argument, NULL, "measure again what the store already holds", OV_NONE,
+	{ "force", 0x10c, no_argument, NULL, "measure again what the store already holds", OV_NONE,
 	  NULL },
 	{ "dry-run", 'n', no_argument, NULL,
 	  "print the planned steps and candidate counts; run nothing", OV_NONE, NULL },
@@ -59,7 +59,7 @@ static const struct cmd_option tune_options[] = {
 	  "seconds of timed launches per measurement (default 0.05)", OV_NONE, NULL },
 	{ "timer", 0x106, required_argument, "<timer>", "event, wall or auto", OV_ENUM,
 	  "auto event wall" },
-	{ "format", 0x107, required_argument, "<fmt>", "summary (and --explain) as table or json",
+	{ "format", 'f', required_argument, "<fmt>", "summary (and --explain) as table or json",
 	  OV_ENUM, "table json" },
 	{ "kernel-timeout", 0x10b, required_argument, "<s>",
 	  "record a kernel that runs longer than s seconds as failed and go on (default: no "
@@ -354,9 +354,9 @@ int cmd_tune(int argc, char **argv)
 		case 'o':
 			o.out_dir = optarg;
 			break;
-		case 's':
+		case 0x10d:
 			if (!strategy_parse(optarg, &o.strategy)) {
-				ret = usage_error(&cmd_tune_def, "unknown strategy '%s'", optarg);
+				ret = option_value_error(&cmd_tune_def, 0x10d, "strategy", optarg);
 				goto out;
 			}
 			break;
@@ -371,7 +371,7 @@ int cmd_tune(int argc, char **argv)
 			o.seed = (uint64_t)v;
 			o.bench.seed = (uint64_t)v;
 			break;
-		case 'f':
+		case 0x10c:
 			o.force = true;
 			break;
 		case 'n':
@@ -407,7 +407,7 @@ int cmd_tune(int argc, char **argv)
 			break;
 		case 0x106:
 			if (!bench_timer_parse(optarg, &o.bench.timer)) {
-				ret = usage_error(&cmd_tune_def, "unknown timer '%s'", optarg);
+				ret = option_value_error(&cmd_tune_def, 0x106, "timer", optarg);
 				goto out;
 			}
 			o.cli_timer = true;
@@ -421,11 +421,11 @@ int cmd_tune(int argc, char **argv)
 				goto out;
 			}
 			break;
-		case 0x107:
+		case 'f':
 			if (!strcmp(optarg, "json")) {
 				json = true;
 			} else if (strcmp(optarg, "table")) {
-				ret = usage_error(&cmd_tune_def, "unknown format '%s'", optarg);
+				ret = option_value_error(&cmd_tune_def, 'f', "format", optarg);
 				goto out;
 			}
 			break;

@@ -247,10 +247,119 @@ int usage_error(const struct cmd *c, const char *fmt, ...)
 
 #define MAX_OPTS 96
 
+/* getopt values of the global options after the command, beyond any
+ * option value of a command's table */
+enum { OPT_GLOBAL_VERBOSE = 0x7f00, OPT_GLOBAL_QUIET };
+
+/* Adds global option --name (short letter `letter`) to the tables being
+ * built for c, unless c has an option of that name or letter, which is
+ * then c's own.  Returns the new count of long options. */
+static int add_global(struct option *longopts, int n, char **s, const struct cmd *c,
+		      const char *name, int letter, int val)
+{
+	bool long_taken = false, short_taken = false;
+
+	for (const struct cmd_option *o = c->options; o->name; o++) {
+		long_taken |= strcmp(o->name, name) == 0;
+		short_taken |= o->short_name == letter;
+	}
+	if (!long_taken) {
+		longopts[n].name = name;
+		longopts[n].has_arg = no_argument;
+		longopts[n].flag = NULL;
+		longopts[n].val = val;
+		n++;
+	}
+	if (!short_taken)
+		*(*s)++ = (char)letter;
+	return n;
+}
+
+/* The option of c named `name`, else NULL. */
+static const struct cmd_option *find_option(const struct cmd *c, const char *name, size_t len)
+{
+	for (const struct cmd_option *o = c->options; o->name; o++)
+		if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+			return o;
+	return NULL;
+}
+
+/* Options a command does not take under a name other commands give them:
+ * the name the command takes instead, for the hint. */
+static const struct {
+	const char *cmd, *name, *instead;
+} renamed[] = {
+	{ "bench", "sizes", "'--exact' (one size per index, repeatable) or '--range'" },
+	{ "sizes", "sizes", "'--exact' (one size per index, repeatable) or '--range'" },
+};
+
+static void option_hint(const struct cmd *c, const char *name, char *hint, size_t len)
+{
+	hint[0] = '\0';
+	for (size_t k = 0; k < ARRAY_SIZE(renamed); k++)
+		if (strcmp(renamed[k].cmd, c->name) == 0 && strcmp(renamed[k].name, name) == 0)
+			snprintf(hint, len, "; 'tcx %s' takes sizes with %s", c->name,
+				 renamed[k].instead);
+}
+
+/* An argument "-type" (one dash) where "--type" was meant: getopt would
+ * read it as "-t ype", or fail on '-y'.  As git does, an argument of one
+ * dash and 3 or more letters that start a long option's name is refused
+ * with the hint, unless it is the value of the option before it.  Returns
+ * true (after saying so, with the usage) when there is one. */
+static bool single_dash_long(const struct cmd *c, int argc, char **argv)
+{
+	for (int k = 1; k < argc; k++) {
+		const char *a = argv[k];
+		size_t n;
+
+		if (strcmp(a, "--") == 0)
+			break;
+		if (a[0] == '-' && a[1] == '-') {
+			/* --name <value>: skip the value */
+			const struct cmd_option *o = find_option(c, a + 2, strcspn(a + 2, "="));
+
+			if (o && o->has_arg == required_argument && !strchr(a, '='))
+				k++;
+			continue;
+		}
+		if (a[0] != '-' || a[1] == '\0')
+			continue;
+		n = strcspn(a + 1, "=");
+		if (n >= 3)
+			for (const struct cmd_option *o = c->options; o->name; o++)
+				if (strncmp(o->name, a + 1, n) == 0) {
+					error("unknown option '%s'; did you mean '--%s' (with two "
+					      "dashes)?",
+					      a, o->name);
+					fprintf(stderr, "\n");
+					cmd_usage(c, stderr);
+					return true;
+				}
+		/* -abc: the first letter that takes a value takes the rest, or
+		 * the next argument when it is the last */
+		for (const char *p = a + 1; *p; p++) {
+			const struct cmd_option *o = NULL;
+
+			for (const struct cmd_option *q = c->options; q->name; q++)
+				if (q->short_name == (unsigned char)*p)
+					o = q;
+			if (!o)
+				break;
+			if (o->has_arg == required_argument) {
+				if (p[1] == '\0')
+					k++;
+				break;
+			}
+		}
+	}
+	return false;
+}
+
 int cmd_getopt(const struct cmd *c, int argc, char **argv)
 {
 	static const struct cmd *built_for;
-	static struct option longopts[MAX_OPTS + 2];
+	static struct option longopts[MAX_OPTS + 4];
 	static char shortopts[3 * MAX_OPTS + 4];
 	int n = 0, r;
 	char *s = shortopts;
@@ -277,22 +386,56 @@ int cmd_getopt(const struct cmd *c, int argc, char **argv)
 		longopts[n].flag = NULL;
 		longopts[n].val = 'h';
 		n++;
-		memset(&longopts[n], 0, sizeof(longopts[n]));
 		*s++ = 'h';
+		/* tcx's global options, anywhere on the line (tcx.c takes them
+		 * before the command) */
+		n = add_global(longopts, n, &s, c, "verbose", 'v', OPT_GLOBAL_VERBOSE);
+		n = add_global(longopts, n, &s, c, "quiet", 'q', OPT_GLOBAL_QUIET);
+		memset(&longopts[n], 0, sizeof(longopts[n]));
 		*s = '\0';
 		built_for = c;
 	}
 	opterr = 0;
+	if (optind <= 1 && single_dash_long(c, argc, argv))
+		return '?';
+again:
 	r = getopt_long(argc, argv, shortopts, longopts, NULL);
 	if (r == 'h') {
 		cmd_usage(c, stdout);
 		return 'h';
 	}
-	if (r == '?') {
-		if (optopt && optopt < 256)
-			error("unknown option '-%c'", optopt);
+	if (r == OPT_GLOBAL_VERBOSE || r == OPT_GLOBAL_QUIET || r == 'v' || r == 'q') {
+		/* the global options, taken after the command as before it (the
+		 * command's own -v or -q never reaches here: it is in longopts
+		 * first and returns its own value) */
+		if (r == 'q' || r == OPT_GLOBAL_QUIET)
+			verbosity = -1;
 		else
-			error("unknown option '%s'", argv[optind - 1]);
+			verbosity++;
+		cmd_log_setup();
+		goto again;
+	}
+	if (r == '?') {
+		if (optopt && optopt < 256) {
+			error("unknown option '-%c'", optopt);
+		} else {
+			const char *arg = argv[optind - 1];
+			size_t len = strcspn(arg + 2, "=");
+			char name[64], hint[96];
+			struct suggest sg;
+
+			/* the closest long option the command takes */
+			snprintf(name, sizeof(name), "%.*s", (int)TCX_MIN(len, sizeof(name) - 1),
+				 arg + 2);
+			suggest_init(&sg, name);
+			for (const struct cmd_option *o = c->options; o->name; o++)
+				suggest_add(&sg, o->name);
+			if (sg.best)
+				snprintf(hint, sizeof(hint), "; did you mean '--%s'?", sg.best);
+			else
+				option_hint(c, name, hint, sizeof(hint));
+			error("unknown option '%s'%s", arg, hint);
+		}
 		fprintf(stderr, "\n");
 		cmd_usage(c, stderr);
 	} else if (r == ':') {
@@ -358,6 +501,41 @@ const char *cmd_option_name(const struct cmd *c, int val)
 	return "?";
 }
 
+int value_error(const char *what, const char *value, const char *values)
+{
+	struct strbuf list = STRBUF_INIT;
+	struct suggest sg;
+	char hint[96];
+	int nwords = 0, k = 0;
+
+	for (const char *p = values; *p; p += strspn(p, " ")) {
+		p += strcspn(p, " ");
+		nwords++;
+	}
+	for (const char *p = values; *p; k++) {
+		size_t n = strcspn(p, " ");
+
+		strbuf_addf(&list, "%s%.*s", k == 0 ? "" : k == nwords - 1 ? " or " : ", ", (int)n,
+			    p);
+		p += n;
+		p += strspn(p, " ");
+	}
+	suggest_init(&sg, value);
+	suggest_add_words(&sg, values);
+	error("unknown %s '%s' (expected %s)%s", what, value, strbuf_str(&list),
+	      suggest_hint(&sg, hint, sizeof(hint)));
+	strbuf_release(&list);
+	return TCX_EXIT_USAGE;
+}
+
+int option_value_error(const struct cmd *c, int val, const char *what, const char *value)
+{
+	for (const struct cmd_option *o = c->options; o->name; o++)
+		if (o->short_name == val && o->kind == OV_ENUM)
+			return value_error(what, value, o->values);
+	return error("unknown %s '%s'", what, value), TCX_EXIT_USAGE;
+}
+
 bool parse_format(const char *s, enum out_format *out, unsigned allowed)
 {
 	static const char *const names[] = { "table", "json", "yaml", "csv" };
@@ -407,17 +585,14 @@ int load_contraction(const char *expr, const char *type, const char *layout,
 
 	*out = NULL;
 	if (type && !dtype_parse(type, &dt))
-		return error("unknown element type '%s' (expected s, d, c, z, h or b)", type),
-		       TCX_EXIT_USAGE;
+		return value_error("element type", type, "s d c z h b");
 	if (layout) {
 		if (strcmp(layout, "first-fastest") == 0)
 			lay = LAYOUT_FIRST_FASTEST;
 		else if (strcmp(layout, "last-fastest") == 0)
 			lay = LAYOUT_LAST_FASTEST;
 		else
-			return error("unknown layout '%s' (expected first-fastest or last-fastest)",
-				     layout),
-			       TCX_EXIT_USAGE;
+			return value_error("layout", layout, "first-fastest last-fastest");
 	}
 	st = notation_parse(expr, dt, lay, out, &err);
 	if (st)
@@ -525,11 +700,14 @@ int load_solution(const char *params, const char *file, const struct tcx_contrac
 			/* a typo must not pass unnoticed: name keys no one knows */
 			const char *key;
 			json_t *val;
+			char hint[96];
 
-			json_object_foreach(sol ? sol : doc, key,
-					    val) if (param_lookup(key) == PARAM_UNKNOWN &&
-						     !param_derived_key(key))
-			    warning("%s: unknown solution parameter '%s' ignored", file, key);
+			json_object_foreach(sol ? sol : doc, key, val)
+			{
+				if (param_lookup(key) == PARAM_UNKNOWN && !param_derived_key(key))
+					warning("%s: unknown solution parameter '%s' ignored%s", file,
+						key, param_hint(key, hint, sizeof(hint)));
+			}
 		}
 		st = solution_from_json(s, sol ? sol : doc, &err);
 		json_decref(doc);

@@ -34,7 +34,7 @@ static const struct cmd_option validate_options[] = {
 	  "solution parameters from a YAML or JSON file", OV_FILE, NULL },
 	{ "logic", 0x109, required_argument, "<file>",
 	  "the solution a library-logic file selects for these sizes", OV_FILE, NULL },
-	{ "init", 'i', required_argument, "<init>",
+	{ "init", 0x10a, required_argument, "<init>",
 	  "input data: random (default), serial, ones, zeros or nan", OV_ENUM,
 	  "random serial ones zeros nan" },
 	{ "seed", 0x101, required_argument, "<n>", "random seed (default 1; printed)", OV_NONE,
@@ -284,9 +284,9 @@ int cmd_validate(int argc, char **argv)
 		case 0x109:
 			logicfile = optarg;
 			break;
-		case 'i':
+		case 0x10a:
 			if (!init_parse(optarg, &o.init))
-				return usage_error(&cmd_validate_def, "unknown init '%s'", optarg);
+				return option_value_error(&cmd_validate_def, 0x10a, "init", optarg);
 			break;
 		case 0x101:
 			if ((ret = parse_count(optarg, "seed", 0, &v)))
@@ -331,7 +331,7 @@ int cmd_validate(int argc, char **argv)
 			break;
 		case 'f':
 			if (!parse_format(optarg, &fmt, FMT_ALLOW(FMT_TABLE) | FMT_ALLOW(FMT_JSON)))
-				return usage_error(&cmd_validate_def, "unknown format '%s'", optarg);
+				return option_value_error(&cmd_validate_def, 'f', "format", optarg);
 			break;
 		case 'h':
 			return 0;

@@ -127,6 +127,38 @@ void strbuf_add_ctext(struct strbuf *sb, const char *s);
  * NULL when s is NULL. */
 void strbuf_add_cstring(struct strbuf *sb, const char *s);
 
+/* "Did you mean": common_edit_distance is the optimal-string-alignment
+ * distance (Damerau-Levenshtein: insertions, deletions, substitutions and
+ * swaps of adjacent letters each cost 1), ignoring case.  A struct suggest
+ * keeps the closest of the candidates offered to it that is close enough
+ * to be a typo of `word` (about one edit in four letters, at most 3; a
+ * word of 3 or more letters that starts a longer candidate counts as one
+ * edit; a candidate with no letter of the word left in place, as 's' for
+ * 'q', is none; the first of equals wins; `word` itself is never
+ * suggested):
+ *
+ *	struct suggest sg;
+ *	suggest_init(&sg, name);
+ *	for (...) suggest_add(&sg, candidate);
+ *	tcx_fail(err, TCX_EINVAL, "unknown thing '%s'%s", name,
+ *		 suggest_hint(&sg, buf, sizeof(buf)));
+ *
+ * `best` points at the candidate (borrowed: the caller keeps the
+ * candidates alive); suggest_len is its length, which is the length of
+ * the word for suggest_add_words (a space-separated list). */
+struct suggest {
+	const char *word;
+	const char *best; /* NULL when nothing is close */
+	size_t dist;
+};
+size_t common_edit_distance(const char *a, const char *b);
+void suggest_init(struct suggest *s, const char *word);
+void suggest_add(struct suggest *s, const char *candidate);
+void suggest_add_words(struct suggest *s, const char *list);
+int suggest_len(const struct suggest *s);
+/* "; did you mean 'X'?" in buf, or "" when nothing is close. */
+const char *suggest_hint(const struct suggest *s, char *buf, size_t len);
+
 /* fp16 and bf16 conversions (round to nearest even), bit patterns in uint16_t. */
 float half_to_float(uint16_t h);
 uint16_t half_from_float(float f);

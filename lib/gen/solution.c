@@ -179,6 +179,18 @@ enum param_use param_lookup(const char *name)
 	return PARAM_UNKNOWN;
 }
 
+const char *param_hint(const char *name, char *buf, size_t len)
+{
+	struct suggest sg;
+
+	suggest_init(&sg, name);
+	for (size_t k = 0; k < ARRAY_SIZE(params); k++)
+		suggest_add(&sg, params[k].name);
+	for (size_t k = 0; k < ARRAY_SIZE(ignored); k++)
+		suggest_add(&sg, ignored[k]);
+	return suggest_hint(&sg, buf, len);
+}
+
 static const char *const edge_names[] = { "Branch", "ShiftPtr", "None" };
 
 static bool json_to_int(json_t *v, int *out)
@@ -234,9 +246,12 @@ enum tcx_status solution_set(struct solution *s, const char *name, json_t *value
 	enum tcx_status st;
 
 	if (!p) {
+		char hint[96];
+
 		if (param_lookup(name) == PARAM_IGNORED)
 			return TCX_OK;
-		return tcx_fail(err, TCX_EINVAL, "unknown solution parameter '%s'", name);
+		return tcx_fail(err, TCX_EINVAL, "unknown solution parameter '%s'%s", name,
+				param_hint(name, hint, sizeof(hint)));
 	}
 	field = (char *)s + p->offset;
 	switch (p->type) {

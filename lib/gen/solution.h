@@ -58,6 +58,9 @@ enum param_use {
 	PARAM_UNKNOWN,
 };
 enum param_use param_lookup(const char *name);
+/* "; did you mean 'ThreadTile'?" in buf for a name close to a parameter's
+ * (tcx's or Tensile's), else "". */
+const char *param_hint(const char *name, char *buf, size_t len);
 /* True for the keys Tensile derives and writes beside a solution's
  * parameters (MacroTile0, LoopUnroll, ...): harmless when read back. */
 bool param_derived_key(const char *name);

@@ -521,12 +521,19 @@ static enum tcx_status load_group(struct loader *ld, const struct ynode *m, int 
 		int id = config_phase_id(key->text);
 
 		if (id < 0) {
-			if (!(v2 && strcmp(key->text, "ProblemType") == 0))
-				ynode_warn(ld->name, key,
-					  "unknown key '%s' ignored (expected a phase such as "
-					  "ForkParameters)",
-					  key->text);
-			continue;
+			struct suggest sg;
+			char hint[96];
+
+			if (v2 && strcmp(key->text, "ProblemType") == 0)
+				continue;
+			/* a misspelt phase would drop its steps without a word */
+			suggest_init(&sg, key->text);
+			for (int p = 0; p < PH_COUNT; p++)
+				suggest_add(&sg, config_phase_key[p]);
+			return fail_node(ld, key, "unknown key '%s' in a benchmark group%s",
+					 key->text,
+					 sg.best ? suggest_hint(&sg, hint, sizeof(hint))
+						 : " (expected a phase such as ForkParameters)");
 		}
 		st = load_phase(ld, (enum phase_id)id, ymap_val(m, k), nidx, &g->phase[id]);
 		if (st)
@@ -653,9 +660,12 @@ static const char *found_word(const struct ynode *n, char *buf, size_t len)
 
 /* The GlobalParameters tcx reads (MinTime, MinReps), checked where they are
  * written as tcx tune checks --min-time and --min-reps; the others are
- * Tensile's and left to the tuner's warning. */
+ * Tensile's and left to the tuner's note, except a near miss of a key tcx
+ * reads ("MinTim"), which would silently leave its setting at the
+ * default. */
 static enum tcx_status check_globals(struct loader *ld, const struct ynode *m)
 {
+	static const char *const read[] = { "MinTime", "MinReps", "KernelTime" };
 	const struct ynode *v;
 	char buf[64];
 	int64_t i;
@@ -663,6 +673,18 @@ static enum tcx_status check_globals(struct loader *ld, const struct ynode *m)
 
 	if (m->kind != YNODE_MAP)
 		return TCX_OK;
+	for (size_t k = 0; k < ymap_size(m); k++) {
+		const struct ynode *key = ymap_key(m, k);
+		struct suggest sg;
+		char hint[96];
+
+		suggest_init(&sg, key->text);
+		for (size_t r = 0; r < ARRAY_SIZE(read); r++)
+			suggest_add(&sg, read[r]);
+		if (sg.best && !strchr(key->text, ' '))
+			return fail_node(ld, key, "unknown key '%s' in GlobalParameters%s", key->text,
+					 suggest_hint(&sg, hint, sizeof(hint)));
+	}
 	v = ymap_get(m, "MinTime");
 	if (v && !((ynode_int(v, &i) && i >= 0) || (ynode_float(v, &d) && d >= 0)))
 		return fail_node(ld, v, "MinTime must be a number of seconds >= 0, found %s",
@@ -703,11 +725,25 @@ static enum tcx_status load_root(struct loader *ld, const struct ynode *root, st
 					  "asks for the library client");
 			st = TCX_OK;
 		} else {
-			ynode_warn(ld->name, key, "unknown key '%s' ignored%s", key->text,
-				  strcmp(key->text, "Parameters") == 0
-				      ? " (Tensile's code calls it 'GlobalParameters')"
-				      : "");
-			st = TCX_OK;
+			static const char *const top[] = { "GlobalParameters", "BenchmarkProblems",
+							   "LibraryLogic", "LibraryClient" };
+			struct suggest sg;
+			char hint[96];
+
+			suggest_init(&sg, key->text);
+			for (size_t t = 0; t < ARRAY_SIZE(top); t++)
+				suggest_add(&sg, top[t]);
+			if (strcmp(key->text, "Parameters") == 0)
+				snprintf(hint, sizeof(hint),
+					 " (Tensile's wiki calls it so; its code reads "
+					 "'GlobalParameters')");
+			else if (!sg.best)
+				snprintf(hint, sizeof(hint),
+					 " (expected GlobalParameters, BenchmarkProblems, "
+					 "LibraryLogic or LibraryClient)");
+			else
+				suggest_hint(&sg, hint, sizeof(hint));
+			st = fail_node(ld, key, "unknown key '%s'%s", key->text, hint);
 		}
 		if (st)
 			return st;

@@ -63,12 +63,16 @@ static enum tcx_status check_params(const struct config *cfg, struct tcx_error *
 							continue;
 						}
 						if (use == PARAM_UNKNOWN) {
+							char hint[96];
+
 							strbuf_release(&ignored);
 							return tcx_fail_at(err, TCX_EINVAL, cp->line, cp->col,
 									   "%s:%u:%u: unknown solution "
-									   "parameter '%s'",
+									   "parameter '%s'%s",
 									   cfg->path, cp->line, cp->col,
-									   cp->name);
+									   cp->name,
+									   param_hint(cp->name, hint,
+										      sizeof(hint)));
 						}
 						if (use == PARAM_IGNORED) {
 							if (!strstr(strbuf_str(&ignored), cp->name)) {

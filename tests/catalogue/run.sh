@@ -140,6 +140,9 @@ EOF
 	sed 's/Exact: \[ 32, 32, 16 \]/Range: [ [1, 1, 100000000], [1, 1, 100], [16] ]/' good.yaml >runaway-range.yaml
 	sed 's/Exact: \[ 32, 32, 16 \]/Range: [ [1, 1, 2], [2305843009213693952], [16] ]/' good.yaml >huge-range.yaml
 	sed 's/- UseLDS: \[False\]/- FrobnicateLevel: [3]/' good.yaml >unknown-param.yaml
+	sed 's/ForkParameters:/ForkParameter:/' good.yaml >typo-phase.yaml
+	sed 's/MinTime:/MinTim:/' good.yaml >typo-global.yaml
+	sed 's/^GlobalParameters:/GlobalParameter:/' good.yaml >typo-top.yaml
 	sed 's/- UseLDS: \[False\]/- DepthU: [lots]/' good.yaml >bad-param-value.yaml
 	printf 'tcx-logic: 1\n' >logic-empty.yaml
 	printf 'tcx-logic: 99\nproblem: {}\n' >logic-version.yaml
