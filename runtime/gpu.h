@@ -69,6 +69,11 @@ typedef nvrtcResult tl_rtc_rc;
 /* what the kernels are compiled with besides the target: every function
  * a device function */
 #define TL_RTC_OPTIONS {"-default-device", "--std=c++17"}
+/* what tl_gpu_load says when the libraries are not found */
+#define TL_GPU_MISSING "libcuda.so.1 not found (no NVIDIA driver)"
+#define TL_RTC_MISSING                                                                       \
+	"NVRTC not found (tried libnvrtc.so.13, .so.12, .so.11.2 and libnvrtc.so; install the " \
+	"CUDA toolkit's NVRTC)"
 #else /* TL_WITH_HIP */
 #ifndef __HIP_PLATFORM_AMD__
 #define __HIP_PLATFORM_AMD__ 1
@@ -101,6 +106,12 @@ typedef hiprtcResult tl_rtc_rc;
 	{"libhiprtc.so." TL_STR(HIP_VERSION_MAJOR), "libhiprtc.so", TL_HIP_SO, "libamdhip64.so", \
 	 NULL}
 #define TL_RTC_OPTIONS {"-std=c++17"}
+#define TL_GPU_MISSING                                                                        \
+	TL_HIP_SO " not found (no HIP runtime; Debian's libamdhip64-" TL_STR(HIP_VERSION_MAJOR) \
+		  ")"
+#define TL_RTC_MISSING                                                                        \
+	"hiprtc not found (tried libhiprtc.so." TL_STR(HIP_VERSION_MAJOR) ", libhiprtc.so and " \
+	"libamdhip64; install libamdhip64-dev and libhiprtc-builtins" TL_STR(HIP_VERSION_MAJOR) ")"
 #endif
 
 #define TL_GPU_NAME   TL_GPU("CUDA", "HIP")
@@ -119,10 +130,8 @@ struct tl_gpu_api {
 	tl_gpu_rc (*Version)(int *v); /* the driver's (CUDA), the runtime's (HIP) */
 #if TL_WITH_CUDA
 	CUresult (*GetErrorName)(CUresult rc, const char **name);
-	CUresult (*GetErrorString)(CUresult rc, const char **text);
 #else
 	const char *(*GetErrorName)(hipError_t rc);
-	const char *(*GetErrorString)(hipError_t rc);
 #endif
 	tl_gpu_rc (*DeviceGetCount)(int *count);
 	tl_gpu_rc (*DeviceGet)(tl_gpu_dev *dev, int ordinal);
@@ -192,8 +201,7 @@ static const struct tl_gpu_sym tl_gpu_syms[] = {
     TL_GPU_SYM(Init, "cuInit", "hipInit", TL_GPU_ALL),
     TL_GPU_SYM(Version, "cuDriverGetVersion", "hipRuntimeGetVersion",
 	       TL_GPU(TL_GPU_TCX, TL_GPU_TCX | TL_GPU_LIB)),
-    TL_GPU_SYM(GetErrorName, "cuGetErrorName", "hipGetErrorName", TL_GPU_TCX),
-    TL_GPU_SYM(GetErrorString, "cuGetErrorString", "hipGetErrorString", TL_GPU_LIB),
+    TL_GPU_SYM(GetErrorName, "cuGetErrorName", "hipGetErrorName", TL_GPU_TCX | TL_GPU_LIB),
     TL_GPU_SYM(DeviceGetCount, "cuDeviceGetCount", "hipGetDeviceCount", TL_GPU_TCX),
     TL_GPU_SYM(DeviceGet, "cuDeviceGet", "hipDeviceGet",
 	       TL_GPU(TL_GPU_TCX | TL_GPU_CLIENT, TL_GPU_CLIENT)),
@@ -278,6 +286,21 @@ static const char *tl_gpu_bind(void *lib, const struct tl_gpu_sym *syms, size_t 
 }
 
 #if TL_GPU_RTC
+/* The runtime's name of an error code ("CUDA_ERROR_INVALID_VALUE"). */
+static const char *tl_gpu_error(tl_gpu_rc rc)
+{
+	const char *s = NULL;
+
+#if TL_WITH_CUDA
+	if (!tl_gpu.GetErrorName || tl_gpu.GetErrorName(rc, &s) != CUDA_SUCCESS)
+		s = NULL;
+#else
+	if (tl_gpu.GetErrorName)
+		s = tl_gpu.GetErrorName(rc);
+#endif
+	return s ? s : "unknown " TL_GPU_NAME " error";
+}
+
 /* The compiler's entry points. */
 struct tl_rtc_api {
 	tl_rtc_rc (*Version)(int *major, int *minor);
@@ -452,6 +475,54 @@ static int tl_hip_release_ok(const char *lib, const char *who, char *why, size_t
 	return 0;
 }
 #endif
+
+/* Loads the runtime's library (rtc 0) or the compiler's (rtc 1: the one
+ * the environment variable `env` names, when set) and resolves its entry
+ * points (tl_gpu, tl_rtc) and own[0..nown); on HIP, checks the runtime's
+ * release for `who` ("tcx", "the library").  The library, kept open for
+ * the life of the process (its name in *which), or NULL with the entry
+ * points NULL again and why (len bytes) saying why; `too_old` follows
+ * "LIBRARY has no SYMBOL". */
+static void *tl_gpu_load(int rtc, const char *env, const struct tl_gpu_sym *own, size_t nown,
+			 const char *who, const char *too_old, char *why, size_t len,
+			 const char **which)
+{
+	static const char *const gpu_names[] = TL_GPU_LIBS, *const rtc_names[] = TL_RTC_LIBS;
+	const char *path = env ? getenv(env) : NULL, *missing;
+	const char *const paths[] = {path, NULL};
+	const struct tl_gpu_sym *syms = rtc ? tl_rtc_syms : tl_gpu_syms;
+	size_t n = rtc ? sizeof(tl_rtc_syms) / sizeof(tl_rtc_syms[0])
+		       : sizeof(tl_gpu_syms) / sizeof(tl_gpu_syms[0]), k;
+	void *none = NULL, *h;
+
+	/* the environment names the library to use instead (a path, or one
+	 * outside the loader's search path, as pip's wheels install NVRTC) */
+	h = tl_gpu_open(path && *path ? paths : rtc ? rtc_names : gpu_names, which);
+	if (!h) {
+		if (path && *path)
+			snprintf(why, len, "%s not found: cannot load %s '%s'", TL_RTC_NAME, env, path);
+		else
+			snprintf(why, len, "%s", rtc ? TL_RTC_MISSING : TL_GPU_MISSING);
+		return NULL;
+	}
+	missing = tl_gpu_bind(h, syms, n);
+	if (!missing)
+		missing = tl_gpu_bind(h, own, nown);
+	if (missing)
+		snprintf(why, len, "%s has no %s%s", *which, missing, too_old);
+#if TL_WITH_HIP
+	else if (!rtc && !tl_hip_release_ok(*which, who, why, len))
+		missing = *which;
+#else
+	(void)who;
+#endif
+	if (!missing)
+		return h;
+	for (k = 0; k < n + nown; k++)
+		memcpy(k < n ? syms[k].fn : own[k - n].fn, &none, sizeof(none));
+	dlclose(h);
+	return NULL;
+}
 #endif /* TL_GPU_RTC */
 
 #endif /* TL_GPU_H */

@@ -25,65 +25,27 @@ static void *tl_gpu_lib, *tl_rtc_lib;
 static int tl_gpu_tried, tl_rtc_tried;
 static char tl_gpu_why[512];
 
-static const char *tl_gpu_error(tl_gpu_rc rc)
-{
-	const char *s = NULL;
-
-#if TL_WITH_CUDA
-	if (!tl_gpu.GetErrorString || tl_gpu.GetErrorString(rc, &s) != CUDA_SUCCESS)
-		s = NULL;
-#else
-	if (tl_gpu.GetErrorString)
-		s = tl_gpu.GetErrorString(rc);
-#endif
-	return s ? s : TL_GPU_NAME " error";
-}
-
 /* Loads the runtime's or (rtc) the compiler's library and its entry
  * points, with tl_lock held. */
 static TL_STATUS tl_gpu_need(int rtc)
 {
-	static const char *const gpu_names[] = TL_GPU_LIBS, *const rtc_names[] = TL_RTC_LIBS;
-	const char *const *names = rtc ? rtc_names : gpu_names;
-	const char *which = NULL, *missing;
 	void **lib = rtc ? &tl_rtc_lib : &tl_gpu_lib;
 	int *tried = rtc ? &tl_rtc_tried : &tl_gpu_tried;
+	const char *which = NULL;
 	tl_gpu_rc rc;
 
-	if (*lib)
-		return TL_UP(OK);
-	if (*tried)
-		return TL_UP(EDEVICE);
+	if (*lib || *tried)
+		return *lib ? TL_UP(OK) : TL_UP(EDEVICE);
 	*tried = 1;
-	*lib = tl_gpu_open(names, &which);
-	if (!*lib) {
-		if (rtc)
-			snprintf(tl_gpu_why, sizeof(tl_gpu_why), "%s not found (tried %s and others)",
-				 TL_RTC_NAME, names[0]);
-		else
-			snprintf(tl_gpu_why, sizeof(tl_gpu_why), "%s not found (%s)", names[0],
-				 TL_GPU("no NVIDIA driver", "no HIP runtime"));
-		return TL_UP(EDEVICE);
-	}
-	missing = rtc ? tl_gpu_bind(*lib, tl_rtc_syms, sizeof(tl_rtc_syms) / sizeof(tl_rtc_syms[0]))
-		      : tl_gpu_bind(*lib, tl_gpu_syms, sizeof(tl_gpu_syms) / sizeof(tl_gpu_syms[0]));
-	if (missing)
-		snprintf(tl_gpu_why, sizeof(tl_gpu_why), "%s lacks %s", which, missing);
-#if TL_WITH_HIP
-	else if (!rtc && !tl_hip_release_ok(which, "the library", tl_gpu_why, sizeof(tl_gpu_why)))
-		missing = which;
-#endif
-	else if (!rtc && (rc = tl_gpu.Init(0)) != TL_GPU_OK) {
+	*lib = tl_gpu_load(rtc, NULL, NULL, 0, "the library", "", tl_gpu_why, sizeof(tl_gpu_why),
+			   &which);
+	if (*lib && !rtc && (rc = tl_gpu.Init(0)) != TL_GPU_OK) {
 		snprintf(tl_gpu_why, sizeof(tl_gpu_why), "%s failed: no usable %s GPU (%s)",
 			 TL_GPU("cuInit", "hipInit"), TL_GPU_VENDOR, tl_gpu_error(rc));
-		missing = which;
-	}
-	if (missing) {
 		dlclose(*lib);
 		*lib = NULL;
-		return TL_UP(EDEVICE);
 	}
-	return TL_UP(OK);
+	return *lib ? TL_UP(OK) : TL_UP(EDEVICE);
 }
 
 /* Compiles kernel K (layout `generic`) for arch with NVRTC or hiprtc, as

@@ -135,45 +135,40 @@ enum tcx_status device_open(const char *id, struct device **out, struct tcx_erro
 		strbuf_release(&why);
 		return st;
 	}
+	/* one line per backend without devices; the messages end without one */
+	if (why.len && why.buf[why.len - 1] == '\n')
+		why.buf[--why.len] = '\0';
 	if (id) {
+		const char *colon = strchr(id, ':');
+		size_t blen = colon ? (size_t)(colon - id) : strlen(id);
+		bool known = false;
+
 		for (int k = 0; k < n; k++)
 			if (strcmp(all[k].id, id) == 0)
 				pick = k;
-		if (pick < 0) {
-			const char *colon = strchr(id, ':');
-			size_t blen = colon ? (size_t)(colon - id) : strlen(id);
-			bool known = false;
-
-			for (int k = 0; k < backend_count(); k++)
-				known |= strlen(backends[k].name) == blen &&
-					 strncmp(backends[k].name, id, blen) == 0;
+		for (int k = 0; k < backend_count(); k++)
+			known |= strlen(backends[k].name) == blen &&
+				 strncmp(backends[k].name, id, blen) == 0;
+		if (pick < 0)
 			st = tcx_fail(err, known ? TCX_ENODEV : TCX_EINVAL,
 				      "unknown device id '%s'; 'tcx devices' lists them%s%s", id,
-				      why.len ? "; " : "", why.len ? strbuf_str(&why) : "");
-			if (err && why.len && err->msg[strlen(err->msg) - 1] == '\n')
-				err->msg[strlen(err->msg) - 1] = '\0';
-			free(all);
-			strbuf_release(&why);
-			return st;
-		}
+				      why.len ? "; " : "", strbuf_str(&why));
 	} else {
 		for (int k = 0; k < n; k++)
 			if (default_rank(&all[k]) < 100 &&
 			    (pick < 0 || default_rank(&all[k]) < default_rank(&all[pick])))
 				pick = k;
-		if (pick < 0) {
+		if (pick < 0)
 			st = tcx_fail(err, TCX_ENODEV,
 				      "no usable device: no GPU and no OpenCL CPU device (install "
 				      "pocl-opencl-icd) %s%s",
 				      why.len ? "- " : "", strbuf_str(&why));
-			if (err && err->msg[0] && err->msg[strlen(err->msg) - 1] == '\n')
-				err->msg[strlen(err->msg) - 1] = '\0';
-			free(all);
-			strbuf_release(&why);
-			return st;
-		}
 	}
 	strbuf_release(&why);
+	if (st) {
+		free(all);
+		return st;
+	}
 	ops = backend_find(all[pick].backend);
 	for (int k = 0; k < pick; k++)
 		index += strcmp(all[k].backend, all[pick].backend) == 0;

@@ -89,32 +89,18 @@ void kcache_entry_path(const char *dir, const struct kcache_key *k, struct strbu
 	strbuf_addf(out, "%s/%s.bin", dir, hex);
 }
 
-static void put_u32(unsigned char *p, uint32_t v)
+/* The header's integers: n bytes, little-endian. */
+static void put_le(unsigned char *p, uint64_t v, int n)
 {
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < n; k++)
 		p[k] = (unsigned char)(v >> (8 * k));
 }
 
-static void put_u64(unsigned char *p, uint64_t v)
-{
-	for (int k = 0; k < 8; k++)
-		p[k] = (unsigned char)(v >> (8 * k));
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-	uint32_t v = 0;
-
-	for (int k = 3; k >= 0; k--)
-		v = v << 8 | p[k];
-	return v;
-}
-
-static uint64_t get_u64(const unsigned char *p)
+static uint64_t get_le(const unsigned char *p, int n)
 {
 	uint64_t v = 0;
 
-	for (int k = 7; k >= 0; k--)
+	for (int k = n - 1; k >= 0; k--)
 		v = v << 8 | p[k];
 	return v;
 }
@@ -128,20 +114,20 @@ static const char *entry_problem(const unsigned char *d, size_t n, const struct 
 		return "truncated header";
 	if (memcmp(d, KCACHE_MAGIC, 8) != 0)
 		return "bad magic";
-	if (get_u32(d + 8) != KCACHE_VERSION)
+	if (get_le(d + 8, 4) != KCACHE_VERSION)
 		return "another format version";
-	if (get_u32(d + 12) != KCACHE_HEADER_SIZE)
+	if (get_le(d + 12, 4) != KCACHE_HEADER_SIZE)
 		return "bad header size";
 	if (memcmp(d + 16, k->b, 16) != 0)
 		return "key does not match";
-	blen = get_u64(d + 32);
+	blen = get_le(d + 32, 8);
 	if (blen == 0 || blen > KCACHE_MAX_BINARY)
 		return "bad length";
 	if (blen > n - KCACHE_HEADER_SIZE)
 		return "truncated binary";
 	if (blen < n - KCACHE_HEADER_SIZE)
 		return "trailing bytes";
-	if (common_hash64(d + KCACHE_HEADER_SIZE, (size_t)blen, 0) != get_u64(d + 40))
+	if (common_hash64(d + KCACHE_HEADER_SIZE, (size_t)blen, 0) != get_le(d + 40, 8))
 		return "checksum mismatch";
 	return NULL;
 }
@@ -157,7 +143,7 @@ const char *kcache_parse_entry(const void *data, size_t n, const struct kcache_k
 	if (why)
 		return why;
 	*bin = d + KCACHE_HEADER_SIZE;
-	*len = (size_t)get_u64(d + 32);
+	*len = (size_t)get_le(d + 32, 8);
 	return NULL;
 }
 
@@ -193,7 +179,7 @@ enum tcx_status kcache_load(const char *dir, const struct kcache_key *k, unsigne
 		unlink(strbuf_str(&path));
 		goto out_free_data;
 	}
-	*len = (size_t)get_u64((const unsigned char *)data + 32);
+	*len = (size_t)get_le((const unsigned char *)data + 32, 8);
 	*bin = malloc(*len);
 	if (!*bin) {
 		*len = 0;
@@ -231,11 +217,11 @@ enum tcx_status kcache_store(const char *dir, const struct kcache_key *k, const 
 		goto out_free_path;
 	memset(head, 0, sizeof(head));
 	memcpy(head, KCACHE_MAGIC, 8);
-	put_u32(head + 8, KCACHE_VERSION);
-	put_u32(head + 12, KCACHE_HEADER_SIZE);
+	put_le(head + 8, KCACHE_VERSION, 4);
+	put_le(head + 12, KCACHE_HEADER_SIZE, 4);
 	memcpy(head + 16, k->b, 16);
-	put_u64(head + 32, (uint64_t)len);
-	put_u64(head + 40, common_hash64(bin, len, 0));
+	put_le(head + 32, (uint64_t)len, 8);
+	put_le(head + 40, common_hash64(bin, len, 0), 8);
 	st = atomic_file_open(&af, strbuf_str(&path), err);
 	if (st)
 		goto out_free_path;

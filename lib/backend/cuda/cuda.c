@@ -31,13 +31,10 @@ static const struct tl_gpu_sym cu_syms[] = {
 };
 
 static const struct gpu_libraries gpu_libraries = {
-    .gpu_missing = "libcuda.so.1 not found (no NVIDIA driver)",
     .gpu_too_old = " (an NVIDIA driver too old for tcx)",
     .own = cu_syms,
     .nown = ARRAY_SIZE(cu_syms),
     .rtc_env = "TCX_NVRTC_LIBRARY",
-    .rtc_missing = "NVRTC not found (tried libnvrtc.so.13, .so.12, .so.11.2 and libnvrtc.so; "
-		   "install the CUDA toolkit's NVRTC)",
     .rtc_too_old = " (NVRTC too old for tcx)",
 };
 

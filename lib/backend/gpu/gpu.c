@@ -23,65 +23,23 @@ static char rtc_name[64];		/* the compiler's library, as loaded */
 
 static void gpu_load(void)
 {
-	static const char *const names[] = TL_GPU_LIBS;
-	const struct gpu_libraries *L = &gpu_libraries;
-	const char *which = NULL, *missing;
-	void *h = tl_gpu_open(names, &which);
+	const char *which;
 
-	if (!h) {
-		snprintf(gpu_why, sizeof(gpu_why), "%s", L->gpu_missing);
-		return;
-	}
-	missing = tl_gpu_bind(h, tl_gpu_syms, ARRAY_SIZE(tl_gpu_syms));
-	if (!missing)
-		missing = tl_gpu_bind(h, L->own, L->nown);
-	if (missing)
-		snprintf(gpu_why, sizeof(gpu_why), "%s has no %s%s", which, missing, L->gpu_too_old);
-#if TL_WITH_HIP
-	else if (!tl_hip_release_ok(which, "tcx", gpu_why, sizeof(gpu_why)))
-		missing = which;
-#endif
-	if (missing) {
-		void *none = NULL;
-
-		memset(&tl_gpu, 0, sizeof(tl_gpu));
-		for (size_t k = 0; k < L->nown; k++)
-			memcpy(L->own[k].fn, &none, sizeof(none));
-		dlclose(h);
-	}
-	/* else kept open for the life of the process */
+	tl_gpu_load(0, NULL, gpu_libraries.own, gpu_libraries.nown, "tcx",
+		    gpu_libraries.gpu_too_old, gpu_why, sizeof(gpu_why), &which);
 }
 
 static void rtc_load(void)
 {
-	static const char *const names[] = TL_RTC_LIBS;
-	const struct gpu_libraries *L = &gpu_libraries;
-	const char *env = getenv(L->rtc_env);
-	const char *const env_names[] = {env, NULL};
-	const char *which = NULL, *missing;
-	void *h;
+	const char *which = NULL;
+	void *h = tl_gpu_load(1, gpu_libraries.rtc_env, NULL, 0, "tcx", gpu_libraries.rtc_too_old,
+			      rtc_why, sizeof(rtc_why), &which);
 
-	/* the environment names the library to use instead (a path, or one
-	 * outside the loader's search path, as pip's wheels install NVRTC) */
-	h = tl_gpu_open(env && *env ? env_names : names, &which);
-	if (!h) {
-		if (env && *env)
-			snprintf(rtc_why, sizeof(rtc_why), "%s not found: cannot load %s '%s'",
-				 TL_RTC_NAME, L->rtc_env, env);
-		else
-			snprintf(rtc_why, sizeof(rtc_why), "%s", L->rtc_missing);
+	if (!h)
 		return;
-	}
-	missing = tl_gpu_bind(h, tl_rtc_syms, ARRAY_SIZE(tl_rtc_syms));
-	if (missing) {
-		snprintf(rtc_why, sizeof(rtc_why), "%s has no %s%s", which, missing, L->rtc_too_old);
-		memset(&tl_rtc, 0, sizeof(tl_rtc));
-		dlclose(h);
-		return;
-	}
 	snprintf(rtc_name, sizeof(rtc_name), "%s", which);
-	if (L->rtc_loaded)
-		L->rtc_loaded(h);
+	if (gpu_libraries.rtc_loaded)
+		gpu_libraries.rtc_loaded(h);
 }
 
 /* Load the libraries once; TCX_ENODEV with the reason when unusable. */
@@ -97,21 +55,6 @@ static enum tcx_status need_rtc(struct tcx_error *err)
 	return rtc_why[0] ? tcx_fail(err, TCX_ENODEV, "%s", rtc_why) : TCX_OK;
 }
 
-/* The runtime's name of an error code. */
-static const char *gpu_error_name(tl_gpu_rc rc)
-{
-	const char *s = NULL;
-
-#if TL_WITH_CUDA
-	if (!tl_gpu.GetErrorName || tl_gpu.GetErrorName(rc, &s) != CUDA_SUCCESS)
-		s = NULL;
-#else
-	if (tl_gpu.GetErrorName)
-		s = tl_gpu.GetErrorName(rc);
-#endif
-	return s ? s : "unknown " TL_GPU_NAME " error";
-}
-
 /* As tcx_fail, with ": ERROR_NAME (code)" appended and err->native = rc. */
 static enum tcx_status gpu_fail(struct tcx_error *err, enum tcx_status code, tl_gpu_rc rc,
 				const char *fmt, ...) TCX_PRINTF(4, 5);
@@ -121,7 +64,7 @@ static enum tcx_status gpu_fail(struct tcx_error *err, enum tcx_status code, tl_
 	va_list ap;
 
 	va_start(ap, fmt);
-	backend_vfail(err, code, (int)rc, gpu_error_name(rc), fmt, ap);
+	backend_vfail(err, code, (int)rc, tl_gpu_error(rc), fmt, ap);
 	va_end(ap);
 	return code;
 }

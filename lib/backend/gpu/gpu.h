@@ -46,15 +46,13 @@
 /* the device address `off` bytes into p */
 #define GPU_AT(p, off) TL_GPU((p) + (off), (void *)((char *)(p) + (off)))
 
-/* What a backend says when its libraries (runtime/gpu.h's TL_GPU_LIBS and
- * TL_RTC_LIBS) are missing, and what it adds to loading them. */
+/* What a backend adds to loading its libraries (runtime/gpu.h's
+ * tl_gpu_load), and says when they are too old. */
 struct gpu_libraries {
-	const char *gpu_missing;	 /* the reason when the runtime does not load */
-	const char *gpu_too_old;	 /* after "LIBRARY has no SYMBOL" */
+	const char *gpu_too_old;      /* after "LIBRARY has no SYMBOL" */
 	const struct tl_gpu_sym *own; /* the runtime's entry points only this backend uses */
 	size_t nown;
 	const char *rtc_env; /* an environment variable naming the compiler's library */
-	const char *rtc_missing;
 	const char *rtc_too_old;
 	/* Optional: called once the compiler has loaded from `lib`. */
 	void (*rtc_loaded)(void *lib);

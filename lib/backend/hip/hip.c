@@ -49,13 +49,8 @@ static void hiprtc_loaded(void *lib)
 }
 
 static const struct gpu_libraries gpu_libraries = {
-    .gpu_missing = TL_HIP_SO " not found (no HIP runtime; Debian's "
-			   "libamdhip64-" TL_STR(HIP_VERSION_MAJOR) ")",
     .gpu_too_old = "",
     .rtc_env = "TCX_HIPRTC_LIBRARY",
-    .rtc_missing = "hiprtc not found (tried libhiprtc.so." TL_STR(
-	HIP_VERSION_MAJOR) ", libhiprtc.so and libamdhip64; install libamdhip64-dev and "
-			   "libhiprtc-builtins" TL_STR(HIP_VERSION_MAJOR) ")",
     .rtc_too_old = " (no hiprtc in it)",
     .rtc_loaded = hiprtc_loaded,
 };

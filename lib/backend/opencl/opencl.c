@@ -221,7 +221,7 @@ static void describe(cl_platform_id plat, cl_device_id d, int pi, int di, struct
 	char *exts = dev_str(d, CL_DEVICE_EXTENSIONS);
 	const char *hstr;
 	cl_device_type type = 0;
-	size_t dims[3] = {0, 0, 0};
+	size_t *dims;
 	cl_uint ndims;
 
 	memset(info, 0, sizeof(*info));
@@ -255,24 +255,15 @@ static void describe(cl_platform_id plat, cl_device_id d, int pi, int di, struct
 	info->local_mem = clamp_i64(dev_ulong(d, CL_DEVICE_LOCAL_MEM_SIZE));
 	info->cache_bytes = clamp_i64(dev_ulong(d, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE));
 	info->max_wg_size = clamp_int(dev_size(d, CL_DEVICE_MAX_WORK_GROUP_SIZE));
+	/* every dimension the device has, of which tcx uses three (1 where
+	 * it has fewer) */
 	ndims = dev_uint(d, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS);
-	if (ndims >= 3 && clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(dims), dims,
-					  NULL) != CL_SUCCESS) {
-		/* a device with more than three dimensions: ask for all of them */
-		size_t *all = calloc(ndims, sizeof(*all));
-
-		if (all && clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, ndims * sizeof(*all),
-					   all, NULL) == CL_SUCCESS)
-			memcpy(dims, all, sizeof(dims));
-		free(all);
-	} else if (ndims > 0 && ndims < 3) {
-		clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, ndims * sizeof(size_t), dims,
-				NULL);
-		for (cl_uint k = ndims; k < 3; k++)
-			dims[k] = 1;
-	}
-	for (int k = 0; k < 3; k++)
-		info->max_wg_dim[k] = clamp_int(dims[k]);
+	dims = calloc(ndims > 3 ? ndims : 3, sizeof(*dims));
+	if (dims && clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, ndims * sizeof(*dims), dims,
+				    NULL) == CL_SUCCESS)
+		for (cl_uint k = 0; k < 3; k++)
+			info->max_wg_dim[k] = clamp_int(k < ndims ? dims[k] : 1);
+	free(dims);
 	info->clock_mhz = clamp_int(dev_uint(d, CL_DEVICE_MAX_CLOCK_FREQUENCY));
 	info->pref_vector_float = clamp_int(dev_uint(d, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT));
 	info->fp64 = has_ext(exts, "cl_khr_fp64") || dev_ulong(d, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
@@ -563,65 +554,33 @@ static enum tcx_status ocl_build(struct device *dev, const char *src, size_t len
 	return cl_fail(err, TCX_EBUILD, rc, "cannot build a program for '%s'", dev->info.id);
 }
 
+/* A program's context has its one device (ocl_open), so the program has
+ * one binary. */
 static enum tcx_status ocl_binary(const struct program *prog, unsigned char **bin, size_t *len,
 				  struct tcx_error *err)
 {
-	cl_uint ndev = 0;
-	cl_device_id *devs = NULL;
-	size_t *sizes = NULL;
-	unsigned char **bins = NULL;
-	enum tcx_status st = TCX_OK;
+	size_t size = 0;
 	cl_int rc;
-	cl_uint at = 0;
 
 	*bin = NULL;
 	*len = 0;
-	rc = clGetProgramInfo(prog->prog, CL_PROGRAM_NUM_DEVICES, sizeof(ndev), &ndev, NULL);
-	if (rc != CL_SUCCESS || ndev == 0)
-		return cl_fail(err, TCX_EDEVICE, rc ? rc : CL_INVALID_PROGRAM,
-			       "cannot read the program's devices");
-	devs = calloc(ndev, sizeof(*devs));
-	sizes = calloc(ndev, sizeof(*sizes));
-	bins = calloc(ndev, sizeof(*bins));
-	if (!devs || !sizes || !bins) {
-		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
-		goto out_free;
-	}
-	rc = clGetProgramInfo(prog->prog, CL_PROGRAM_DEVICES, ndev * sizeof(*devs), devs, NULL);
-	if (rc == CL_SUCCESS)
-		rc = clGetProgramInfo(prog->prog, CL_PROGRAM_BINARY_SIZES, ndev * sizeof(*sizes),
-				      sizes, NULL);
+	rc = clGetProgramInfo(prog->prog, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, NULL);
+	if (rc != CL_SUCCESS)
+		return cl_fail(err, TCX_EDEVICE, rc, "cannot read the program's binary size");
+	if (size == 0)
+		return tcx_fail(err, TCX_EUNSUPPORTED, "'%s' gives no binary for this program",
+				prog->dev->info.id);
+	*bin = malloc(size);
+	if (!*bin)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	rc = clGetProgramInfo(prog->prog, CL_PROGRAM_BINARIES, sizeof(*bin), bin, NULL);
 	if (rc != CL_SUCCESS) {
-		st = cl_fail(err, TCX_EDEVICE, rc, "cannot read the program's binary size");
-		goto out_free;
+		free(*bin);
+		*bin = NULL;
+		return cl_fail(err, TCX_EDEVICE, rc, "cannot read the program's binary");
 	}
-	for (cl_uint k = 0; k < ndev; k++)
-		if (devs[k] == prog->dev->id)
-			at = k;
-	if (sizes[at] == 0) {
-		st = tcx_fail(err, TCX_EUNSUPPORTED, "'%s' gives no binary for this program",
-			      prog->dev->info.id);
-		goto out_free;
-	}
-	/* the runtime fills every non-NULL pointer; ask only for ours */
-	bins[at] = malloc(sizes[at]);
-	if (!bins[at]) {
-		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
-		goto out_free;
-	}
-	rc = clGetProgramInfo(prog->prog, CL_PROGRAM_BINARIES, ndev * sizeof(*bins), bins, NULL);
-	if (rc != CL_SUCCESS) {
-		free(bins[at]);
-		st = cl_fail(err, TCX_EDEVICE, rc, "cannot read the program's binary");
-		goto out_free;
-	}
-	*bin = bins[at];
-	*len = sizes[at];
-out_free:
-	free(bins);
-	free(sizes);
-	free(devs);
-	return st;
+	*len = size;
+	return TCX_OK;
 }
 
 static enum tcx_status ocl_build_binary(struct device *dev, const unsigned char *bin, size_t len,
