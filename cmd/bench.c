@@ -830,7 +830,9 @@ static json_t *run_document(const struct run_ctx *x, const struct bench_cli *cli
 	if (x->peak > 0)
 		json_object_set_new(doc, "peak_gflops", json_real(x->peak));
 	json_object_set_new(cache, "enabled",
-			    json_boolean(!cli->no_cache && !kcache_disabled_by_env()));
+			    json_boolean(!cli->no_cache && !kcache_disabled_by_env() &&
+					 !b.platform_cache));
+	json_object_set_new(cache, "platform_cache", json_boolean(b.platform_cache));
 	json_object_set_new(cache, "builds", json_integer((json_int_t)b.builds));
 	json_object_set_new(cache, "memory_hits", json_integer((json_int_t)b.memory_hits));
 	json_object_set_new(cache, "disk_hits", json_integer((json_int_t)b.disk_hits));

@@ -81,6 +81,7 @@ const struct cmd *cmd_find(const char *name);
 
 /* Global options set by main. */
 extern int verbosity; /* 0 normal, -1 quiet, >0 verbose */
+extern double start_seconds; /* common_now_seconds() when main began */
 
 /* Messages, git style: "tcx: <msg>" on stderr. */
 int error(const char *fmt, ...) TCX_PRINTF(1, 2);   /* returns -1 */

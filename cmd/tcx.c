@@ -267,6 +267,7 @@ int main(int argc, char **argv)
 	const struct cmd *c;
 	int k;
 
+	start_seconds = common_now_seconds();
 	/* a write past the file-size limit (ulimit -f) fails with EFBIG, which
 	 * every writer reports with the file's name, instead of killing tcx
 	 * half-way through with no word */

@@ -18,6 +18,7 @@
 #include "run/run.h"
 
 int verbosity;
+double start_seconds;
 volatile int interrupted;
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
@@ -741,18 +742,25 @@ enum tcx_status prepare_kernel(struct device *dev, const struct problem *p,
 			       const struct tcx_plan *pl, const struct solution *s,
 			       struct prepared *pr, struct strbuf *log, struct tcx_error *err)
 {
+	static bool said;
 	enum tcx_status st;
-	bool which[3];
+	bool which[3] = { false, false, false };
 
-	if (!pl)
-		return contract_prepare(dev, p->c, p, s, pr, log, err);
 	/* the kernel runs the planned problem: p's merged form, same memory,
 	 * or that of p with A and/or B permuted first */
-	st = contract_prepare(dev, pl->kp.c, &pl->kp, s, pr, log, err);
-	for (int x = 0; x < 3; x++)
+	st = pl ? contract_prepare(dev, pl->kp.c, &pl->kp, s, pr, log, err)
+		: contract_prepare(dev, p->c, p, s, pr, log, err);
+	for (int x = 0; pl && x < 3; x++)
 		which[x] = pl->best.permute[x].on;
 	if (!st && (which[0] || which[1] || which[2]))
 		st = contract_prepare_permutes(dev, pr, p, &pl->tp, which, log, err);
+	/* how long a user waits for the first launch, and how much of it the
+	 * compiler took (0 when a kernel cache had the program) */
+	if (!st && !said) {
+		said = true;
+		verbose("first kernel ready %.3f s after start (%.3f s compiling it)",
+			common_now_seconds() - start_seconds, pr->compile_s);
+	}
 	return st;
 }
 

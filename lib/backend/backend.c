@@ -254,6 +254,7 @@ void device_cache_stats(const struct device *dev, struct device_cache_stats *out
 	out->disk_hits = b->disk_hits;
 	out->disk_stores = b->disk_stores;
 	out->disk_rebuilt = b->disk_corrupt;
+	out->platform_cache = b->platform_cache;
 	if (b->cache)
 		pthread_mutex_unlock(&b->cache->lock);
 }
@@ -401,7 +402,7 @@ enum tcx_status device_build(struct device *dev, const char *src, size_t len, co
 		}
 	pthread_mutex_unlock(&b->cache->lock);
 
-	use_disk = !b->no_disk_cache && b->ops->binary && b->ops->build_binary &&
+	use_disk = !b->no_disk_cache && !b->platform_cache && b->ops->binary && b->ops->build_binary &&
 		   !kcache_disabled_by_env() && tcx_cache_path("kernels", &dir, NULL) == TCX_OK;
 	t0 = common_now_seconds();
 	if (use_disk) {

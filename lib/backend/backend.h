@@ -178,6 +178,9 @@ struct device_base {
 	unsigned long builds, cache_hits, disk_hits; /* device_cache_stats's counters */
 	/* the on-disk kernel cache (kcache.h): off for this device when set */
 	bool no_disk_cache;
+	/* the platform keeps compiled kernels itself (PoCL): tcx's on-disk
+	 * cache stays out of its way */
+	bool platform_cache;
 	/* more counters: binaries stored on disk, damaged entries rebuilt */
 	unsigned long disk_stores, disk_corrupt;
 	/* the kernel timeout (watchdog.h); NULL when none was set */
@@ -200,6 +203,7 @@ struct device_cache_stats {
 	unsigned long disk_hits;    /* loaded from the on-disk kernel cache */
 	unsigned long disk_stores;  /* stored there */
 	unsigned long disk_rebuilt; /* damaged entries there, compiled again */
+	bool platform_cache;	    /* the platform caches kernels; tcx's cache is unused */
 };
 void device_cache_stats(const struct device *dev, struct device_cache_stats *out);
 

@@ -180,6 +180,20 @@ fi
 # ---- the kernel cache: counted, not timed ----------------------------------
 export XDG_CACHE_HOME=$scratch/kcache
 cached=(--exact 16,16,16 --exact 32,32,32 --params 'ConstantSizes=True' "${quick[@]}" --format json)
+# PoCL keeps its own cache: tcx's stays out of its way (no binaries read
+# back, nothing stored), unless POCL_KERNEL_CACHE=0 turns PoCL's off
+run devices --format json
+if printf '%s' "$out" | grep -q 'PoCL'; then
+	POCL_CACHE_DIR=$scratch/pocl run bench "$gemm" "${cached[@]}" -o pocl.json
+	checks=$((checks + 1))
+	[ "$(json pocl.json '(d["cache"]["enabled"], d["cache"]["platform_cache"], d["cache"]["builds"], d["cache"]["disk_stores"])')" = "(False, True, 2, 0)" ] ||
+		fail "PoCL's cache, not tcx's: $(json pocl.json 'd["cache"]')"
+	checks=$((checks + 1))
+	[ ! -d "$XDG_CACHE_HOME/tcx/kernels" ] || [ -z "$(ls "$XDG_CACHE_HOME/tcx/kernels")" ] ||
+		fail "tcx stored kernels beside PoCL's cache"
+	conforms bench pocl.json || fail "pocl.json does not conform to the bench schema"
+fi
+export POCL_KERNEL_CACHE=0
 run bench "$gemm" "${cached[@]}" -o first.json
 checks=$((checks + 1))
 [ "$(json first.json '(d["cache"]["builds"], d["cache"]["disk_hits"], d["cache"]["disk_stores"], [r["kernel"] for r in d["results"]])')" = "(2, 0, 2, ['build', 'build'])" ] ||
@@ -208,6 +222,7 @@ TCX_NO_KERNEL_CACHE=1 run bench "$gemm" "${cached[@]}" -o env.json
 checks=$((checks + 1))
 [ "$(json env.json '(d["cache"]["enabled"], d["cache"]["builds"], d["cache"]["disk_hits"])')" = "(False, 2, 0)" ] ||
 	fail "TCX_NO_KERNEL_CACHE=1 compiles: $(json env.json 'd["cache"]')"
+unset POCL_KERNEL_CACHE
 
 # ---- the peak, from the cache 'tcx devices --measure' writes ----------------
 run bench "$gemm" --exact 16,16,16 "${quick[@]}" -o nopeak.json

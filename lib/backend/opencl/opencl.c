@@ -380,6 +380,21 @@ out_free:
 
 /* --- devices --------------------------------------------------------- */
 
+/* Whether the platform keeps compiled kernels in a cache of its own: PoCL
+ * does (POCL_CACHE_DIR) unless POCL_KERNEL_CACHE=0.  tcx's on-disk cache
+ * only adds work there, since reading a program's binary makes PoCL
+ * compile every kernel once more for a generic work-group size: a first
+ * build of a batched GEMM took 6.4 s with it and 3.5 s without, the
+ * second 0.16 and 0.21 s from the two caches. */
+static bool platform_caches_kernels(cl_platform_id plat)
+{
+	const char *env = getenv("POCL_KERNEL_CACHE");
+	char name[64] = "";
+
+	clGetPlatformInfo(plat, CL_PLATFORM_NAME, sizeof(name) - 1, name, NULL);
+	return strstr(name, "Portable Computing Language") && !(env && strcmp(env, "0") == 0);
+}
+
 static enum tcx_status ocl_open(int index, struct device **out, struct tcx_error *err)
 {
 	struct found *all;
@@ -412,6 +427,7 @@ static enum tcx_status ocl_open(int index, struct device **out, struct tcx_error
 	d->platform = all[index].platform;
 	d->id = all[index].device;
 	describe(d->platform, d->id, all[index].pi, all[index].di, &d->info);
+	d->base.platform_cache = platform_caches_kernels(d->platform);
 
 	props[0] = CL_CONTEXT_PLATFORM;
 	props[1] = (cl_context_properties)d->platform;
