@@ -1043,6 +1043,8 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 	st = load_templates(&x, err);
 	if (!st)
 		st = group_types(&x, err);
+	if (!st && !o->force)
+		st = export_dir_check(o->out_dir, err);
 	if (!st)
 		st = export_tree_create(o->out_dir, &tree, err);
 	if (st)
