@@ -12,7 +12,7 @@
 #include "store/store.h"
 
 static const char *const export_synopsis[] = {
-    "tcx export-lib -o <dir> [--name <prefix>] [--selector <kind>] [--db <file>] "
+    "tcx export-lib -o <dir> [--force] [--name <prefix>] [--selector <kind>] [--db <file>] "
     "[(--holdout <sizes> | --holdout-range <spec>)... [--device <id>] [--min-time <s>]] "
     "<logic.yaml>...",
     NULL,
@@ -25,11 +25,18 @@ enum {
 	OPT_SELECTOR,
 	OPT_DB,
 	OPT_MIN_TIME,
+	OPT_FORCE,
 };
 
 static const struct cmd_option export_options[] = {
     {"output", 'o', required_argument, "<dir>",
-     "write the library's source tree into <dir> (created when missing)", OV_DIR, NULL},
+     "write the library's source tree into <dir> (created when missing; refused when it "
+     "is not empty and tcx did not write it)",
+     OV_DIR, NULL},
+    {"force", OPT_FORCE, no_argument, NULL,
+     "write into <dir> even when it holds files tcx did not write (those with the names of "
+     "the library's files are replaced, the others kept)",
+     OV_NONE, NULL},
     {"name", OPT_NAME, required_argument, "<prefix>",
      "the library's name and the prefix of its functions (default: tcxlib)", OV_NONE, NULL},
     {"selector", OPT_SELECTOR, required_argument, "<kind>",
@@ -77,7 +84,7 @@ struct args {
 	const char *out, *name, *db, *device;
 	const char *exact[MAX_SPECS], *ranges[MAX_SPECS];
 	int nexact, nrange;
-	bool force_kind;
+	bool force_kind, force;
 	enum sel_kind kind;
 	double min_time;
 };
@@ -198,6 +205,9 @@ int cmd_export_lib(int argc, char **argv)
 		case OPT_NAME:
 			a.name = optarg;
 			break;
+		case OPT_FORCE:
+			a.force = true;
+			break;
 		case OPT_SELECTOR:
 			if (!selector_kind_parse(optarg, &a.kind))
 				return usage_error(
@@ -240,6 +250,9 @@ int cmd_export_lib(int argc, char **argv)
 		return usage_error(&cmd_export_lib_def, "give at least one logic file");
 	if (!export_name_check(a.name, why, sizeof(why)))
 		return usage_error(&cmd_export_lib_def, "bad --name '%s': %s", a.name, why);
+	/* before any measurement: refused at the end, it would be wasted */
+	if (!a.force && (st = export_dir_check(a.out, &err)))
+		return report(st, &err);
 	n = argc - optind;
 	logics = calloc((size_t)n, sizeof(*logics));
 	sels = calloc((size_t)n, sizeof(*sels));
@@ -267,6 +280,7 @@ int cmd_export_lib(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.out_dir = a.out;
 	o.name = a.name;
+	o.force = a.force;
 	st = export_lib(in, n, &o, &err);
 	if (st) {
 		ret = report(st, &err);

@@ -961,7 +961,9 @@ static enum tcx_status write_readme(const struct xlib *x, struct export_tree *tr
 		    "build/%s-client --list\nbuild/%s-client --sizes ... --query   # which "
 		    "solution, and why\n```\n\n"
 		    "```cmake\nfind_package(%s REQUIRED)\ntarget_link_libraries(app PRIVATE "
-		    "%s::%s)\n```\n\nor `cc app.c $(pkg-config --cflags --libs %s)`. The API is "
+		    "%s::%s)\n```\n\nor, with pkg-config (OpenCL's flags and the library's run "
+		    "path come with it):\n\n```sh\nexport PKG_CONFIG_PATH=$HOME/.local/lib/pkgconfig\n"
+		    "cc app.c -o app $(pkg-config --cflags --libs %s)\n```\n\nThe API is "
 		    "documented in\n`include/%s.h`. Options: `-D%s_WITH_CUDA=ON` runs on CUDA "
 		    "(driver API and NVRTC,\nloaded at run time) instead of OpenCL, "
 		    "`-D%s_WITH_HIP=ON` on HIP (the HIP runtime\nand hiprtc, loaded at run "
@@ -1043,6 +1045,8 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 	st = load_templates(&x, err);
 	if (!st)
 		st = group_types(&x, err);
+	if (!st && !o->force)
+		st = export_dir_check(o->out_dir, err);
 	if (!st)
 		st = export_tree_create(o->out_dir, &tree, err);
 	if (st)

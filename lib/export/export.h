@@ -58,6 +58,7 @@ struct export_input {
 struct export_opts {
 	const char *out_dir; /* created when missing */
 	const char *name;    /* the prefix: a C identifier */
+	bool force;	     /* write into out_dir even when export_dir_check refuses */
 };
 
 /* Writes the library's source tree for the inputs into o->out_dir: the
@@ -65,7 +66,8 @@ struct export_opts {
  * files of one type are chosen among by device (name, architecture,
  * vendor, default).  The tree is written as a whole (export_tree_commit):
  * on failure the directory holds what it held before.  TCX_EINVAL for a
- * bad prefix or no input, TCX_EUNSUPPORTED for solutions the library cannot
+ * bad prefix, no input, or (without o->force) an output directory tcx did
+ * not write that is not empty (export_dir_check), TCX_EUNSUPPORTED for solutions the library cannot
  * run (ConstantSizes, MatrixInstruction), TCX_EREJECT for an invalid one,
  * TCX_EIO when a file cannot be written. */
 enum tcx_status export_lib(const struct export_input *in, int n, const struct export_opts *o,
@@ -75,6 +77,12 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 
 /* The file in the output directory that lists the files tcx wrote there. */
 #define EXPORT_MANIFEST ".tcx-export"
+
+/* Whether export-lib may write into dir without being told to (--force):
+ * TCX_OK when dir is missing, empty, or a tree tcx wrote (it holds the
+ * manifest); TCX_EINVAL, naming dir and --force, when it holds files of
+ * someone else's.  Changes nothing. */
+enum tcx_status export_dir_check(const char *dir, struct tcx_error *err);
 
 /* A tree of files being written into a directory (opaque). */
 struct export_tree;

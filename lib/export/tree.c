@@ -217,6 +217,38 @@ static void remove_stale_aside(const char *dir)
 	closedir(d);
 }
 
+enum tcx_status export_dir_check(const char *dir, struct tcx_error *err)
+{
+	char *man = path_join(dir, EXPORT_MANIFEST);
+	enum tcx_status st = TCX_OK;
+	struct dirent *de;
+	struct stat sb;
+	DIR *d;
+
+	if (!man)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	/* tcx's own tree: its manifest says which files are tcx's */
+	if (lstat(man, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		free(man);
+		return TCX_OK;
+	}
+	free(man);
+	d = opendir(dir);
+	if (!d)
+		return TCX_OK; /* missing (made later) or no directory (refused then) */
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			st = tcx_fail(err, TCX_EINVAL,
+				      "'%s' is not empty and tcx export-lib did not write it (it "
+				      "has no %s): choose another directory, or give --force to "
+				      "write into it",
+				      dir, EXPORT_MANIFEST);
+			break;
+		}
+	closedir(d);
+	return st;
+}
+
 enum tcx_status export_tree_create(const char *dir, struct export_tree **out, struct tcx_error *err)
 {
 	struct export_tree *t = calloc(1, sizeof(*t));
