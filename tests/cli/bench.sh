@@ -7,7 +7,7 @@
 # (and render with rsvg-convert), the kernel cache is hit on a second run
 # (counted) and survives truncated entries, the peak is used, the cache is
 # flushed once per round of launches over the input sets (counted), and
-# progress appears on a terminal only.
+# progress appears on a terminal, or with -v a line per size.
 . "$(dirname "$0")/lib.sh"
 
 py=/usr/bin/python3
@@ -298,5 +298,8 @@ if command -v script >/dev/null; then
 else
 	echo "note: no script(1): progress on a terminal not checked"
 fi
+# with -v elsewhere, a line per size
+run -v bench "$gemm" --exact 16,16,16 --exact 24,24,24 "${quick[@]}" --format json
+expect_err '^tcx: \[1/2\]  50% ETA [0-9]+:[0-9][0-9] i=24,j=24,k=24$' "progress with -v"
 
 done_testing
