@@ -186,51 +186,6 @@ static void utc_now(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* ---- progress on a terminal ----------------------------------------------- */
-
-struct progress {
-	bool on;
-	double t0;
-	size_t total;
-};
-
-static void progress_start(struct progress *pg, size_t total)
-{
-	pg->on = stderr_is_tty() && verbosity >= 0;
-	pg->t0 = common_now_seconds();
-	pg->total = total;
-}
-
-/* "\r[12/40] 30% ETA 0:42 i=64,j=64,k=64", overwriting the line. */
-static void progress_show(const struct progress *pg, size_t done, const char *label)
-{
-	double el = common_now_seconds() - pg->t0;
-	char eta[32] = "-:--";
-
-	if (!pg->on)
-		return;
-	if (done > 0) {
-		long s = lround(el / (double)done * (double)(pg->total - done));
-
-		if (s >= 3600)
-			snprintf(eta, sizeof(eta), "%ld:%02ld:%02ld", s / 3600, s / 60 % 60,
-				 s % 60);
-		else
-			snprintf(eta, sizeof(eta), "%ld:%02ld", s / 60, s % 60);
-	}
-	fprintf(stderr, "\r[%zu/%zu] %3d%% ETA %s %.60s\033[K", done, pg->total,
-		(int)(100 * done / (pg->total ? pg->total : 1)), eta, label);
-	fflush(stderr);
-}
-
-static void progress_clear(const struct progress *pg)
-{
-	if (!pg->on)
-		return;
-	fputs("\r\033[K", stderr);
-	fflush(stderr);
-}
-
 /* ---- one size's record ---------------------------------------------------- */
 
 /* The figures of one timed solution into o. */

@@ -210,6 +210,30 @@ void default_store_path(char *buf, size_t len);
 /* True when standard error is a terminal (progress displays). */
 bool stderr_is_tty(void);
 
+/* Progress of a long command on standard error: on a terminal, one line
+ * that each step overwrites ("[12/40]  30% ETA 0:42 i=64,j=64,k=64") and
+ * that a message or progress_clear erases; elsewhere, with -v, one line
+ * per step ("tcx: [12/40]  30% ETA 0:42 ..."); else (and with -q) nothing. */
+struct progress {
+	bool tty, lines;
+	double t0;
+	size_t total;
+};
+void progress_start(struct progress *pg, size_t total);
+/* `done` of the total steps are done; label names the one starting now. */
+void progress_show(const struct progress *pg, size_t done, const char *label);
+void progress_clear(const struct progress *pg);
+
+/* The progress of a held-out evaluation (export_eval's progress callback,
+ * ctx a struct eval_display): "[4/18]  22% ETA 1:10 i=96,j=96,k=96
+ * solution 2/3 round 2/3".  Start pg with the evaluation's total. */
+struct export_progress;
+struct eval_display {
+	struct progress pg;
+	const struct tcx_contraction *type;
+};
+void eval_progress(const struct export_progress *p, void *ctx);
+
 /* Signals: SIGINT/SIGTERM set this flag; long loops check it and stop. */
 extern volatile int interrupted;
 void install_signal_handlers(void);

@@ -148,6 +148,7 @@ static int measure(char **paths, int n, const struct args *a, struct logic **log
 	for (int i = 0; i < n && !ret; i++) {
 		struct size_list hold;
 		struct tcx_error err = {0};
+		struct eval_display disp;
 		enum tcx_status st;
 
 		size_list_init(&hold, logics[i]->type->nidx);
@@ -163,8 +164,11 @@ static int measure(char **paths, int n, const struct args *a, struct logic **log
 		info("%s: measuring %d solution%s at %zu held-out size%s on %s", paths[i],
 		     logics[i]->nsol, logics[i]->nsol == 1 ? "" : "s", hold.count,
 		     hold.count == 1 ? "" : "s", device_info_of(dev)->name);
+		disp.type = logics[i]->type;
+		progress_start(&disp.pg, hold.count * (size_t)logics[i]->nsol * EXPORT_EVAL_ROUNDS);
 		st = export_eval(dev, logics[i], paths[i], sels[i], &hold, &bo, &interrupted,
-				 &reports[i], &kinds[i], &err);
+				 eval_progress, &disp, &reports[i], &kinds[i], &err);
+		progress_clear(&disp.pg);
 		size_list_release(&hold);
 		if (st)
 			ret = report(st, &err);

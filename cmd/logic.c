@@ -494,6 +494,7 @@ static int eval(struct logic *l, const char *path, const struct eval_args *a, en
 		st = export_choices(l, path, sel, &list, &rep, &err);
 	} else {
 		struct bench_opts bo;
+		struct eval_display disp;
 
 		ret = open_device(a->device, &dev);
 		if (ret)
@@ -505,7 +506,11 @@ static int eval(struct logic *l, const char *path, const struct eval_args *a, en
 		info("measuring %d solution%s at %zu held-out size%s on %s", l->nsol,
 		     l->nsol == 1 ? "" : "s", list.count, list.count == 1 ? "" : "s",
 		     device_info_of(dev)->name);
-		st = export_eval(dev, l, path, sel, &list, &bo, &interrupted, &rep, &best, &err);
+		disp.type = l->type;
+		progress_start(&disp.pg, list.count * (size_t)l->nsol * EXPORT_EVAL_ROUNDS);
+		st = export_eval(dev, l, path, sel, &list, &bo, &interrupted, eval_progress, &disp,
+				 &rep, &best, &err);
+		progress_clear(&disp.pg);
 	}
 	if (st) {
 		ret = report(st, &err);

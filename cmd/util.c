@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "backend/backend.h"
+#include "export/export.h"
 #include "gen/solution.h"
 #include "gen/gen.h"
 #include "logic/logic.h"
@@ -21,9 +22,16 @@ int verbosity;
 double start_seconds;
 volatile int interrupted;
 
+/* A progress line on the terminal, which a message first clears. */
+static bool progress_line_shown;
+
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
 	fflush(stdout);
+	if (progress_line_shown) {
+		fputs("\r\033[K", stderr);
+		progress_line_shown = false;
+	}
 	fprintf(stderr, "tcx: %s", prefix);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
@@ -604,6 +612,66 @@ int load_contraction(const char *expr, const char *type, const char *layout,
 bool stderr_is_tty(void)
 {
 	return isatty(STDERR_FILENO);
+}
+
+void progress_start(struct progress *pg, size_t total)
+{
+	pg->tty = stderr_is_tty() && verbosity >= 0;
+	pg->lines = !pg->tty && verbosity >= 1;
+	pg->t0 = common_now_seconds();
+	pg->total = total;
+}
+
+void progress_show(const struct progress *pg, size_t done, const char *label)
+{
+	double el = common_now_seconds() - pg->t0;
+	char eta[32] = "-:--";
+
+	if (!pg->tty && !pg->lines)
+		return;
+	if (done > 0) {
+		long s = lround(el / (double)done * (double)(pg->total - done));
+
+		if (s >= 3600)
+			snprintf(eta, sizeof(eta), "%ld:%02ld:%02ld", s / 3600, s / 60 % 60,
+				 s % 60);
+		else
+			snprintf(eta, sizeof(eta), "%ld:%02ld", s / 60, s % 60);
+	}
+	if (pg->lines) {
+		fflush(stdout);
+		fprintf(stderr, "tcx: [%zu/%zu] %3d%% ETA %s %s\n", done, pg->total,
+			(int)(100 * done / (pg->total ? pg->total : 1)), eta, label);
+		return;
+	}
+	fprintf(stderr, "\r[%zu/%zu] %3d%% ETA %s %.60s\033[K", done, pg->total,
+		(int)(100 * done / (pg->total ? pg->total : 1)), eta, label);
+	fflush(stderr);
+	progress_line_shown = true;
+}
+
+void eval_progress(const struct export_progress *p, void *ctx)
+{
+	struct eval_display *d = ctx;
+	char label[256];
+	size_t at = 0;
+
+	for (int id = 0; id < p->nidx && at < sizeof(label); id++)
+		at += (size_t)snprintf(label + at, sizeof(label) - at, "%s%s=%lld", id ? "," : "",
+				       d->type->idx[id].name, (long long)p->sizes[id]);
+	if (at < sizeof(label))
+		snprintf(label + at, sizeof(label) - at, " solution %d/%d round %d/%d",
+			 p->solution + 1, p->nsol, p->round, EXPORT_EVAL_ROUNDS);
+	progress_show(&d->pg, p->done, label);
+}
+
+void progress_clear(const struct progress *pg)
+{
+	if (!pg->tty || !progress_line_shown)
+		return;
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	progress_line_shown = false;
 }
 
 static void on_signal(int sig)

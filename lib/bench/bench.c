@@ -145,15 +145,24 @@ static enum tcx_status make_sets(struct device *dev, const struct prepared *pr,
 	return st;
 }
 
-#define MAX_SETS 8
+/* The most input sets one measurement rotates.  A flush costs as much as
+ * writing twice the cache, while a small problem's launch touches a tiny
+ * part of it: one flush then serves a round of up to MAX_SETS launches,
+ * each on a set untouched since the flush (man tcx-bench, TIMING METHOD,
+ * says how this was chosen). */
+#define MAX_SETS 64
 
 /* How many input sets to rotate so that no launch finds its inputs in the
- * last-level cache, and whether to flush instead (when even 8 sets fit). */
+ * last-level cache, and whether to flush too: when the sets together span
+ * less than twice the cache, a flush before each round of the rotation
+ * evicts them all, and each launch of the round takes a set that no launch
+ * has touched since. */
 static void plan_rotation(const struct device_info *di, const struct problem *p,
 			  enum bench_flush flush, int *nsets, bool *do_flush)
 {
 	double ws = problem_min_bytes(p, true);
 	double cache = di->cache_bytes > 0 ? (double)di->cache_bytes : 32.0 * 1024 * 1024;
+	double want;
 
 	*nsets = 1;
 	*do_flush = false;
@@ -161,10 +170,9 @@ static void plan_rotation(const struct device_info *di, const struct problem *p,
 		return;
 	if (flush == FLUSH_AUTO && ws > 2 * cache)
 		return;
-	/* rotate enough sets to span twice the cache, within 8 and within memory */
-	*nsets = (int)ceil(2 * cache / ws);
-	if (*nsets > MAX_SETS)
-		*nsets = MAX_SETS;
+	/* enough sets to span twice the cache, within MAX_SETS and within memory */
+	want = ceil(2 * cache / ws);
+	*nsets = want > MAX_SETS ? MAX_SETS : (int)want;
 	if (di->global_mem > 0 && ws * *nsets > 0.5 * (double)di->global_mem)
 		*nsets = (int)(0.5 * (double)di->global_mem / ws);
 	if (*nsets < 1)
@@ -173,7 +181,7 @@ static void plan_rotation(const struct device_info *di, const struct problem *p,
 }
 
 /* Writes over a scratch buffer twice the cache's size, so that the next
- * launch starts with a cold cache; not timed. */
+ * round of launches starts with a cold cache; not timed. */
 static enum tcx_status flush_cache(struct device *dev, struct buffer *scratch, void *host,
 				   size_t bytes, struct tcx_error *err)
 {
@@ -266,7 +274,7 @@ static enum tcx_status measure(struct device *dev, const struct prepared *const 
 	struct buffer *scratch = NULL;
 	void *scratch_host = NULL;
 	size_t scratch_bytes = 0;
-	int nsets, rep = 0;
+	int nsets, rep = 0, launches = 0, flushes = 0;
 	bool do_flush, events = use_events(di, o->timer);
 	double total = 0;
 	enum tcx_status st;
@@ -326,15 +334,20 @@ static enum tcx_status measure(struct device *dev, const struct prepared *const 
 			double ev = 0, wall = 0;
 			/* alternate the order of the pair from one rep to the next */
 			int kk = nk == 2 && (rep & 1) ? 1 - k : k;
+			/* each launch of a round takes its own set, so that none
+			 * finds its inputs in cache after the round's flush */
+			int set = launches % nsets;
 
-			if (do_flush) {
+			if (do_flush && set == 0) {
 				st = flush_cache(dev, scratch, scratch_host, scratch_bytes, err);
 				if (st)
 					goto out;
+				flushes++;
 			}
-			st = timed_launch(dev, prs[kk], p, &sets[rep % nsets], o, &ev, &wall, err);
+			st = timed_launch(dev, prs[kk], p, &sets[set], o, &ev, &wall, err);
 			if (st)
 				goto out;
+			launches++;
 			if (!timing_add(&tm[kk], ev, wall)) {
 				st = tcx_fail(err, TCX_ENOMEM, "out of memory");
 				goto out;
@@ -358,6 +371,9 @@ static enum tcx_status measure(struct device *dev, const struct prepared *const 
 	}
 	for (int k = 0; k < nk; k++)
 		summarise(&tm[k], p, events, &res[k]);
+	tcx_log(TCX_LOG_DEBUG, "timed %d launch%s on %d input set%s, %d cache flush%s between them",
+		launches, launches == 1 ? "" : "es", nsets, nsets == 1 ? "" : "s", flushes,
+		flushes == 1 ? "" : "es");
 out:
 	for (int k = 0; k < 2; k++) {
 		free(tm[k].ev);

@@ -52,7 +52,8 @@ struct bench_result {
 	double first_ms;     /* the first launch's wall time */
 	double gflops, gbs;  /* from the median */
 	int sets;            /* input sets rotated */
-	bool flushed;        /* the cache was flushed before each launch */
+	bool flushed;        /* the cache was flushed before each round of the
+			      * rotation (every `sets` timed launches) */
 };
 
 /* Times `pr` on problem p.  Inputs are random (o->seed), never zeros.

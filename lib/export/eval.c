@@ -120,15 +120,19 @@ static bool candidate_fault(enum tcx_status st)
 	       st == TCX_EUNSUPPORTED || st == TCX_ETIMEOUT || st == TCX_EDEVICE;
 }
 
-/* Rounds of measurements, the solutions interleaved: on a shared machine a
- * burst of load then slows every solution alike rather than one. */
-#define EVAL_ROUNDS 3
+/* Progress reports: the callback and the report filled as it goes. */
+struct eval_progress {
+	export_progress_fn fn;
+	void *ctx;
+	struct export_progress p;
+};
 
 /* Times every solution at one size; g[k] = GFLOP/s (the best of the
  * rounds), 0 where it cannot run. */
 static enum tcx_status measure_size(struct device *dev, const struct logic *l, const int64_t *sizes,
 				    const struct bench_opts *o, double *g, json_t *reasons,
-				    volatile int *stop, struct tcx_error *err)
+				    volatile int *stop, struct eval_progress *pg,
+				    struct tcx_error *err)
 {
 	struct problem p;
 	struct prepared *pr = calloc((size_t)l->nsol, sizeof(*pr));
@@ -156,8 +160,8 @@ static enum tcx_status measure_size(struct device *dev, const struct logic *l, c
 			ok[k] = true;
 		}
 	}
-	for (int round = 0; round < EVAL_ROUNDS && !st; round++)
-		for (int k = 0; k < l->nsol && !st; k++) {
+	for (int round = 0; round < EXPORT_EVAL_ROUNDS && !st; round++)
+		for (int k = 0; k < l->nsol && !st; k++, pg->p.done++) {
 			struct bench_result br;
 			struct tcx_error e = {0};
 			enum tcx_status s2;
@@ -167,6 +171,11 @@ static enum tcx_status measure_size(struct device *dev, const struct logic *l, c
 			if (stop && *stop) {
 				st = tcx_fail(err, TCX_EINTR, "interrupted");
 				break;
+			}
+			if (pg->fn) {
+				pg->p.solution = k;
+				pg->p.round = round + 1;
+				pg->fn(&pg->p, pg->ctx);
 			}
 			s2 = bench_run(dev, &pr[k], &p, o, &br, &e);
 			if (s2 && !candidate_fault(s2)) {
@@ -189,9 +198,11 @@ out:
 
 enum tcx_status export_eval(struct device *dev, const struct logic *l, const char *name,
 			    const struct selector *sel, const struct size_list *holdout,
-			    const struct bench_opts *o, volatile int *stop, json_t **report,
+			    const struct bench_opts *o, volatile int *stop,
+			    export_progress_fn progress, void *progress_ctx, json_t **report,
 			    enum sel_kind *best, struct tcx_error *err)
 {
+	struct eval_progress pg = {progress, progress_ctx, {0}};
 	json_t *r = NULL, *rows = NULL, *scores = NULL;
 	double *g = NULL, *eff[SEL_KINDS] = {NULL};
 	int top1[SEL_KINDS] = {0}, top3[SEL_KINDS] = {0}, nscored = 0;
@@ -218,13 +229,20 @@ enum tcx_status export_eval(struct device *dev, const struct logic *l, const cha
 	}
 	json_object_set_new(r, "timer", json_string(bench_timer_name(di, o->timer)));
 	json_object_set_new(r, "model", selector_model_json(sel));
+	pg.p.total = holdout->count * (size_t)l->nsol * EXPORT_EVAL_ROUNDS;
+	pg.p.nsizes = holdout->count;
+	pg.p.nidx = holdout->nidx;
+	pg.p.nsol = l->nsol;
 	for (size_t z = 0; z < holdout->count; z++) {
 		const int64_t *sz = holdout->v + z * (size_t)holdout->nidx;
 		json_t *row = json_object(), *gl = json_array(), *ch = json_object();
 		json_t *reasons = json_array();
 		int oracle = -1;
 
-		st = measure_size(dev, l, sz, o, g, reasons, stop, err);
+		pg.p.size = z + 1;
+		pg.p.sizes = sz;
+		pg.p.done = z * (size_t)l->nsol * EXPORT_EVAL_ROUNDS;
+		st = measure_size(dev, l, sz, o, g, reasons, stop, &pg, err);
 		if (st) {
 			json_decref(row);
 			json_decref(gl);

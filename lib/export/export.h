@@ -12,6 +12,22 @@
 
 /* ---- held-out evaluation (eval.c) ---------------------------------------- */
 
+/* What export_eval says before each of its measurements (progress
+ * displays): `done` of `total` are done (every solution at every size, in
+ * EXPORT_EVAL_ROUNDS rounds); the next times solution `solution` (of nsol)
+ * in round `round` (from 1) at held-out size `size` (from 1, of nsizes),
+ * whose extents are `sizes` (nidx of them). */
+struct export_progress {
+	size_t done, total, size, nsizes;
+	const int64_t *sizes;
+	int nidx, solution, nsol, round;
+};
+typedef void (*export_progress_fn)(const struct export_progress *p, void *ctx);
+
+/* Rounds of measurements, the solutions interleaved: on a shared machine a
+ * burst of load then slows every solution alike rather than one. */
+#define EXPORT_EVAL_ROUNDS 3
+
 /* Measures every solution of l on every held-out size on dev (bench_run
  * with o's settings), takes the fastest as the oracle, and scores each
  * selector of sel: efficiency = GFLOP/s(selected) / GFLOP/s(oracle), its
@@ -22,10 +38,13 @@
  * mean efficiency (ties: higher P10, then higher minimum, then the order
  * logic, nearest, model).  `name` names the logic in the report.  Sizes no
  * solution can run are reported and left out of the scores.  TCX_EINVAL
- * without held-out sizes; TCX_EINTR when *stop becomes non-zero. */
+ * without held-out sizes; TCX_EINTR when *stop becomes non-zero.
+ * progress (NULL: none) is called with progress_ctx before each
+ * measurement. */
 enum tcx_status export_eval(struct device *dev, const struct logic *l, const char *name,
 			    const struct selector *sel, const struct size_list *holdout,
-			    const struct bench_opts *o, volatile int *stop, json_t **report,
+			    const struct bench_opts *o, volatile int *stop,
+			    export_progress_fn progress, void *progress_ctx, json_t **report,
 			    enum sel_kind *best, struct tcx_error *err);
 
 /* The choices of every selector for each size, without measuring: a

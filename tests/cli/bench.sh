@@ -5,8 +5,9 @@
 # bench.csv.md, the regression gate fails a baseline faster than reality and
 # passes an equal one, plots are well-formed SVG with the expected series
 # (and render with rsvg-convert), the kernel cache is hit on a second run
-# (counted) and survives truncated entries, the peak is used, and progress
-# appears on a terminal only.
+# (counted) and survives truncated entries, the peak is used, the cache is
+# flushed once per round of launches over the input sets (counted), and
+# progress appears on a terminal, or with -v a line per size.
 . "$(dirname "$0")/lib.sh"
 
 py=/usr/bin/python3
@@ -272,6 +273,32 @@ run devices --measure --device opencl:9:9
 expect_rc 4 "--measure of a device that is not there"
 expect_err "unknown device id 'opencl:9:9'" "named"
 
+# ---- cold caches: one flush per round of launches over the input sets -------
+# A 16^3 problem fits 64 input sets in the cache many times over: the
+# cache is flushed before each round of launches over them (man tcx-bench,
+# TIMING METHOD), not before every launch; -vv counts both.
+# rounds LABEL LAUNCHES: checks -vv's count of launches and flushes in $err
+rounds() {
+	local line launches sets flushes
+	line=$(printf '%s\n' "$err" | grep -E '^tcx: timed [0-9]+ launches on [0-9]+ input sets, [0-9]+ cache flush(es)? between them$')
+	checks=$((checks + 1))
+	[ -n "$line" ] || { fail "$1: -vv counts the launches and flushes"; return; }
+	read -r launches sets flushes <<<"$(printf '%s' "$line" | tr -cs '0-9' ' ')"
+	checks=$((checks + 1))
+	[ "$launches" = "$2" ] && [ "$sets" = 64 ] && [ "$flushes" = $((($2 + 63) / 64)) ] ||
+		fail "$1: $2 launches on 64 sets, a flush per round of 64: '$line'"
+}
+run -vv bench "$gemm" --exact 16,16,16 --min-reps 130 --min-time 0 --format json -o rounds.json
+expect_rc 0 "bench with the cache flushed"
+rounds "one solution" 130
+checks=$((checks + 1))
+[ "$(json rounds.json '[(r["input_sets"], r["flushed"], r["reps"]) for r in d["results"]]')" = "[(64, True, 130)]" ] ||
+	fail "64 input sets, flushed, 130 launches: $(json rounds.json '[(r["input_sets"], r["flushed"], r["reps"]) for r in d["results"]]')"
+# a pair (--versus) takes a set per launch too: 2 x 70 launches
+run -vv bench "$gemm" --exact 16,16,16 --versus 'ThreadTile=[16,4]' --min-reps 70 --min-time 0
+expect_rc 0 "bench --versus with the cache flushed"
+rounds "a pair" 140
+
 # ---- progress: on a terminal only -------------------------------------------
 run bench "$gemm" --exact 16,16,16 --exact 24,24,24 "${quick[@]}" --format json
 checks=$((checks + 1))
@@ -286,5 +313,8 @@ if command -v script >/dev/null; then
 else
 	echo "note: no script(1): progress on a terminal not checked"
 fi
+# with -v elsewhere, a line per size
+run -v bench "$gemm" --exact 16,16,16 --exact 24,24,24 "${quick[@]}" --format json
+expect_err '^tcx: \[1/2\]  50% ETA [0-9]+:[0-9][0-9] i=24,j=24,k=24$' "progress with -v"
 
 done_testing

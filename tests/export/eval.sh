@@ -83,6 +83,31 @@ expect_rc 0 "export-lib --selector"
 checks=$((checks + 1))
 grep -q "selector nearest" lib3/include/tcxev.h || fail "--selector overrides the report"
 
+# progress: with -v a line per measurement, on a terminal one line that each
+# overwrites, else nothing
+checks=$((checks + 1))
+printf '%s' "$err" | grep -q '\[[0-9]*/[0-9]*\]' && fail "no progress without -v or a terminal"
+nsol=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["solutions"]))' eval.json)
+steps=$((nsol * 3))
+run -v logic eval "$logic" "${one[@]}"
+expect_rc 0 "eval -v"
+expect_err "^tcx: \[0/$steps\]   0% ETA -:-- i=20,j=16,k=2,l=12 solution 1/$nsol round 1/3\$" "the first step said"
+expect_err "^tcx: \[$((steps - 1))/$steps\] +[0-9]+% ETA [0-9]+:[0-9][0-9] i=20,j=16,k=2,l=12 solution $nsol/$nsol round 3/3\$" \
+	"the last step said"
+run -v export-lib "$logic" -o lib4 --name tcxev --holdout '20,16,2,12;50,16,2,40' --min-time 0.01
+expect_rc 0 "export-lib --holdout -v"
+expect_err "^tcx: \[$steps/$((2 * steps))\] +50% ETA [0-9]+:[0-9][0-9] i=50,j=16,k=2,l=40 solution 1/$nsol round 1/3\$" \
+	"the second size's first step said"
+if command -v script >/dev/null; then
+	script -qec "'$TCX' export-lib '$logic' -o lib5 --name tcxev --holdout 20,16,2,12 --min-time 0.01" /dev/null >tty.txt 2>&1
+	checks=$((checks + 2))
+	grep -q $'\r\\[1/'"$steps"'\] .* solution 2/'"$nsol"' round 1/3' tty.txt ||
+		fail "progress on a terminal: $(od -c tty.txt | head -8)"
+	grep -q $'\r\033\\[K' tty.txt || fail "the progress line is cleared"
+else
+	echo "note: no script(1): progress on a terminal not checked"
+fi
+
 # the results store: its measurements of the logic's solutions are learnt
 run -v logic eval "$logic" --holdout 20,16,2,12 --choices --db "$TCX_EXPORT_FIXTURE/results.db"
 expect_rc 0 "eval --db"
