@@ -109,10 +109,6 @@ struct tcx_backend_ops {
 				  struct tcx_error *err);
 	enum tcx_status (*build_binary)(struct device *dev, const unsigned char *bin, size_t len,
 					struct program **out, struct tcx_error *err);
-	/* Optional: resources of a compiled kernel (registers per work-item,
-	 * spilled bytes, static local memory); -1 where unknown. */
-	void (*kernel_resources)(const struct program *prog, const char *kernel, int *regs,
-				 int *spill_bytes, int64_t *local_bytes);
 
 	enum tcx_status (*alloc)(struct device *dev, size_t bytes, struct buffer **out,
 				 struct tcx_error *err);

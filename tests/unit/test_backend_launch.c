@@ -179,8 +179,7 @@ static void gpu_host_code(struct device *dev, struct program *prog, const struct
 	struct tcx_error err = { 0 };
 	unsigned char pat[16], got[256], *bin = NULL, junk[8] = "junk";
 	size_t len = 0;
-	int regs = 0, spill = 0;
-	int64_t local = 0, dim[2] = { 64, 64 }, stride[1] = { 256 };
+	int64_t dim[2] = { 64, 64 }, stride[1] = { 256 };
 	int box[2] = { 32, 32 };
 	unsigned char map[TCX_TENSOR_MAP_BYTES];
 	struct launch l;
@@ -222,10 +221,6 @@ static void gpu_host_code(struct device *dev, struct program *prog, const struct
 	CHECK_MSG(strstr(err.msg, "kernel does not compile for") != NULL, "%s", err.msg);
 	printf("%-8s build error: %s\n", di->backend, err.msg);
 	ops->program_free(p);
-
-	ops->kernel_resources(prog, "vadd", &regs, &spill, &local);
-	CHECK_MSG(regs == 24 && spill == 0 && local == 0, "%s: resources %d %d %lld", di->id, regs,
-		  spill, (long long)local);
 
 	st = device_tensor_map(dev, B->c, 0, 4, 2, dim, stride, box, map, &err);
 	if (strcmp(di->backend, "cuda") == 0) {

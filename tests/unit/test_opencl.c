@@ -75,8 +75,7 @@ int main(void)
 	unsigned char *bin = NULL;
 	size_t binlen = 0;
 	double ms = -1;
-	int n = N, count = 0, regs = 0, spill = 0;
-	int64_t local_bytes = 0;
+	int n = N, count = 0;
 	unsigned long hits;
 	struct device_cache_stats stats;
 	const char *s;
@@ -161,12 +160,6 @@ int main(void)
 	/* reads and writes past the end are refused */
 	st = buffer_read(dev, bc, 4, c, sizeof(c), &err);
 	CHECK(st == TCX_EINVAL);
-
-	/* resources: no registers in OpenCL, local memory known */
-	ops->kernel_resources(prog, "vadd", &regs, &spill, &local_bytes);
-	CHECK(regs == -1);
-	CHECK(spill >= 0);
-	CHECK(local_bytes >= 0);
 
 	/* a work-group above the device limit is refused before enqueueing,
 	 * as a device limit (TCX_ELIMIT, as on CUDA and HIP) */

@@ -519,36 +519,6 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 	return TCX_OK;
 }
 
-static void gpu_kernel_resources(const struct program *cprog, const char *kernel, int *regs,
-				 int *spill_bytes, int64_t *local_bytes)
-{
-	/* the kernel list is a cache; filling it does not change the program */
-	struct program *p = (struct program *)cprog;
-	struct kernel_entry *k;
-	int v;
-
-	if (regs)
-		*regs = -1;
-	if (spill_bytes)
-		*spill_bytes = -1;
-	if (local_bytes)
-		*local_bytes = -1;
-	if (use_ctx(p->dev, NULL))
-		return;
-	pthread_mutex_lock(&p->lock);
-	if (kernel_get(p, kernel, &k, NULL) == TCX_OK) {
-		if (regs && tl_gpu.FuncGetAttribute(&v, GPU_FUNC_ATTR(NUM_REGS), k->fn) == TL_GPU_OK)
-			*regs = v;
-		/* local memory per thread is where registers spill */
-		if (spill_bytes &&
-		    tl_gpu.FuncGetAttribute(&v, GPU_FUNC_ATTR(LOCAL_SIZE_BYTES), k->fn) == TL_GPU_OK)
-			*spill_bytes = v;
-		if (local_bytes)
-			*local_bytes = k->static_smem;
-	}
-	pthread_mutex_unlock(&p->lock);
-}
-
 /* --- memory ----------------------------------------------------------- */
 
 static enum tcx_status gpu_alloc(struct device *dev, size_t bytes, struct buffer **out,
@@ -834,7 +804,6 @@ static void gpu_ops(struct tcx_backend_ops *ops)
 	ops->program_free = gpu_program_free;
 	ops->binary = gpu_binary;
 	ops->build_binary = gpu_build_binary;
-	ops->kernel_resources = gpu_kernel_resources;
 	ops->alloc = gpu_alloc;
 	ops->free = gpu_free;
 	ops->write = gpu_write;

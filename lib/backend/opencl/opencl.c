@@ -670,32 +670,6 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 	return TCX_OK;
 }
 
-static void ocl_kernel_resources(const struct program *cprog, const char *kernel, int *regs,
-				 int *spill_bytes, int64_t *local_bytes)
-{
-	/* the kernel list is a cache; filling it does not change the program */
-	struct program *p = (struct program *)cprog;
-	struct kernel_entry *k;
-	cl_ulong priv = 0;
-
-	if (regs)
-		*regs = -1; /* OpenCL does not report registers */
-	if (spill_bytes)
-		*spill_bytes = -1;
-	if (local_bytes)
-		*local_bytes = -1;
-	pthread_mutex_lock(&p->lock);
-	if (kernel_get(p, kernel, &k, NULL) == TCX_OK) {
-		if (spill_bytes &&
-		    clGetKernelWorkGroupInfo(k->kernel, p->dev->id, CL_KERNEL_PRIVATE_MEM_SIZE,
-					     sizeof(priv), &priv, NULL) == CL_SUCCESS)
-			*spill_bytes = clamp_int(priv);
-		if (local_bytes)
-			*local_bytes = clamp_i64(k->static_local);
-	}
-	pthread_mutex_unlock(&p->lock);
-}
-
 /* --- memory ---------------------------------------------------------- */
 
 static enum tcx_status ocl_alloc(struct device *dev, size_t bytes, struct buffer **out,
@@ -915,7 +889,6 @@ void tcx_backend_opencl_ops(struct tcx_backend_ops *ops)
 	ops->program_free = ocl_program_free;
 	ops->binary = ocl_binary;
 	ops->build_binary = ocl_build_binary;
-	ops->kernel_resources = ocl_kernel_resources;
 	ops->alloc = ocl_alloc;
 	ops->free = ocl_free;
 	ops->write = ocl_write;
