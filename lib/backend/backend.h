@@ -117,9 +117,6 @@ struct tcx_backend_ops {
 				 const void *src, size_t bytes, struct tcx_error *err);
 	enum tcx_status (*read)(struct device *dev, struct buffer *buf, size_t offset, void *dst,
 				size_t bytes, struct tcx_error *err);
-	/* Optional: fill a buffer with a repeated byte pattern (poisoning). */
-	enum tcx_status (*fill)(struct device *dev, struct buffer *buf, const void *pattern,
-				size_t pattern_size, size_t bytes, struct tcx_error *err);
 
 	/* Optional: a copy-engine descriptor of a strided tensor in `buf`
 	 * from byte `off` (CUDA's tensor map, TCX_TENSOR_MAP_BYTES bytes into

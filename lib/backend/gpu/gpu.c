@@ -6,7 +6,7 @@
  * define the hooks gpu.h declares.  What they may use of it: the entry
  * points (tl_gpu, tl_rtc), why a library is unusable (gpu_why, rtc_why),
  * the compiler's library (rtc_name), need_gpu, need_rtc, gpu_fail,
- * rtc_version, rtc_compile, gpu_write and gpu_ops. */
+ * rtc_version, rtc_compile and gpu_ops. */
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -605,42 +605,6 @@ static enum tcx_status gpu_read(struct device *dev, struct buffer *buf, size_t o
 	return sync_stream(dev, "a read", err);
 }
 
-/* Patterns of 1, 2 or 4 bytes are memsets; the backend writes wider ones. */
-static enum tcx_status gpu_fill(struct device *dev, struct buffer *buf, const void *pattern,
-				size_t pattern_size, size_t bytes, struct tcx_error *err)
-{
-	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, 0, bytes, "fill", err);
-	const unsigned char *pat = pattern;
-	tl_gpu_rc rc;
-
-	if (st || bytes == 0)
-		return st;
-	st = buffer_check_fill(pattern_size, bytes, err);
-	if (!st)
-		st = use_ctx(dev, err);
-	if (st)
-		return st;
-	if (pattern_size == 1) {
-		rc = tl_gpu.MemsetD8Async(buf->ptr, pat[0], bytes, dev->stream);
-	} else if (pattern_size == 2) {
-		unsigned short v;
-
-		memcpy(&v, pat, 2);
-		rc = tl_gpu.MemsetD16Async(buf->ptr, v, bytes / 2, dev->stream);
-	} else if (pattern_size == 4) {
-		TL_GPU(unsigned, int) v;
-
-		memcpy(&v, pat, 4);
-		rc = tl_gpu.MemsetD32Async(buf->ptr, v, bytes / 4, dev->stream);
-	} else {
-		return gpu_fill_wide(dev, buf, pat, pattern_size, bytes, err);
-	}
-	if (rc != TL_GPU_OK)
-		return gpu_fail(err, TCX_EDEVICE, rc, "cannot fill %zu bytes on '%s'", bytes,
-				dev->info.id);
-	return TCX_OK;
-}
-
 /* --- launches --------------------------------------------------------- */
 
 /* Waits for a kernel's end event and reads its duration. */
@@ -808,7 +772,6 @@ static void gpu_ops(struct tcx_backend_ops *ops)
 	ops->free = gpu_free;
 	ops->write = gpu_write;
 	ops->read = gpu_read;
-	ops->fill = gpu_fill;
 	ops->launch = gpu_launch;
 	ops->finish = gpu_finish;
 }

@@ -751,27 +751,6 @@ static enum tcx_status ocl_read(struct device *dev, struct buffer *buf, size_t o
 	return TCX_OK;
 }
 
-/* Enqueued, not waited for: the in-order queue runs it before later work,
- * and the runtime copies the pattern at once. */
-static enum tcx_status ocl_fill(struct device *dev, struct buffer *buf, const void *pattern,
-				size_t pattern_size, size_t bytes, struct tcx_error *err)
-{
-	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, 0, bytes, "fill", err);
-	cl_int rc;
-
-	if (st || bytes == 0)
-		return st;
-	st = buffer_check_fill(pattern_size, bytes, err);
-	if (st)
-		return st;
-	rc = clEnqueueFillBuffer(dev->queue, buf->mem, pattern, pattern_size, 0, bytes, 0, NULL,
-				 NULL);
-	if (rc != CL_SUCCESS)
-		return cl_fail(err, transfer_status(rc), rc, "cannot fill %zu bytes on '%s'", bytes,
-			       dev->info.id);
-	return TCX_OK;
-}
-
 /* --- launches -------------------------------------------------------- */
 
 /* Checks the launch (launch_check) and sets the kernel's arguments. */
@@ -893,7 +872,6 @@ void tcx_backend_opencl_ops(struct tcx_backend_ops *ops)
 	ops->free = ocl_free;
 	ops->write = ocl_write;
 	ops->read = ocl_read;
-	ops->fill = ocl_fill;
 	ops->launch = ocl_launch;
 	ops->finish = ocl_finish;
 }
