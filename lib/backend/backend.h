@@ -48,8 +48,6 @@ struct device_info {
 	bool fp64;               /* double arithmetic */
 	bool fp16;               /* half arithmetic (storage works everywhere) */
 	bool timer_events;       /* device-side event timing is trustworthy */
-	bool local_mem_real;     /* local memory is on-chip (not emulated in RAM) */
-	int wg_multiple;         /* preferred work-group size multiple */
 	int cc_major, cc_minor;  /* CUDA compute capability */
 };
 

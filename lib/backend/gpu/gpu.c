@@ -240,8 +240,6 @@ static void gpu_describe(tl_gpu_dev d, int ordinal, struct device_info *info, ch
 	info->fp64 = true;
 	info->fp16 = TL_GPU(info->cc_major * 10 + info->cc_minor >= 53, true);
 	info->timer_events = true;
-	info->local_mem_real = true;
-	info->wg_multiple = info->simd_width;
 }
 
 static enum tcx_status gpu_probe(struct device_info *out, int max, int *count,

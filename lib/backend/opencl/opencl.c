@@ -271,13 +271,6 @@ static void describe(cl_platform_id plat, cl_device_id d, int pi, int di, struct
 	info->simd_width = info->type == DEV_CPU ? 1 : 32;
 	/* PoCL's events say 0.5 us for launches that cost 24-119 us */
 	info->timer_events = info->type != DEV_CPU;
-	{
-		cl_device_local_mem_type lt = CL_GLOBAL;
-
-		clGetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_TYPE, sizeof(lt), &lt, NULL);
-		info->local_mem_real = lt == CL_LOCAL && info->type != DEV_CPU;
-	}
-	info->wg_multiple = info->type == DEV_CPU ? 8 : info->simd_width;
 
 	/* arch: what kernels are compiled for */
 	dev_str_into(d, CL_DEVICE_VERSION, dver, sizeof(dver));
