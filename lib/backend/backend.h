@@ -130,7 +130,9 @@ struct tcx_backend_ops {
 
 	/* Enqueues a kernel.  With event_ms non-NULL the call waits for the
 	 * kernel and stores its device-side duration in milliseconds.
-	 * check.h's launch_check says what a backend checks first. */
+	 * device_launch has refused a launch without a kernel name or with
+	 * other than 0 to LAUNCH_MAX_ARGS arguments; check.h's launch_check
+	 * says what a backend checks next. */
 	enum tcx_status (*launch)(struct device *dev, struct program *prog,
 				  const struct launch *l, double *event_ms, struct tcx_error *err);
 	/* Waits until everything enqueued has finished. */

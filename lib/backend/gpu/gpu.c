@@ -471,8 +471,6 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 	tl_gpu_rc rc;
 
 	*out = NULL;
-	if (!name || !*name)
-		return tcx_fail(err, TCX_EINVAL, "a launch without a kernel name");
 	if (!p->mod)
 		return tcx_fail(err, TCX_EINVAL, "kernel '%s' of a program that did not build",
 				name);
@@ -680,13 +678,11 @@ static enum tcx_status gpu_launch(struct device *dev, struct program *prog, cons
 
 	if (event_ms)
 		*event_ms = 0;
-	if (!prog || !l)
+	if (!prog)
 		return tcx_fail(err, TCX_EINVAL, "a launch without a program");
 	if (prog->dev != dev)
 		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'",
-				l->kernel ? l->kernel : "", prog->dev->info.id, dev->info.id);
-	if (l->nargs < 0 || l->nargs > LAUNCH_MAX_ARGS)
-		return tcx_fail(err, TCX_EINVAL, "a launch with %d arguments", l->nargs);
+				l->kernel, prog->dev->info.id, dev->info.id);
 	st = use_ctx(dev, err);
 	if (st)
 		return st;

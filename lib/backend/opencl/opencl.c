@@ -623,8 +623,6 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 	cl_int rc;
 
 	*out = NULL;
-	if (!name || !*name)
-		return tcx_fail(err, TCX_EINVAL, "a launch without a kernel name");
 	for (k = p->kernels; k; k = k->next)
 		if (strcmp(k->name, name) == 0) {
 			*out = k;
@@ -808,13 +806,11 @@ static enum tcx_status ocl_launch(struct device *dev, struct program *prog, cons
 
 	if (event_ms)
 		*event_ms = 0;
-	if (!prog || !l)
+	if (!prog)
 		return tcx_fail(err, TCX_EINVAL, "a launch without a program");
 	if (prog->dev != dev)
 		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'",
-				l->kernel ? l->kernel : "", prog->dev->info.id, dev->info.id);
-	if (l->nargs < 0 || l->nargs > LAUNCH_MAX_ARGS)
-		return tcx_fail(err, TCX_EINVAL, "a launch with %d arguments", l->nargs);
+				l->kernel, prog->dev->info.id, dev->info.id);
 	pthread_mutex_lock(&prog->lock);
 	st = kernel_get(prog, l->kernel, &k, err);
 	if (!st)
