@@ -158,11 +158,6 @@ struct tl_gpu_api {
 	tl_gpu_rc (*MemcpyDtoH)(void *dst, tl_gpu_ptr src, size_t n);
 	tl_gpu_rc (*MemcpyHtoDAsync)(tl_gpu_ptr dst, TL_GPU_CSRC *src, size_t n, tl_gpu_stream s);
 	tl_gpu_rc (*MemcpyDtoHAsync)(void *dst, tl_gpu_ptr src, size_t n, tl_gpu_stream s);
-	tl_gpu_rc (*MemsetD8Async)(tl_gpu_ptr p, unsigned char v, size_t n, tl_gpu_stream s);
-	tl_gpu_rc (*MemsetD16Async)(tl_gpu_ptr p, unsigned short v, size_t n, tl_gpu_stream s);
-	tl_gpu_rc (*MemsetD32Async)(tl_gpu_ptr p, TL_GPU(unsigned, int) v, size_t n, tl_gpu_stream s);
-	tl_gpu_rc (*MemsetD2D32Async)(tl_gpu_ptr p, size_t pitch, unsigned v, size_t w, size_t h,
-				      tl_gpu_stream s); /* CUDA */
 	tl_gpu_rc (*ModuleLoadData)(tl_gpu_module *m, const void *image);
 	tl_gpu_rc (*ModuleUnload)(tl_gpu_module m);
 	tl_gpu_rc (*ModuleGetFunction)(tl_gpu_function *f, tl_gpu_module m, const char *name);
@@ -231,10 +226,6 @@ static const struct tl_gpu_sym tl_gpu_syms[] = {
 	       TL_GPU_TCX | TL_GPU_LIB),
     TL_GPU_SYM(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", "hipMemcpyDtoHAsync",
 	       TL_GPU_TCX | TL_GPU_LIB),
-    TL_GPU_SYM(MemsetD8Async, "cuMemsetD8Async", "hipMemsetD8Async", TL_GPU_TCX),
-    TL_GPU_SYM(MemsetD16Async, "cuMemsetD16Async", "hipMemsetD16Async", TL_GPU_TCX),
-    TL_GPU_SYM(MemsetD32Async, "cuMemsetD32Async", "hipMemsetD32Async", TL_GPU_TCX),
-    TL_GPU_SYM(MemsetD2D32Async, "cuMemsetD2D32Async", NULL, TL_GPU_TCX),
     TL_GPU_SYM(ModuleLoadData, "cuModuleLoadData", "hipModuleLoadData", TL_GPU_TCX | TL_GPU_LIB),
     TL_GPU_SYM(ModuleUnload, "cuModuleUnload", "hipModuleUnload", TL_GPU_TCX | TL_GPU_LIB),
     TL_GPU_SYM(ModuleGetFunction, "cuModuleGetFunction", "hipModuleGetFunction",

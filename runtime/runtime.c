@@ -444,6 +444,52 @@ static TL_STATUS tl_launch_make(const struct tl_type *T, const struct tl_kernel 
 	return TL_UP(ELAUNCH);
 }
 
+/* ---- devices and kernels, the part every backend shares ----------------------------- */
+
+/* A device the library has seen: its handle (a cl_device_id, CUdevice or
+ * hipDevice_t), what it is called, and (CUDA, HIP) what the compiler is
+ * given for it. */
+struct tl_device {
+	uintptr_t handle;
+	struct tl_ident ident;
+	char target[256];
+	struct tl_device *next;
+};
+
+static struct tl_device *tl_devices;
+
+/* What each backend defines, the OpenCL one below and runtime_gpu.c: struct
+ * tl_code (a kernel built for a context and device) and
+ *   tl_describe       names device d (its ident and target);
+ *   tl_current        the context (OpenCL: the queue's; CUDA: the calling
+ *                     thread's; HIP: its device) and device of a call;
+ *   tl_code_build     builds kernel K, layout `generic`, for a context and
+ *                     device, with tl_lock held (tl_set_error_locked says why);
+ *   tl_code_free      frees what tl_code_build made;
+ *   tl_run            launches a built kernel, and the GlobalSplitU reduction;
+ *   tl_copy           copies C to the host and back (empty problems);
+ *   tl_compile_target compiles kernel K for a named target, with no device. */
+static void tl_describe(struct tl_device *d);
+
+/* Device `handle`, described on first sight; tl_lock held.  NULL when out
+ * of memory. */
+static struct tl_device *tl_device_find(uintptr_t handle)
+{
+	struct tl_device *d;
+
+	for (d = tl_devices; d; d = d->next)
+		if (d->handle == handle)
+			return d;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->handle = handle;
+	tl_describe(d);
+	d->next = tl_devices;
+	tl_devices = d;
+	return d;
+}
+
 #if TL_WITH_CUDA || TL_WITH_HIP
 #include "runtime_gpu.c"
 #else
@@ -473,24 +519,11 @@ static const char *tl_cl_error(cl_int rc)
 	}
 }
 
-/* A device the library has seen, and a program it built. */
-struct tl_cl_device {
-	cl_device_id id;
-	struct tl_ident ident;
-	struct tl_cl_device *next;
-};
-
-struct tl_cl_program {
+/* A program, and the context it holds. */
+struct tl_code {
 	cl_context ctx;
-	cl_device_id dev;
-	const struct tl_kernel *kernel;
-	int generic;
 	cl_program prog;
-	struct tl_cl_program *next;
 };
-
-static struct tl_cl_device *tl_cl_devices;
-static struct tl_cl_program *tl_cl_programs;
 
 static void tl_cl_str(cl_device_id d, cl_device_info what, char *buf, size_t len)
 {
@@ -501,12 +534,13 @@ static void tl_cl_str(cl_device_id d, cl_device_info what, char *buf, size_t len
 }
 
 /* Names the device as tcx does (lib/backend/opencl: name, vendor, arch). */
-static void tl_cl_identify(cl_device_id d, struct tl_ident *id)
+static void tl_describe(struct tl_device *dev)
 {
+	cl_device_id d = (cl_device_id)dev->handle;
+	struct tl_ident *id = &dev->ident;
 	char ext[8192], ver[512];
 	const char *h;
 
-	memset(id, 0, sizeof(*id));
 	tl_cl_str(d, CL_DEVICE_NAME, id->name, sizeof(id->name));
 	tl_squeeze(id->name);
 	tl_cl_str(d, CL_DEVICE_VENDOR, id->vendor, sizeof(id->vendor));
@@ -532,64 +566,43 @@ static void tl_cl_identify(cl_device_id d, struct tl_ident *id)
 	}
 }
 
-/* The queue's context and device, and what the device is called. */
-static TL_STATUS tl_cl_queue(TL(queue) queue, cl_context *ctx, cl_device_id *dev,
-			     struct tl_ident *ident)
+/* The queue's context and device. */
+static TL_STATUS tl_current(TL(queue) queue, uintptr_t *ctx, struct tl_device **out)
 {
 	cl_command_queue q = (cl_command_queue)queue;
-	struct tl_cl_device *d;
+	cl_context c;
+	cl_device_id dev;
 	cl_int rc;
 
 	if (!q) {
 		tl_set_error("no queue given");
 		return TL_UP(EINVAL);
 	}
-	rc = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof(*ctx), ctx, NULL);
+	rc = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof(c), &c, NULL);
 	if (rc == CL_SUCCESS)
-		rc = clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof(*dev), dev, NULL);
+		rc = clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof(dev), &dev, NULL);
 	if (rc != CL_SUCCESS) {
 		tl_set_error("not an OpenCL command queue: %s (%d)", tl_cl_error(rc), (int)rc);
 		return TL_UP(EINVAL);
 	}
+	*ctx = (uintptr_t)c;
 	pthread_mutex_lock(&tl_lock);
-	for (d = tl_cl_devices; d; d = d->next)
-		if (d->id == *dev)
-			break;
-	if (!d) {
-		d = calloc(1, sizeof(*d));
-		if (!d) {
-			pthread_mutex_unlock(&tl_lock);
-			return TL_UP(ENOMEM);
-		}
-		d->id = *dev;
-		tl_cl_identify(*dev, &d->ident);
-		d->next = tl_cl_devices;
-		tl_cl_devices = d;
-	}
-	*ident = d->ident;
+	*out = tl_device_find((uintptr_t)dev);
 	pthread_mutex_unlock(&tl_lock);
-	return TL_UP(OK);
+	return *out ? TL_UP(OK) : TL_UP(ENOMEM);
 }
 
-/* The kernel's program for this context and device: built on first use,
- * then kept until TL(release). */
-static TL_STATUS tl_cl_program_get(cl_context ctx, cl_device_id dev, const struct tl_kernel *K,
-				   int generic, cl_program *out)
+static TL_STATUS tl_code_build(uintptr_t context, const struct tl_device *d,
+			       const struct tl_kernel *K, int generic, struct tl_code *out)
 {
-	struct tl_cl_program *p;
+	cl_context ctx = (cl_context)context;
+	cl_device_id dev = (cl_device_id)d->handle;
 	const char *srcs[2];
 	size_t lens[2];
 	cl_int rc;
 	cl_program prog;
 	cl_device_type type = 0;
 
-	pthread_mutex_lock(&tl_lock);
-	for (p = tl_cl_programs; p; p = p->next)
-		if (p->ctx == ctx && p->dev == dev && p->kernel == K && p->generic == generic) {
-			*out = p->prog;
-			pthread_mutex_unlock(&tl_lock);
-			return TL_UP(OK);
-		}
 	srcs[0] = (const char *)K->prelude[0][generic];
 	lens[0] = K->prelude_len[0][generic];
 	srcs[1] = (const char *)tl_template_opencl;
@@ -598,7 +611,6 @@ static TL_STATUS tl_cl_program_get(cl_context ctx, cl_device_id dev, const struc
 	if (rc != CL_SUCCESS) {
 		tl_set_error_locked("cannot create a program for %s: %s (%d)", K->name,
 				    tl_cl_error(rc), (int)rc);
-		pthread_mutex_unlock(&tl_lock);
 		return rc == CL_OUT_OF_HOST_MEMORY ? TL_UP(ENOMEM) : TL_UP(EDEVICE);
 	}
 	/* GPUs get the template's second main loop for interior tiles; CPU
@@ -621,26 +633,18 @@ static TL_STATUS tl_cl_program_get(cl_context ctx, cl_device_id dev, const struc
 					  tl_error + head, &n) != CL_SUCCESS)
 			tl_error[head] = '\0';
 		clReleaseProgram(prog);
-		pthread_mutex_unlock(&tl_lock);
 		return TL_UP(EBUILD);
 	}
-	p = calloc(1, sizeof(*p));
-	if (!p) {
-		clReleaseProgram(prog);
-		pthread_mutex_unlock(&tl_lock);
-		return TL_UP(ENOMEM);
-	}
 	clRetainContext(ctx);
-	p->ctx = ctx;
-	p->dev = dev;
-	p->kernel = K;
-	p->generic = generic;
-	p->prog = prog;
-	p->next = tl_cl_programs;
-	tl_cl_programs = p;
-	*out = prog;
-	pthread_mutex_unlock(&tl_lock);
+	out->ctx = ctx;
+	out->prog = prog;
 	return TL_UP(OK);
+}
+
+static void tl_code_free(struct tl_code *c)
+{
+	clReleaseProgram(c->prog);
+	clReleaseContext(c->ctx);
 }
 
 static TL_STATUS tl_cl_fail(const char *what, const char *kernel, cl_int rc)
@@ -651,22 +655,24 @@ static TL_STATUS tl_cl_fail(const char *what, const char *kernel, cl_int rc)
 	return TL_UP(ELAUNCH);
 }
 
-static TL_STATUS tl_cl_run(cl_command_queue q, cl_context ctx, cl_program prog,
-			   const struct tl_type *T, const struct tl_kernel *K,
-			   const struct abi_launch *L, cl_mem c, cl_mem a, cl_mem b)
+static TL_STATUS tl_run(TL(queue) queue, uintptr_t ctx, struct tl_code *code,
+			const struct tl_type *T, const struct tl_kernel *K,
+			struct abi_launch *L, TL(mem) cm, TL(mem) am, TL(mem) bm)
 {
+	cl_command_queue q = (cl_command_queue)queue;
 	cl_kernel k = NULL;
+	cl_mem c = (cl_mem)cm, a = (cl_mem)am, b = (cl_mem)bm;
 	cl_mem ws = NULL, P = T->p_is_a ? a : b, Q = T->p_is_a ? b : a;
 	cl_int rc;
 	TL_STATUS st = TL_UP(OK);
 
 	if (L->ws_bytes) {
-		ws = clCreateBuffer(ctx, CL_MEM_READ_WRITE, L->ws_bytes, NULL, &rc);
+		ws = clCreateBuffer((cl_context)ctx, CL_MEM_READ_WRITE, L->ws_bytes, NULL, &rc);
 		if (rc != CL_SUCCESS)
 			return tl_cl_fail("cannot allocate the GlobalSplitU workspace", K->name,
 					  rc);
 	}
-	k = clCreateKernel(prog, TCX_CONTRACT_NAME, &rc);
+	k = clCreateKernel(code->prog, TCX_CONTRACT_NAME, &rc);
 	if (rc != CL_SUCCESS) {
 		st = tl_cl_fail("cannot create the kernel", K->name, rc);
 		goto out;
@@ -693,7 +699,7 @@ static TL_STATUS tl_cl_run(cl_command_queue q, cl_context ctx, cl_program prog,
 	if (!ws)
 		goto out;
 	clReleaseKernel(k);
-	k = clCreateKernel(prog, TCX_REDUCE_NAME, &rc);
+	k = clCreateKernel(code->prog, TCX_REDUCE_NAME, &rc);
 	if (rc != CL_SUCCESS) {
 		st = tl_cl_fail("cannot create the reduction kernel", K->name, rc);
 		goto out;
@@ -722,14 +728,6 @@ out:
 	return st;
 }
 
-static TL_STATUS tl_device(TL(queue) queue, struct tl_ident *ident)
-{
-	cl_context ctx;
-	cl_device_id dev;
-
-	return tl_cl_queue(queue, &ctx, &dev, ident);
-}
-
 /* Copies C to the host (to_device 0) or back, blocking: after the work
  * queued before it, and done when it returns. */
 static TL_STATUS tl_copy(TL(queue) queue, TL(mem) c, void *buf, size_t bytes, int to_device)
@@ -747,71 +745,125 @@ static TL_STATUS tl_copy(TL(queue) queue, TL(mem) c, void *buf, size_t bytes, in
 	return rc == CL_OUT_OF_HOST_MEMORY ? TL_UP(ENOMEM) : TL_UP(EDEVICE);
 }
 
+static TL_STATUS tl_compile_target(const char *target, const struct tl_kernel *K, int generic)
+{
+	(void)K;
+	(void)generic;
+	tl_set_error("an OpenCL library builds for the device behind a queue: no target '%s'",
+		     target);
+	return TL_UP(EUNSUPPORTED);
+}
+#endif /* OpenCL */
+
+/* A kernel built for a context and device, kept until TL(release). */
+struct tl_module {
+	uintptr_t ctx;
+	const struct tl_device *dev;
+	const struct tl_kernel *kernel;
+	int generic;
+	struct tl_code code;
+	struct tl_module *next;
+};
+
+static struct tl_module *tl_modules;
+
+/* Kernel K (layout `generic`) for this context and device: built on first
+ * use. */
+static TL_STATUS tl_module_get(uintptr_t ctx, const struct tl_device *d, const struct tl_kernel *K,
+			       int generic, struct tl_module **out)
+{
+	struct tl_module *m;
+	TL_STATUS st = TL_UP(OK);
+
+	pthread_mutex_lock(&tl_lock);
+	for (m = tl_modules; m; m = m->next)
+		if (m->ctx == ctx && m->dev == d && m->kernel == K && m->generic == generic)
+			break;
+	if (!m) {
+		m = calloc(1, sizeof(*m));
+		st = m ? tl_code_build(ctx, d, K, generic, &m->code) : TL_UP(ENOMEM);
+		if (st) {
+			free(m);
+			m = NULL;
+		} else {
+			m->ctx = ctx;
+			m->dev = d;
+			m->kernel = K;
+			m->generic = generic;
+			m->next = tl_modules;
+			tl_modules = m;
+		}
+	}
+	*out = m;
+	pthread_mutex_unlock(&tl_lock);
+	return st;
+}
+
+static TL_STATUS tl_device(TL(queue) queue, struct tl_ident *ident)
+{
+	uintptr_t ctx;
+	struct tl_device *d;
+	TL_STATUS st = tl_current(queue, &ctx, &d);
+
+	if (!st)
+		*ident = d->ident;
+	return st;
+}
+
 static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const struct tl_kernel *K,
 			    const struct tl_problem *p, const double *alpha, const double *beta,
 			    TL(mem) c, TL(mem) a, TL(mem) b)
 {
-	cl_context ctx;
-	cl_device_id dev;
-	cl_program prog;
-	struct tl_ident ident;
+	uintptr_t ctx;
+	struct tl_device *d;
+	struct tl_module *m;
 	struct abi_launch L;
-	TL_STATUS st = tl_cl_queue(queue, &ctx, &dev, &ident);
+	TL_STATUS st = tl_current(queue, &ctx, &d);
 
 	if (!st)
-		st = tl_cl_program_get(ctx, dev, K, !p->packed, &prog);
+		st = tl_module_get(ctx, d, K, !p->packed, &m);
+	if (!st)
+		st = tl_launch_make(T, K, p, alpha, beta, &L);
 	if (st)
 		return st;
-	st = tl_launch_make(T, K, p, alpha, beta, &L);
-	if (st)
-		return st;
-	return tl_cl_run((cl_command_queue)queue, ctx, prog, T, K, &L, (cl_mem)c, (cl_mem)a,
-			 (cl_mem)b);
+	return tl_run(queue, ctx, &m->code, T, K, &L, c, a, b);
 }
 
 TL_UP(API) TL_STATUS TL(compile)(TL(queue) queue, const char *target)
 {
-	cl_context ctx;
-	cl_device_id dev;
-	cl_program prog;
-	struct tl_ident ident;
-	TL_STATUS st;
+	uintptr_t ctx = 0;
+	struct tl_device *d = NULL;
+	struct tl_module *m;
 	int t, k, g;
+	/* with a target, the compiler alone: no device, no driver needed */
+	TL_STATUS st = target ? TL_UP(OK) : tl_current(queue, &ctx, &d);
 
-	if (target) {
-		tl_set_error(
-		    "an OpenCL library builds for the device behind a queue: no target '%s'",
-		    target);
-		return TL_UP(EUNSUPPORTED);
-	}
-	st = tl_cl_queue(queue, &ctx, &dev, &ident);
 	for (t = 0; t < TL_NTYPES && !st; t++)
 		for (k = 0; k < tl_types[t].nkernels && !st; k++)
 			for (g = 0; g < 2 && !st; g++)
-				st = tl_cl_program_get(ctx, dev, &tl_types[t].kernels[k], g, &prog);
+				st = target ? tl_compile_target(target, &tl_types[t].kernels[k], g)
+					    : tl_module_get(ctx, d, &tl_types[t].kernels[k], g, &m);
 	return st;
 }
 
 TL_UP(API) void TL(release)(void)
 {
 	pthread_mutex_lock(&tl_lock);
-	while (tl_cl_programs) {
-		struct tl_cl_program *p = tl_cl_programs;
+	while (tl_modules) {
+		struct tl_module *m = tl_modules;
 
-		tl_cl_programs = p->next;
-		clReleaseProgram(p->prog);
-		clReleaseContext(p->ctx);
-		free(p);
+		tl_modules = m->next;
+		tl_code_free(&m->code);
+		free(m);
 	}
-	while (tl_cl_devices) {
-		struct tl_cl_device *d = tl_cl_devices;
+	while (tl_devices) {
+		struct tl_device *d = tl_devices;
 
-		tl_cl_devices = d->next;
+		tl_devices = d->next;
 		free(d);
 	}
 	pthread_mutex_unlock(&tl_lock);
 }
-#endif /* OpenCL */
 
 /* ---- the calls ------------------------------------------------------------------------ */
 

@@ -105,45 +105,33 @@ static TL_STATUS tl_rtc_compile(const struct tl_kernel *K, int generic, const ch
 				      : TL_UP(EBUILD);
 }
 
-/* A device the library has seen (target: what the compiler is given), and
- * a module it loaded. */
-struct tl_gpu_device {
-	tl_gpu_dev dev;
-	struct tl_ident ident;
-	char target[256];
-	struct tl_gpu_device *next;
-};
-
-struct tl_gpu_module {
-	tl_gpu_ctx ctx;
-	const struct tl_kernel *kernel;
-	int generic;
+/* A module loaded for a context, and its two kernels. */
+struct tl_code {
 	tl_gpu_module mod;
 	tl_gpu_function contract, reduce;
 	int dyn_set; /* dynamic shared memory opted in to (CUDA) */
-	struct tl_gpu_module *next;
 };
 
-static struct tl_gpu_device *tl_gpu_devices;
-static struct tl_gpu_module *tl_gpu_modules;
-
 /* Names device d: its name, vendor, architecture and compiler target. */
-static void tl_gpu_describe(struct tl_gpu_device *d)
+static void tl_describe(struct tl_device *d)
 {
-	tl_gpu.DeviceGetName(d->ident.name, (int)sizeof(d->ident.name), d->dev);
+	tl_gpu_dev dev = (tl_gpu_dev)d->handle;
+
+	tl_gpu.DeviceGetName(d->ident.name, (int)sizeof(d->ident.name), dev);
 	tl_squeeze(d->ident.name);
 	snprintf(d->ident.vendor, sizeof(d->ident.vendor), "%s", TL_GPU_VENDOR);
-	tl_gpu_arch(d->dev, d->ident.arch, sizeof(d->ident.arch), d->target, sizeof(d->target));
+	tl_gpu_arch(dev, d->ident.arch, sizeof(d->ident.arch), d->target, sizeof(d->target));
 }
 
 /* The calling thread's context (CUDA) or device (HIP) and its device. */
-static TL_STATUS tl_gpu_current(tl_gpu_ctx *ctx, struct tl_gpu_device **out)
+static TL_STATUS tl_current(TL(queue) queue, uintptr_t *context, struct tl_device **out)
 {
-	struct tl_gpu_device *d;
+	tl_gpu_ctx ctx;
 	tl_gpu_dev dev;
 	tl_gpu_rc rc;
 	TL_STATUS st;
 
+	(void)queue;
 	pthread_mutex_lock(&tl_lock);
 	st = tl_gpu_need(0);
 	if (st) {
@@ -151,14 +139,14 @@ static TL_STATUS tl_gpu_current(tl_gpu_ctx *ctx, struct tl_gpu_device **out)
 		pthread_mutex_unlock(&tl_lock);
 		return st;
 	}
-	rc = tl_gpu.GetCurrent(ctx);
+	rc = tl_gpu.GetCurrent(&ctx);
 #if TL_WITH_CUDA
-	if (rc == CUDA_SUCCESS && !*ctx)
+	if (rc == CUDA_SUCCESS && !ctx)
 		rc = CUDA_ERROR_INVALID_CONTEXT;
 	if (rc == CUDA_SUCCESS)
 		rc = tl_gpu.CtxGetDevice(&dev);
 #else
-	dev = *ctx;
+	dev = ctx;
 #endif
 	if (rc != TL_GPU_OK) {
 		tl_set_error_locked("no current %s on this thread: %s",
@@ -166,91 +154,58 @@ static TL_STATUS tl_gpu_current(tl_gpu_ctx *ctx, struct tl_gpu_device **out)
 		pthread_mutex_unlock(&tl_lock);
 		return TL_UP(EINVAL);
 	}
-	for (d = tl_gpu_devices; d; d = d->next)
-		if (d->dev == dev)
-			break;
-	if (!d) {
-		d = calloc(1, sizeof(*d));
-		if (!d) {
-			pthread_mutex_unlock(&tl_lock);
-			return TL_UP(ENOMEM);
-		}
-		d->dev = dev;
-		tl_gpu_describe(d);
-		d->next = tl_gpu_devices;
-		tl_gpu_devices = d;
-	}
-	*out = d;
+	*context = (uintptr_t)ctx;
+	*out = tl_device_find((uintptr_t)dev);
 	pthread_mutex_unlock(&tl_lock);
-	return TL_UP(OK);
+	return *out ? TL_UP(OK) : TL_UP(ENOMEM);
 }
 
-static TL_STATUS tl_gpu_module_get(tl_gpu_ctx ctx, const struct tl_gpu_device *d,
-				   const struct tl_kernel *K, int generic,
-				   struct tl_gpu_module **out)
+static TL_STATUS tl_code_build(uintptr_t ctx, const struct tl_device *d, const struct tl_kernel *K,
+			       int generic, struct tl_code *out)
 {
-	struct tl_gpu_module *m;
 	char *bin = NULL;
 	size_t len = 0;
 	tl_gpu_rc rc;
 	TL_STATUS st;
 
-	pthread_mutex_lock(&tl_lock);
-	for (m = tl_gpu_modules; m; m = m->next)
-		if (m->ctx == ctx && m->kernel == K && m->generic == generic) {
-			*out = m;
-			pthread_mutex_unlock(&tl_lock);
-			return TL_UP(OK);
-		}
+	(void)ctx;
 	if (!d->target[0]) {
 		tl_set_error_locked("cannot tell the architecture of %s", d->ident.name);
-		pthread_mutex_unlock(&tl_lock);
 		return TL_UP(EDEVICE);
 	}
 	st = tl_rtc_compile(K, generic, d->target, &bin, &len);
-	if (st) {
-		pthread_mutex_unlock(&tl_lock);
+	if (st)
 		return st;
-	}
-	m = calloc(1, sizeof(*m));
-	if (!m) {
-		free(bin);
-		pthread_mutex_unlock(&tl_lock);
-		return TL_UP(ENOMEM);
-	}
-	rc = tl_gpu.ModuleLoadData(&m->mod, bin);
+	rc = tl_gpu.ModuleLoadData(&out->mod, bin);
 	free(bin);
 	if (rc == TL_GPU_OK)
-		rc = tl_gpu.ModuleGetFunction(&m->contract, m->mod, TCX_CONTRACT_NAME);
+		rc = tl_gpu.ModuleGetFunction(&out->contract, out->mod, TCX_CONTRACT_NAME);
 	if (rc == TL_GPU_OK)
-		rc = tl_gpu.ModuleGetFunction(&m->reduce, m->mod, TCX_REDUCE_NAME);
+		rc = tl_gpu.ModuleGetFunction(&out->reduce, out->mod, TCX_REDUCE_NAME);
 	if (rc != TL_GPU_OK) {
 		tl_set_error_locked("cannot load kernel %s: %s", K->name, tl_gpu_error(rc));
-		if (m->mod)
-			tl_gpu.ModuleUnload(m->mod);
-		free(m);
-		pthread_mutex_unlock(&tl_lock);
+		if (out->mod)
+			tl_gpu.ModuleUnload(out->mod);
 		return TL_UP(EBUILD);
 	}
-	m->ctx = ctx;
-	m->kernel = K;
-	m->generic = generic;
-	m->next = tl_gpu_modules;
-	tl_gpu_modules = m;
-	*out = m;
-	pthread_mutex_unlock(&tl_lock);
 	return TL_UP(OK);
 }
 
-static TL_STATUS tl_device(TL(queue) queue, struct tl_ident *ident)
+static void tl_code_free(struct tl_code *c)
 {
-	tl_gpu_ctx ctx;
-	struct tl_gpu_device *d;
-	TL_STATUS st = tl_gpu_current(&ctx, &d);
+	tl_gpu.ModuleUnload(c->mod);
+}
 
-	(void)queue;
-	if (!st)
-		*ident = d->ident;
+static TL_STATUS tl_compile_target(const char *target, const struct tl_kernel *K, int generic)
+{
+	char *bin = NULL;
+	size_t len;
+	TL_STATUS st;
+
+	pthread_mutex_lock(&tl_lock);
+	st = tl_rtc_compile(K, generic, target, &bin, &len);
+	pthread_mutex_unlock(&tl_lock);
+	free(bin);
 	return st;
 }
 
@@ -260,10 +215,10 @@ static TL_STATUS tl_copy(TL(queue) queue, TL(mem) c, void *buf, size_t bytes, in
 {
 	tl_gpu_stream stream = (tl_gpu_stream)queue;
 	tl_gpu_ptr C = (tl_gpu_ptr)(uintptr_t)c;
-	tl_gpu_ctx ctx;
-	struct tl_gpu_device *d;
+	uintptr_t ctx;
+	struct tl_device *d;
 	tl_gpu_rc rc;
-	TL_STATUS st = tl_gpu_current(&ctx, &d);
+	TL_STATUS st = tl_current(queue, &ctx, &d);
 
 	if (st)
 		return st;
@@ -281,7 +236,7 @@ static TL_STATUS tl_copy(TL(queue) queue, TL(mem) c, void *buf, size_t bytes, in
 /* Opts kernel m in to dyn bytes of dynamic shared memory where the device
  * asks for it (CUDA, above 48 KiB; HIP has no such step: the device's
  * limit holds). */
-static void tl_gpu_shared(struct tl_gpu_module *m, unsigned dyn)
+static void tl_gpu_shared(struct tl_code *m, unsigned dyn)
 {
 #if TL_WITH_CUDA
 	if (dyn <= 48 * 1024)
@@ -298,15 +253,11 @@ static void tl_gpu_shared(struct tl_gpu_module *m, unsigned dyn)
 #endif
 }
 
-static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const struct tl_kernel *K,
-			    const struct tl_problem *p, const double *alpha, const double *beta,
-			    TL(mem) c, TL(mem) a, TL(mem) b)
+static TL_STATUS tl_run(TL(queue) queue, uintptr_t ctx, struct tl_code *m,
+			const struct tl_type *T, const struct tl_kernel *K,
+			struct abi_launch *L, TL(mem) c, TL(mem) a, TL(mem) b)
 {
 	tl_gpu_stream stream = (tl_gpu_stream)queue;
-	tl_gpu_ctx ctx;
-	struct tl_gpu_device *d;
-	struct tl_gpu_module *m;
-	struct abi_launch L;
 	tl_gpu_ptr C = (tl_gpu_ptr)(uintptr_t)c, A = (tl_gpu_ptr)(uintptr_t)a;
 	tl_gpu_ptr B = (tl_gpu_ptr)(uintptr_t)b, P, Q, W = 0;
 	void *params[TCX_PARAMS_WGMMA];
@@ -316,21 +267,14 @@ static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const stru
 	static const struct tcx_tma no_tma = {0, {-1, -1, -1}, {-1, -1, -1}};
 	unsigned dyn;
 	tl_gpu_rc rc;
-	TL_STATUS st = tl_gpu_current(&ctx, &d);
 
-	if (!st)
-		st = tl_gpu_module_get(ctx, d, K, !p->packed, &m);
-	if (st)
-		return st;
-	st = tl_launch_make(T, K, p, alpha, beta, &L);
-	if (st)
-		return st;
+	(void)ctx;
 	P = T->p_is_a ? A : B;
 	Q = T->p_is_a ? B : A;
 	dyn = K->lds_bytes > 0 ? (unsigned)K->lds_bytes : 0;
 	tl_gpu_shared(m, dyn);
-	if (L.ws_bytes) {
-		rc = tl_gpu.MemAllocAsync(&W, L.ws_bytes, stream);
+	if (L->ws_bytes) {
+		rc = tl_gpu.MemAllocAsync(&W, L->ws_bytes, stream);
 		if (rc != TL_GPU_OK) {
 			tl_set_error("cannot allocate the GlobalSplitU workspace: %s",
 				     tl_gpu_error(rc));
@@ -341,28 +285,29 @@ static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const stru
 	params[TCX_PARAM_P] = &P;
 	params[TCX_PARAM_Q] = &Q;
 	params[TCX_PARAM_W] = W ? &W : &C;
-	params[TCX_PARAM_ARGS] = &L.args;
-	params[TCX_PARAM_ALPHA] = &L.alpha;
-	params[TCX_PARAM_BETA] = &L.beta;
+	params[TCX_PARAM_ARGS] = &L->args;
+	params[TCX_PARAM_ALPHA] = &L->alpha;
+	params[TCX_PARAM_BETA] = &L->beta;
 	params[TCX_PARAM_TMAP_P] = (void *)no_map;
 	params[TCX_PARAM_TMAP_Q] = (void *)no_map;
 	params[TCX_PARAM_TMA] = (void *)&no_tma;
-	rc = tl_gpu.LaunchKernel(
-	    m->contract, (unsigned)(L.global[0] / L.local[0]), (unsigned)(L.global[1] / L.local[1]),
-	    (unsigned)(L.global[2] / L.local[2]), (unsigned)L.local[0], (unsigned)L.local[1],
-	    (unsigned)L.local[2], dyn, stream, params, NULL);
+	rc = tl_gpu.LaunchKernel(m->contract, (unsigned)(L->global[0] / L->local[0]),
+				 (unsigned)(L->global[1] / L->local[1]),
+				 (unsigned)(L->global[2] / L->local[2]), (unsigned)L->local[0],
+				 (unsigned)L->local[1], (unsigned)L->local[2], dyn, stream, params,
+				 NULL);
 	if (rc == TL_GPU_OK && W) {
 		params[TCX_REDUCE_C] = &C;
 		params[TCX_REDUCE_W] = &W;
-		params[TCX_REDUCE_ARGS] = &L.args;
-		params[TCX_REDUCE_ALPHA] = &L.alpha;
-		params[TCX_REDUCE_BETA] = &L.beta;
-		params[TCX_REDUCE_TOTAL] = &L.total;
-		rc = tl_gpu.LaunchKernel(m->reduce, (unsigned)(L.rglobal[0] / L.rlocal[0]),
-					 (unsigned)(L.rglobal[1] / L.rlocal[1]),
-					 (unsigned)(L.rglobal[2] / L.rlocal[2]),
-					 (unsigned)L.rlocal[0], (unsigned)L.rlocal[1],
-					 (unsigned)L.rlocal[2], 0, stream, params, NULL);
+		params[TCX_REDUCE_ARGS] = &L->args;
+		params[TCX_REDUCE_ALPHA] = &L->alpha;
+		params[TCX_REDUCE_BETA] = &L->beta;
+		params[TCX_REDUCE_TOTAL] = &L->total;
+		rc = tl_gpu.LaunchKernel(m->reduce, (unsigned)(L->rglobal[0] / L->rlocal[0]),
+					 (unsigned)(L->rglobal[1] / L->rlocal[1]),
+					 (unsigned)(L->rglobal[2] / L->rlocal[2]),
+					 (unsigned)L->rlocal[0], (unsigned)L->rlocal[1],
+					 (unsigned)L->rlocal[2], 0, stream, params, NULL);
 	}
 	if (W)
 		tl_gpu.MemFreeAsync(W, stream);
@@ -371,60 +316,4 @@ static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const stru
 		return TL_UP(ELAUNCH);
 	}
 	return TL_UP(OK);
-}
-
-TL_UP(API) TL_STATUS TL(compile)(TL(queue) queue, const char *target)
-{
-	int t, k, g;
-	TL_STATUS st = TL_UP(OK);
-
-	(void)queue;
-	if (target) {
-		/* the compiler alone: no device, no driver needed */
-		for (t = 0; t < TL_NTYPES && !st; t++)
-			for (k = 0; k < tl_types[t].nkernels && !st; k++)
-				for (g = 0; g < 2 && !st; g++) {
-					char *bin = NULL;
-					size_t len;
-
-					pthread_mutex_lock(&tl_lock);
-					st = tl_rtc_compile(&tl_types[t].kernels[k], g, target,
-							    &bin, &len);
-					pthread_mutex_unlock(&tl_lock);
-					free(bin);
-				}
-		return st;
-	}
-	{
-		tl_gpu_ctx ctx;
-		struct tl_gpu_device *d;
-		struct tl_gpu_module *m;
-
-		st = tl_gpu_current(&ctx, &d);
-		for (t = 0; t < TL_NTYPES && !st; t++)
-			for (k = 0; k < tl_types[t].nkernels && !st; k++)
-				for (g = 0; g < 2 && !st; g++)
-					st = tl_gpu_module_get(ctx, d, &tl_types[t].kernels[k], g,
-							       &m);
-	}
-	return st;
-}
-
-TL_UP(API) void TL(release)(void)
-{
-	pthread_mutex_lock(&tl_lock);
-	while (tl_gpu_modules) {
-		struct tl_gpu_module *m = tl_gpu_modules;
-
-		tl_gpu_modules = m->next;
-		tl_gpu.ModuleUnload(m->mod);
-		free(m);
-	}
-	while (tl_gpu_devices) {
-		struct tl_gpu_device *d = tl_gpu_devices;
-
-		tl_gpu_devices = d->next;
-		free(d);
-	}
-	pthread_mutex_unlock(&tl_lock);
 }

@@ -526,10 +526,14 @@ enum tcx_status device_launch(struct device *dev, struct program *prog, const st
 	if (!b->ops->launch)
 		return tcx_fail(err, TCX_EUNSUPPORTED, "device '%s' cannot launch kernels",
 				device_info_of(dev)->id);
+	if (!l || !l->kernel || !*l->kernel)
+		return tcx_fail(err, TCX_EINVAL, "a launch without a kernel name");
+	if (l->nargs < 0 || l->nargs > LAUNCH_MAX_ARGS)
+		return tcx_fail(err, TCX_EINVAL, "a launch with %d arguments", l->nargs);
 	if (fault_hit(FAULT_LAUNCH))
 		return tcx_fail(err, TCX_ELAUNCH,
-				"kernel '%s' failed on '%s' (injected by TCX_FAULT)",
-				l && l->kernel ? l->kernel : "?", device_info_of(dev)->id);
+				"kernel '%s' failed on '%s' (injected by TCX_FAULT)", l->kernel,
+				device_info_of(dev)->id);
 	hang = fault_hit(FAULT_LAUNCH_HANG);
 	if (b->wd || hang)
 		return watchdog_launch(b->wd, dev, b->ops, prog, l, hang, event_ms, err);

@@ -48,8 +48,6 @@ struct device_info {
 	bool fp64;               /* double arithmetic */
 	bool fp16;               /* half arithmetic (storage works everywhere) */
 	bool timer_events;       /* device-side event timing is trustworthy */
-	bool local_mem_real;     /* local memory is on-chip (not emulated in RAM) */
-	int wg_multiple;         /* preferred work-group size multiple */
 	int cc_major, cc_minor;  /* CUDA compute capability */
 };
 
@@ -109,10 +107,6 @@ struct tcx_backend_ops {
 				  struct tcx_error *err);
 	enum tcx_status (*build_binary)(struct device *dev, const unsigned char *bin, size_t len,
 					struct program **out, struct tcx_error *err);
-	/* Optional: resources of a compiled kernel (registers per work-item,
-	 * spilled bytes, static local memory); -1 where unknown. */
-	void (*kernel_resources)(const struct program *prog, const char *kernel, int *regs,
-				 int *spill_bytes, int64_t *local_bytes);
 
 	enum tcx_status (*alloc)(struct device *dev, size_t bytes, struct buffer **out,
 				 struct tcx_error *err);
@@ -121,9 +115,6 @@ struct tcx_backend_ops {
 				 const void *src, size_t bytes, struct tcx_error *err);
 	enum tcx_status (*read)(struct device *dev, struct buffer *buf, size_t offset, void *dst,
 				size_t bytes, struct tcx_error *err);
-	/* Optional: fill a buffer with a repeated byte pattern (poisoning). */
-	enum tcx_status (*fill)(struct device *dev, struct buffer *buf, const void *pattern,
-				size_t pattern_size, size_t bytes, struct tcx_error *err);
 
 	/* Optional: a copy-engine descriptor of a strided tensor in `buf`
 	 * from byte `off` (CUDA's tensor map, TCX_TENSOR_MAP_BYTES bytes into
@@ -139,7 +130,9 @@ struct tcx_backend_ops {
 
 	/* Enqueues a kernel.  With event_ms non-NULL the call waits for the
 	 * kernel and stores its device-side duration in milliseconds.
-	 * check.h's launch_check says what a backend checks first. */
+	 * device_launch has refused a launch without a kernel name or with
+	 * other than 0 to LAUNCH_MAX_ARGS arguments; check.h's launch_check
+	 * says what a backend checks next. */
 	enum tcx_status (*launch)(struct device *dev, struct program *prog,
 				  const struct launch *l, double *event_ms, struct tcx_error *err);
 	/* Waits until everything enqueued has finished. */

@@ -18,17 +18,6 @@ enum tcx_status buffer_check_range(bool present, size_t size, size_t off, size_t
 	return TCX_OK;
 }
 
-enum tcx_status buffer_check_fill(size_t pattern_size, size_t bytes, struct tcx_error *err)
-{
-	if (pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)) ||
-	    bytes % pattern_size)
-		return tcx_fail(err, TCX_EINVAL,
-				"cannot fill %zu bytes with a %zu-byte pattern (a power of two up "
-				"to 128 that divides the size)",
-				bytes, pattern_size);
-	return TCX_OK;
-}
-
 /* How a kernel language's launches are counted and named. */
 struct dialect {
 	const char *group, *groups, *items, *local;

@@ -1,7 +1,7 @@
 /* check.h - what every backend checks and words the same way, so that the
  * same condition gets the same status on OpenCL, CUDA and HIP: a
- * transfer's range, a fill's pattern, a launch against the device's and the
- * kernel's limits; and how a backend reports its runtime's error codes and
+ * transfer's range, a launch against the device's and the kernel's limits;
+ * and how a backend reports its runtime's error codes and
  * its compiler's log.  For the backends (lib/backend/<name>/) and their
  * tests; the rest of tcx goes through backend.h. */
 #ifndef TCX_BACKEND_CHECK_H
@@ -16,13 +16,9 @@
 
 /* TCX_EINVAL unless `bytes` at `off` lie within a buffer of `size` bytes;
  * `present` false says the buffer is NULL.  `what` names the transfer in
- * the message ("write", "read", "fill"). */
+ * the message ("write", "read"). */
 enum tcx_status buffer_check_range(bool present, size_t size, size_t off, size_t bytes,
 				   const char *what, struct tcx_error *err);
-
-/* TCX_EINVAL unless a `pattern_size`-byte pattern can fill `bytes` bytes on
- * every backend: a power of two up to 128 that divides the size. */
-enum tcx_status buffer_check_fill(size_t pattern_size, size_t bytes, struct tcx_error *err);
 
 /* What a backend's runtime says of a compiled kernel, for launch_check. */
 struct kernel_facts {

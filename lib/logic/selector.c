@@ -62,7 +62,7 @@ static void nominal_gpu(const struct solution *s, struct device_info *d)
 	d->max_wg_size = 1024;
 	d->max_wg_dim[0] = d->max_wg_dim[1] = 1024;
 	d->max_wg_dim[2] = 64;
-	d->simd_width = d->wg_multiple = 32;
+	d->simd_width = 32;
 	d->fp64 = d->fp16 = true;
 }
 

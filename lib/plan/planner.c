@@ -128,10 +128,10 @@ bool plan_known_device(const char *name, struct device_info *d)
 		d->max_wg_dim[2] = 64;
 		d->max_regs_per_wg = 65536;
 		d->clock_mhz = 1980;
-		d->simd_width = d->wg_multiple = 32;
+		d->simd_width = 32;
 		d->pref_vector_float = 1;
 		d->fp64 = d->fp16 = true;
-		d->timer_events = d->local_mem_real = true;
+		d->timer_events = true;
 		d->cc_major = 9;
 		d->cc_minor = 0;
 		return true;

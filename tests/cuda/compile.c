@@ -48,7 +48,6 @@ int main(int argc, char **argv)
 	d.clock_mhz = 1980;
 	d.simd_width = 32;
 	d.pref_vector_float = 4;
-	d.fp64 = d.fp16 = d.timer_events = d.local_mem_real = true;
-	d.wg_multiple = 32;
+	d.fp64 = d.fp16 = d.timer_events = true;
 	return offline_main(argc, argv, &d, cuda_compile_offline, compiler);
 }

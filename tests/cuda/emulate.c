@@ -654,7 +654,7 @@ int main(int argc, char **argv)
 	dev.info.max_wg_dim[0] = dev.info.max_wg_dim[1] = 1024;
 	dev.info.max_wg_dim[2] = 64;
 	memcpy(dev.info.max_groups, cuda_grid, sizeof(cuda_grid));
-	dev.info.simd_width = dev.info.wg_multiple = 32;
+	dev.info.simd_width = 32;
 	dev.info.fp64 = dev.info.fp16 = true;
 	printf("CUDA dialect on the host (%s), type %s, seed %llu%s\n", cxx, dtype_info(t)->name,
 	       (unsigned long long)seed, limits ? ", the limits" : "");

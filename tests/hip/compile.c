@@ -54,8 +54,7 @@ int main(int argc, char **argv)
 	d.clock_mhz = 1700;
 	d.simd_width = 64;
 	d.pref_vector_float = 4;
-	d.fp64 = d.fp16 = d.timer_events = d.local_mem_real = true;
-	d.wg_multiple = 64;
+	d.fp64 = d.fp16 = d.timer_events = true;
 	/* offline_main reads TYPE and the options; ARCH is ours */
 	for (int k = 2; k + 1 < argc; k++)
 		argv[k] = argv[k + 1];

@@ -140,11 +140,7 @@ static fake_rc function_attribute(int *v, int a)
 	case FAKE(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK):
 		*v = 1024;
 		return OK;
-	case FAKE(CU_FUNC_ATTRIBUTE_NUM_REGS, HIP_FUNC_ATTRIBUTE_NUM_REGS):
-		*v = 24;
-		return OK;
 	case FAKE(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES):
-	case FAKE(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES):
 		*v = 0;
 		return OK;
 	default:
@@ -166,12 +162,6 @@ static fake_rc launch(const struct fake_fn *f, unsigned gx, unsigned gy, unsigne
 			c[i] = a[i] + b[i];
 	}
 	return OK;
-}
-
-static void fill(fake_ptr p, const void *v, size_t size, size_t n)
-{
-	for (size_t k = 0; k < n; k++)
-		memcpy((char *)PTR(p) + k * size, v, size);
 }
 
 #if FAKE_CUDA
@@ -304,32 +294,6 @@ CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n, C
 CUresult CUDAAPI cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
 	memcpy(dst, PTR(src), n);
-	return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s)
-{
-	fill(p, &v, 1, n);
-	return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr p, unsigned short v, size_t n, CUstream s)
-{
-	fill(p, &v, 2, n);
-	return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr p, unsigned int v, size_t n, CUstream s)
-{
-	fill(p, &v, 4, n);
-	return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr p, size_t pitch, unsigned int v, size_t w,
-				    size_t h, CUstream s)
-{
-	for (size_t r = 0; r < h; r++)
-		fill(p + r * pitch, &v, 4, w);
 	return CUDA_SUCCESS;
 }
 
@@ -521,24 +485,6 @@ hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void *src, size_t n, hipStream
 hipError_t hipMemcpyDtoHAsync(void *dst, hipDeviceptr_t src, size_t n, hipStream_t s)
 {
 	memcpy(dst, src, n);
-	return hipSuccess;
-}
-
-hipError_t hipMemsetD8Async(hipDeviceptr_t p, unsigned char v, size_t n, hipStream_t s)
-{
-	fill(p, &v, 1, n);
-	return hipSuccess;
-}
-
-hipError_t hipMemsetD16Async(hipDeviceptr_t p, unsigned short v, size_t n, hipStream_t s)
-{
-	fill(p, &v, 2, n);
-	return hipSuccess;
-}
-
-hipError_t hipMemsetD32Async(hipDeviceptr_t p, int v, size_t n, hipStream_t s)
-{
-	fill(p, &v, 4, n);
 	return hipSuccess;
 }
 

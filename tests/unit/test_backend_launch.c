@@ -177,28 +177,15 @@ static void gpu_host_code(struct device *dev, struct program *prog, const struct
 	const struct device_info *di = device_info_of(dev);
 	struct program *p = NULL;
 	struct tcx_error err = { 0 };
-	unsigned char pat[16], got[256], *bin = NULL, junk[8] = "junk";
+	unsigned char got[4] = { 0 }, *bin = NULL, junk[8] = "junk";
 	size_t len = 0;
-	int regs = 0, spill = 0;
-	int64_t local = 0, dim[2] = { 64, 64 }, stride[1] = { 256 };
+	int64_t dim[2] = { 64, 64 }, stride[1] = { 256 };
 	int box[2] = { 32, 32 };
 	unsigned char map[TCX_TENSOR_MAP_BYTES];
 	struct launch l;
 	double ms = -1;
 	enum tcx_status st;
 
-	for (size_t ps = 1; ps <= 16; ps *= 2) {
-		for (size_t k = 0; k < ps; k++)
-			pat[k] = (unsigned char)(17 * ps + k);
-		st = ops->fill(dev, B->c, pat, ps, sizeof(got), &err);
-		CHECK_MSG(st == TCX_OK, "%s: fill of %zu: %s", di->id, ps, err.msg);
-		st = buffer_read(dev, B->c, 0, got, sizeof(got), &err);
-		for (size_t k = 0; !st && k < sizeof(got); k++)
-			if (got[k] != pat[k % ps])
-				st = TCX_EMISMATCH;
-		CHECK_MSG(st == TCX_OK, "%s: pattern of %zu read back", di->id, ps);
-	}
-	CHECK(ops->fill(dev, B->c, pat, 3, 12, &err) == TCX_EINVAL);
 	CHECK(buffer_write(dev, B->c, 4 * N - 2, got, 4, &err) == TCX_EINVAL);
 	CHECK_MSG(strstr(err.msg, "past the end") != NULL, "%s", err.msg);
 
@@ -222,10 +209,6 @@ static void gpu_host_code(struct device *dev, struct program *prog, const struct
 	CHECK_MSG(strstr(err.msg, "kernel does not compile for") != NULL, "%s", err.msg);
 	printf("%-8s build error: %s\n", di->backend, err.msg);
 	ops->program_free(p);
-
-	ops->kernel_resources(prog, "vadd", &regs, &spill, &local);
-	CHECK_MSG(regs == 24 && spill == 0 && local == 0, "%s: resources %d %d %lld", di->id, regs,
-		  spill, (long long)local);
 
 	st = device_tensor_map(dev, B->c, 0, 4, 2, dim, stride, box, map, &err);
 	if (strcmp(di->backend, "cuda") == 0) {

@@ -63,7 +63,7 @@ static void cuda_info(struct device_info *di)
 	di->max_wg_dim[2] = 64;
 	di->max_groups[0] = INT32_MAX;
 	di->max_groups[1] = di->max_groups[2] = 65535;
-	di->simd_width = di->wg_multiple = 32;
+	di->simd_width = 32;
 	di->fp64 = di->fp16 = true;
 }
 

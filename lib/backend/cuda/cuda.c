@@ -5,8 +5,8 @@
  * devices` shows it.  Most of the backend is lib/backend/gpu/gpu.c, which
  * it shares with the hip backend and includes first; here is what is
  * CUDA's own: what it says without its libraries, the driver's devices and
- * their primary contexts, NVRTC's target (runtime/gpu.h's rule), wide
- * fills and the copy engine's tensor maps. */
+ * their primary contexts, NVRTC's target (runtime/gpu.h's rule) and the
+ * copy engine's tensor maps. */
 #define TCX_GPU_CUDA 1
 
 #include <stdio.h>
@@ -128,29 +128,6 @@ static void gpu_release(struct device *dev)
 {
 	if (dev->ctx)
 		tl_gpu.PrimaryCtxRelease(dev->handle);
-}
-
-/* --- memory ----------------------------------------------------------- */
-
-/* Each 4-byte word of the pattern set down a 2D "column" whose pitch is
- * the pattern's size. */
-static enum tcx_status gpu_fill_wide(struct device *dev, struct buffer *buf,
-				     const unsigned char *pat, size_t pattern_size, size_t bytes,
-				     struct tcx_error *err)
-{
-	CUresult rc = CUDA_SUCCESS;
-
-	for (size_t w = 0; w < pattern_size / 4 && rc == CUDA_SUCCESS; w++) {
-		unsigned int v;
-
-		memcpy(&v, pat + 4 * w, 4);
-		rc = tl_gpu.MemsetD2D32Async(buf->ptr + 4 * w, pattern_size, v, 1, bytes / pattern_size,
-					 dev->stream);
-	}
-	if (rc != CUDA_SUCCESS)
-		return gpu_fail(err, TCX_EDEVICE, rc, "cannot fill %zu bytes on '%s'", bytes,
-				dev->info.id);
-	return TCX_OK;
 }
 
 static enum tcx_status cuda_tensor_map(struct device *dev, struct buffer *buf, size_t off,

@@ -6,7 +6,7 @@
  * define the hooks gpu.h declares.  What they may use of it: the entry
  * points (tl_gpu, tl_rtc), why a library is unusable (gpu_why, rtc_why),
  * the compiler's library (rtc_name), need_gpu, need_rtc, gpu_fail,
- * rtc_version, rtc_compile, gpu_write and gpu_ops. */
+ * rtc_version, rtc_compile and gpu_ops. */
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -240,8 +240,6 @@ static void gpu_describe(tl_gpu_dev d, int ordinal, struct device_info *info, ch
 	info->fp64 = true;
 	info->fp16 = TL_GPU(info->cc_major * 10 + info->cc_minor >= 53, true);
 	info->timer_events = true;
-	info->local_mem_real = true;
-	info->wg_multiple = info->simd_width;
 }
 
 static enum tcx_status gpu_probe(struct device_info *out, int max, int *count,
@@ -473,8 +471,6 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 	tl_gpu_rc rc;
 
 	*out = NULL;
-	if (!name || !*name)
-		return tcx_fail(err, TCX_EINVAL, "a launch without a kernel name");
 	if (!p->mod)
 		return tcx_fail(err, TCX_EINVAL, "kernel '%s' of a program that did not build",
 				name);
@@ -517,36 +513,6 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 	p->kernels = k;
 	*out = k;
 	return TCX_OK;
-}
-
-static void gpu_kernel_resources(const struct program *cprog, const char *kernel, int *regs,
-				 int *spill_bytes, int64_t *local_bytes)
-{
-	/* the kernel list is a cache; filling it does not change the program */
-	struct program *p = (struct program *)cprog;
-	struct kernel_entry *k;
-	int v;
-
-	if (regs)
-		*regs = -1;
-	if (spill_bytes)
-		*spill_bytes = -1;
-	if (local_bytes)
-		*local_bytes = -1;
-	if (use_ctx(p->dev, NULL))
-		return;
-	pthread_mutex_lock(&p->lock);
-	if (kernel_get(p, kernel, &k, NULL) == TCX_OK) {
-		if (regs && tl_gpu.FuncGetAttribute(&v, GPU_FUNC_ATTR(NUM_REGS), k->fn) == TL_GPU_OK)
-			*regs = v;
-		/* local memory per thread is where registers spill */
-		if (spill_bytes &&
-		    tl_gpu.FuncGetAttribute(&v, GPU_FUNC_ATTR(LOCAL_SIZE_BYTES), k->fn) == TL_GPU_OK)
-			*spill_bytes = v;
-		if (local_bytes)
-			*local_bytes = k->static_smem;
-	}
-	pthread_mutex_unlock(&p->lock);
 }
 
 /* --- memory ----------------------------------------------------------- */
@@ -635,42 +601,6 @@ static enum tcx_status gpu_read(struct device *dev, struct buffer *buf, size_t o
 	return sync_stream(dev, "a read", err);
 }
 
-/* Patterns of 1, 2 or 4 bytes are memsets; the backend writes wider ones. */
-static enum tcx_status gpu_fill(struct device *dev, struct buffer *buf, const void *pattern,
-				size_t pattern_size, size_t bytes, struct tcx_error *err)
-{
-	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, 0, bytes, "fill", err);
-	const unsigned char *pat = pattern;
-	tl_gpu_rc rc;
-
-	if (st || bytes == 0)
-		return st;
-	st = buffer_check_fill(pattern_size, bytes, err);
-	if (!st)
-		st = use_ctx(dev, err);
-	if (st)
-		return st;
-	if (pattern_size == 1) {
-		rc = tl_gpu.MemsetD8Async(buf->ptr, pat[0], bytes, dev->stream);
-	} else if (pattern_size == 2) {
-		unsigned short v;
-
-		memcpy(&v, pat, 2);
-		rc = tl_gpu.MemsetD16Async(buf->ptr, v, bytes / 2, dev->stream);
-	} else if (pattern_size == 4) {
-		TL_GPU(unsigned, int) v;
-
-		memcpy(&v, pat, 4);
-		rc = tl_gpu.MemsetD32Async(buf->ptr, v, bytes / 4, dev->stream);
-	} else {
-		return gpu_fill_wide(dev, buf, pat, pattern_size, bytes, err);
-	}
-	if (rc != TL_GPU_OK)
-		return gpu_fail(err, TCX_EDEVICE, rc, "cannot fill %zu bytes on '%s'", bytes,
-				dev->info.id);
-	return TCX_OK;
-}
-
 /* --- launches --------------------------------------------------------- */
 
 /* Waits for a kernel's end event and reads its duration. */
@@ -748,13 +678,11 @@ static enum tcx_status gpu_launch(struct device *dev, struct program *prog, cons
 
 	if (event_ms)
 		*event_ms = 0;
-	if (!prog || !l)
+	if (!prog)
 		return tcx_fail(err, TCX_EINVAL, "a launch without a program");
 	if (prog->dev != dev)
 		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'",
-				l->kernel ? l->kernel : "", prog->dev->info.id, dev->info.id);
-	if (l->nargs < 0 || l->nargs > LAUNCH_MAX_ARGS)
-		return tcx_fail(err, TCX_EINVAL, "a launch with %d arguments", l->nargs);
+				l->kernel, prog->dev->info.id, dev->info.id);
 	st = use_ctx(dev, err);
 	if (st)
 		return st;
@@ -834,12 +762,10 @@ static void gpu_ops(struct tcx_backend_ops *ops)
 	ops->program_free = gpu_program_free;
 	ops->binary = gpu_binary;
 	ops->build_binary = gpu_build_binary;
-	ops->kernel_resources = gpu_kernel_resources;
 	ops->alloc = gpu_alloc;
 	ops->free = gpu_free;
 	ops->write = gpu_write;
 	ops->read = gpu_read;
-	ops->fill = gpu_fill;
 	ops->launch = gpu_launch;
 	ops->finish = gpu_finish;
 }

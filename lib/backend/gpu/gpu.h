@@ -116,9 +116,5 @@ static void gpu_release(struct device *dev);
  * will be PTX; TCX_EUNSUPPORTED when the compiler cannot target arch. */
 static enum tcx_status rtc_target(const char *arch, char *target, size_t size, int *ptx,
 				  struct tcx_error *err);
-/* A fill with a pattern of 8 to 128 bytes (buffer_check_fill's sizes). */
-static enum tcx_status gpu_fill_wide(struct device *dev, struct buffer *buf,
-				     const unsigned char *pat, size_t pattern_size, size_t bytes,
-				     struct tcx_error *err);
 
 #endif /* TCX_BACKEND_GPU_H */

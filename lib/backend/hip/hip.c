@@ -6,8 +6,7 @@
  * (device language "cuda"): HIP compiles CUDA C++ as it is.  Most of the
  * backend is lib/backend/gpu/gpu.c, which it shares with the cuda backend
  * and includes first; here is what is HIP's own: what it says without its
- * libraries, their releases, the targets hiprtc knows, device ids, wide
- * fills. */
+ * libraries, their releases, the targets hiprtc knows, device ids. */
 #define TCX_GPU_HIP 1
 
 #include <dlfcn.h>
@@ -199,22 +198,6 @@ static void gpu_release(struct device *dev)
 /* --- memory ----------------------------------------------------------- */
 
 /* Written from a host copy of the repeated pattern. */
-static enum tcx_status gpu_fill_wide(struct device *dev, struct buffer *buf,
-				     const unsigned char *pat, size_t pattern_size, size_t bytes,
-				     struct tcx_error *err)
-{
-	unsigned char *host = malloc(bytes);
-	enum tcx_status st;
-
-	if (!host)
-		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	for (size_t k = 0; k < bytes; k += pattern_size)
-		memcpy(host + k, pat, pattern_size);
-	st = gpu_write(dev, buf, 0, host, bytes, err);
-	free(host);
-	return st;
-}
-
 void tcx_backend_hip_ops(struct tcx_backend_ops *ops)
 {
 	gpu_ops(ops);

@@ -271,13 +271,6 @@ static void describe(cl_platform_id plat, cl_device_id d, int pi, int di, struct
 	info->simd_width = info->type == DEV_CPU ? 1 : 32;
 	/* PoCL's events say 0.5 us for launches that cost 24-119 us */
 	info->timer_events = info->type != DEV_CPU;
-	{
-		cl_device_local_mem_type lt = CL_GLOBAL;
-
-		clGetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_TYPE, sizeof(lt), &lt, NULL);
-		info->local_mem_real = lt == CL_LOCAL && info->type != DEV_CPU;
-	}
-	info->wg_multiple = info->type == DEV_CPU ? 8 : info->simd_width;
 
 	/* arch: what kernels are compiled for */
 	dev_str_into(d, CL_DEVICE_VERSION, dver, sizeof(dver));
@@ -646,8 +639,6 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 	cl_int rc;
 
 	*out = NULL;
-	if (!name || !*name)
-		return tcx_fail(err, TCX_EINVAL, "a launch without a kernel name");
 	for (k = p->kernels; k; k = k->next)
 		if (strcmp(k->name, name) == 0) {
 			*out = k;
@@ -684,32 +675,6 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 	p->kernels = k;
 	*out = k;
 	return TCX_OK;
-}
-
-static void ocl_kernel_resources(const struct program *cprog, const char *kernel, int *regs,
-				 int *spill_bytes, int64_t *local_bytes)
-{
-	/* the kernel list is a cache; filling it does not change the program */
-	struct program *p = (struct program *)cprog;
-	struct kernel_entry *k;
-	cl_ulong priv = 0;
-
-	if (regs)
-		*regs = -1; /* OpenCL does not report registers */
-	if (spill_bytes)
-		*spill_bytes = -1;
-	if (local_bytes)
-		*local_bytes = -1;
-	pthread_mutex_lock(&p->lock);
-	if (kernel_get(p, kernel, &k, NULL) == TCX_OK) {
-		if (spill_bytes &&
-		    clGetKernelWorkGroupInfo(k->kernel, p->dev->id, CL_KERNEL_PRIVATE_MEM_SIZE,
-					     sizeof(priv), &priv, NULL) == CL_SUCCESS)
-			*spill_bytes = clamp_int(priv);
-		if (local_bytes)
-			*local_bytes = clamp_i64(k->static_local);
-	}
-	pthread_mutex_unlock(&p->lock);
 }
 
 /* --- memory ---------------------------------------------------------- */
@@ -793,27 +758,6 @@ static enum tcx_status ocl_read(struct device *dev, struct buffer *buf, size_t o
 	return TCX_OK;
 }
 
-/* Enqueued, not waited for: the in-order queue runs it before later work,
- * and the runtime copies the pattern at once. */
-static enum tcx_status ocl_fill(struct device *dev, struct buffer *buf, const void *pattern,
-				size_t pattern_size, size_t bytes, struct tcx_error *err)
-{
-	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, 0, bytes, "fill", err);
-	cl_int rc;
-
-	if (st || bytes == 0)
-		return st;
-	st = buffer_check_fill(pattern_size, bytes, err);
-	if (st)
-		return st;
-	rc = clEnqueueFillBuffer(dev->queue, buf->mem, pattern, pattern_size, 0, bytes, 0, NULL,
-				 NULL);
-	if (rc != CL_SUCCESS)
-		return cl_fail(err, transfer_status(rc), rc, "cannot fill %zu bytes on '%s'", bytes,
-			       dev->info.id);
-	return TCX_OK;
-}
-
 /* --- launches -------------------------------------------------------- */
 
 /* Checks the launch (launch_check) and sets the kernel's arguments. */
@@ -878,13 +822,11 @@ static enum tcx_status ocl_launch(struct device *dev, struct program *prog, cons
 
 	if (event_ms)
 		*event_ms = 0;
-	if (!prog || !l)
+	if (!prog)
 		return tcx_fail(err, TCX_EINVAL, "a launch without a program");
 	if (prog->dev != dev)
 		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'",
-				l->kernel ? l->kernel : "", prog->dev->info.id, dev->info.id);
-	if (l->nargs < 0 || l->nargs > LAUNCH_MAX_ARGS)
-		return tcx_fail(err, TCX_EINVAL, "a launch with %d arguments", l->nargs);
+				l->kernel, prog->dev->info.id, dev->info.id);
 	pthread_mutex_lock(&prog->lock);
 	st = kernel_get(prog, l->kernel, &k, err);
 	if (!st)
@@ -931,12 +873,10 @@ void tcx_backend_opencl_ops(struct tcx_backend_ops *ops)
 	ops->program_free = ocl_program_free;
 	ops->binary = ocl_binary;
 	ops->build_binary = ocl_build_binary;
-	ops->kernel_resources = ocl_kernel_resources;
 	ops->alloc = ocl_alloc;
 	ops->free = ocl_free;
 	ops->write = ocl_write;
 	ops->read = ocl_read;
-	ops->fill = ocl_fill;
 	ops->launch = ocl_launch;
 	ops->finish = ocl_finish;
 }
