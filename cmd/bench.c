@@ -871,14 +871,14 @@ static int run_mode(struct bench_cli *cli, int argc, char **argv)
 	for (int k = 0; k < cli->nr && !st; k++) {
 		struct size_range r;
 
-		st = size_range_parse(cli->ranges[k], x.c->nidx, &r, &err);
+		st = size_range_parse_for(x.c, cli->ranges[k], &r, &err);
 		if (!st)
 			st = size_range_expand(&r, x.c->nidx, &list, BENCH_SIZES_LIMIT, &err);
 	}
 	for (int k = 0; k < cli->ne && !st; k++) {
 		int64_t sz[TCX_MAX_INDICES];
 
-		st = size_exact_parse(cli->exacts[k], x.c->nidx, sz, &err);
+		st = size_exact_parse_for(x.c, cli->exacts[k], sz, &err);
 		if (!st)
 			st = size_list_add(&list, sz, &err);
 	}

@@ -42,7 +42,7 @@ static const struct cmd_option logic_options[] = {
      "export: Tensile's list form instead of tcx's: v3 (8 items; the default) or v4 (9 items)",
      OV_ENUM, "v3 v4"},
     {"sizes", 's', required_argument, "<sizes>",
-     "lookup: index sizes, 'i=64,j=32,...' or '64,32,...' in index-number order", OV_NONE, NULL},
+     "lookup: index sizes, 'i=64,j=32,...' or '64,32,...' in the notation's order", OV_NONE, NULL},
     {"holdout", OPT_HOLDOUT, required_argument, "<sizes>",
      "eval: held-out sizes, one per index ('127,129,61'; several separated by ';'; repeatable)",
      OV_NONE, NULL},

@@ -23,7 +23,7 @@ static const struct cmd_option parse_options[] = {
 	  "first-fastest (Tensile's default) or last-fastest (einsum's default)", OV_ENUM,
 	  "first-fastest last-fastest" },
 	{ "sizes", 's', required_argument, "<sizes>",
-	  "index sizes, 'i=64,j=32,...' or '64,32,...' in index-number order", OV_NONE, NULL },
+	  "index sizes, 'i=64,j=32,...' or '64,32,...' in the notation's order", OV_NONE, NULL },
 	{ "strides", 0x100, required_argument, "<strides>",
 	  "explicit strides in elements, 'A=[1,64],B=[..],C=[..]' (written order)", OV_NONE,
 	  NULL },

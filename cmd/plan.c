@@ -18,7 +18,7 @@ static const char *const planner_synopsis[] = {
 
 static const struct cmd_option planner_options[] = {
 	{ "sizes", 's', required_argument, "<sizes>",
-	  "index sizes, 'i=64,j=32,...' or '64,32,...' in index-number order", OV_NONE, NULL },
+	  "index sizes, 'i=64,j=32,...' or '64,32,...' in the notation's order", OV_NONE, NULL },
 	{ "type", 't', required_argument, "<t>", "element type: s d c z h b (default s)", OV_ENUM,
 	  "s d c z h b" },
 	{ "device", 'd', required_argument, "<id>", "device id from 'tcx devices'", OV_DEVICE,
@@ -151,12 +151,15 @@ static json_t *plan_json(const struct tcx_contraction *c, const struct problem *
 {
 	json_t *o = json_object(), *sz = json_object();
 	const double flops = problem_flops(p);
+	int order[TCX_MAX_INDICES];
 
 	json_object_set_new(o, "expression", json_string(c->expr));
 	json_object_set_new(o, "device", json_string(dev->id));
 	json_object_set_new(o, "device_name", json_string(dev->name));
-	for (int id = 0; id < c->nidx; id++)
-		json_object_set_new(sz, c->idx[id].name, json_integer(p->size[id]));
+	/* in the order positional sizes are given, as the table echoes them */
+	contraction_positional_order(c, order);
+	for (int k = 0; k < c->nidx; k++)
+		json_object_set_new(sz, c->idx[order[k]].name, json_integer(p->size[order[k]]));
 	json_object_set_new(o, "sizes", sz);
 	json_object_set_new(o, "planned_as", json_string(pl->kp.c->expr));
 	json_object_set_new(o, "flops", json_num(flops));

@@ -139,14 +139,14 @@ int cmd_sizes(int argc, char **argv)
 	for (int k = 0; k < nr && !st; k++) {
 		struct size_range range;
 
-		st = size_range_parse(ranges[k], c->nidx, &range, &err);
+		st = size_range_parse_for(c, ranges[k], &range, &err);
 		if (!st)
 			st = size_range_expand(&range, c->nidx, &list, SIZES_LIMIT, &err);
 	}
 	for (int k = 0; k < ne && !st; k++) {
 		int64_t v[TCX_MAX_INDICES];
 
-		st = size_exact_parse(exacts[k], c->nidx, v, &err);
+		st = size_exact_parse_for(c, exacts[k], v, &err);
 		if (!st)
 			st = size_list_add(&list, v, &err);
 	}

@@ -81,7 +81,7 @@ static void print_main_help(FILE *fp)
 		    "   -q, --quiet      say only errors\n"
 		    "\nExamples:\n"
 		    "   tcx parse 'C[ijk]=A[ilk]*B[jlk]'\n"
-		    "   tcx validate 'ik,kj->ij' --sizes 127,129,64\n"
+		    "   tcx validate 'ik,kj->ij' --sizes i=129,j=127,k=64\n"
 		    "   tcx bench 'C[ij]=A[ik]*B[jk]' --range '[64,64,512],0,0' --format json\n"
 		    "\nSee 'tcx help <command>' or 'man tcx-<command>' for a command's options.\n"
 		    "Exit status: 0 ok, 1 a check failed, 2 bad input or usage, 3 device or "

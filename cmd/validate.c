@@ -182,14 +182,18 @@ static void print_report(const struct tcx_contraction *c, const struct problem *
 {
 	char name[128], sol[256], where[256], empty[128];
 	bool cplx = dtype_info(c->dtype)->complex;
+	int order[TCX_MAX_INDICES];
 
 	contraction_tensile_name(c, name, sizeof(name));
 	solution_name(s, sol, sizeof(sol));
 	empty_text(p, empty, sizeof(empty));
 	printf("device      %s (%s)\n", dev->id, dev->name);
 	printf("problem     %s  %s  sizes", c->expr, name);
-	for (int id = 0; id < c->nidx; id++)
-		printf("%s%s=%lld", id ? "," : " ", c->idx[id].name, (long long)p->size[id]);
+	/* in the order positional sizes are given: what each one became */
+	contraction_positional_order(c, order);
+	for (int k = 0; k < c->nidx; k++)
+		printf("%s%s=%lld", k ? "," : " ", c->idx[order[k]].name,
+		       (long long)p->size[order[k]]);
 	if (empty[0])
 		printf("\nsolution    none: %s (no kernel runs)\n", empty);
 	else

@@ -67,6 +67,25 @@ int contraction_dims(const struct tcx_contraction *c, enum tensor_role t, int *i
 	return n;
 }
 
+int contraction_positional_order(const struct tcx_contraction *c, int *ids)
+{
+	int n = 0;
+
+	if (c->style != NOTATION_EINSUM) {
+		for (int id = 0; id < c->nidx; id++)
+			ids[id] = id;
+		return c->nidx;
+	}
+	for (int k = 0; k < c->rank[T_C]; k++)
+		ids[n++] = c->written[T_C][k];
+	/* the bound ids follow C's, numbered by first appearance in A (every
+	 * bound index is in A and B) */
+	for (int id = 0; id < c->nidx; id++)
+		if (c->idx[id].cls == IDX_BOUND)
+			ids[n++] = id;
+	return n;
+}
+
 static const char index_chars[] = "ijklmnopqrstuvwxyz";
 
 void problem_tensile_name(const struct tcx_contraction *c, const struct problem *p, char *buf,
@@ -460,11 +479,12 @@ static enum tcx_status parse_assign(const struct tcx_contraction *c, const char 
 {
 	char buf[1024], *tok, *save = NULL;
 	bool given[TCX_MAX_INDICES] = { false };
-	int pos = 0, named = -1;
+	int order[TCX_MAX_INDICES], pos = 0, named = -1;
 
 	if (strlen(spec) >= sizeof(buf))
 		return tcx_fail(err, TCX_EPARSE, "size list too long");
 	snprintf(buf, sizeof(buf), "%s", spec);
+	contraction_positional_order(c, order);
 	for (tok = strtok_r(buf, ", []", &save); tok; tok = strtok_r(NULL, ", []", &save)) {
 		char *eq = strchr(tok, '=');
 		int64_t v;
@@ -491,7 +511,7 @@ static enum tcx_status parse_assign(const struct tcx_contraction *c, const char 
 						"too many sizes in '%s': the contraction has %d "
 						"indices",
 						spec, c->nidx);
-			id = pos++;
+			id = order[pos++];
 		}
 		if (!common_parse_i64(tok, &v))
 			return tcx_fail(err, strspn(tok, "0123456789") == strlen(tok) && *tok

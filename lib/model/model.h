@@ -69,6 +69,13 @@ bool dtype_parse(const char *s, enum tcx_dtype *out);
 /* Index id in a tensor's memory order (fastest first), for the tensor's
  * layout as parsed: what Tensile calls IndexAssignments. */
 int contraction_dims(const struct tcx_contraction *c, enum tensor_role t, int *ids);
+/* The ids in the order positional sizes ("100,200,300") are given: the
+ * notation's own order.  einsum ("ij,jk->ik"): the output's letters as
+ * written, then the summed ones in order of first appearance (i, k, j).
+ * Tensile notation: Tensile's numbering, the ids themselves (C's indices,
+ * then the bound ones), as Tensile's configs and logic files use.  Returns
+ * nidx. */
+int contraction_positional_order(const struct tcx_contraction *c, int *ids);
 /* Tensile's problem type name, e.g. "Cijk_Ailk_Bjlk_SB". */
 void contraction_tensile_name(const struct tcx_contraction *c, char *buf, size_t len);
 /* The same for an instance whose explicit strides may reorder the indices. */
@@ -122,7 +129,8 @@ double problem_min_bytes(const struct problem *p, bool read_c);
 int64_t problem_bound_volume(const struct problem *p);
 int64_t problem_count(const struct problem *p, enum tensor_role t);
 
-/* Parses a size assignment: "i=64,j=32" by name, or "64,32,16" in id order.
+/* Parses a size assignment: "i=64,j=32" by name, or "64,32,16" in the
+ * notation's order (contraction_positional_order).
  * Every index must be given, each at least 1. */
 enum tcx_status sizes_parse_assign(const struct tcx_contraction *c, const char *spec,
 				   int64_t *sizes, struct tcx_error *err);
@@ -199,6 +207,14 @@ enum tcx_status size_range_parse(const char *spec, int nidx, struct size_range *
  * (in a Range, 0 is not a size but a copy of index 0's). */
 enum tcx_status size_exact_parse(const char *spec, int nidx, int64_t *sizes,
 				 struct tcx_error *err);
+/* size_range_parse and size_exact_parse for an expression: the entries in
+ * the notation's order (contraction_positional_order), a bare integer
+ * copying the size of the entry at that position; the results in id order
+ * as size_range_expand and problem_init take them. */
+enum tcx_status size_range_parse_for(const struct tcx_contraction *c, const char *spec,
+				     struct size_range *r, struct tcx_error *err);
+enum tcx_status size_exact_parse_for(const struct tcx_contraction *c, const char *spec,
+				     int64_t *sizes, struct tcx_error *err);
 /* Expands a range into l (appending), the way Tensile v3's code does.  A
  * limit on the number of problems guards against runaway specs. */
 enum tcx_status size_range_expand(const struct size_range *r, int nidx, struct size_list *l,

@@ -360,6 +360,40 @@ enum tcx_status size_exact_parse(const char *spec, int nidx, int64_t *sizes,
 	return TCX_OK;
 }
 
+enum tcx_status size_range_parse_for(const struct tcx_contraction *c, const char *spec,
+				     struct size_range *r, struct tcx_error *err)
+{
+	int order[TCX_MAX_INDICES];
+	struct size_range given;
+	enum tcx_status st = size_range_parse(spec, c->nidx, &given, err);
+
+	if (st)
+		return st;
+	contraction_positional_order(c, order);
+	*r = given;
+	for (int k = 0; k < given.n; k++) {
+		r->e[order[k]] = given.e[k];
+		if (given.e[k].is_map)
+			r->e[order[k]].map = order[given.e[k].map];
+	}
+	return TCX_OK;
+}
+
+enum tcx_status size_exact_parse_for(const struct tcx_contraction *c, const char *spec,
+				     int64_t *sizes, struct tcx_error *err)
+{
+	int order[TCX_MAX_INDICES];
+	int64_t given[TCX_MAX_INDICES];
+	enum tcx_status st = size_exact_parse(spec, c->nidx, given, err);
+
+	if (st)
+		return st;
+	contraction_positional_order(c, order);
+	for (int k = 0; k < c->nidx; k++)
+		sizes[order[k]] = given[k];
+	return TCX_OK;
+}
+
 /* The step after cur: cur + incr, saturated (a step past INT64_MAX ends
  * the range anyway). */
 static int64_t step_after(int64_t cur, int64_t incr)

@@ -504,20 +504,25 @@ static struct tcx_backend_ops emu_ops = {
  * have sizes of 1 and 2, the later ones (the last slots) 2. */
 static const struct limit_case {
 	const char *expr;
-	const char *sizes;     /* in id order */
+	const char *sizes;     /* by name, or in Tensile notation's (id) order */
 	int64_t max_groups[3]; /* the grid's limits; 0: CUDA's */
 } limit_cases[] = {
-    {"abcdefgh,ijklmnop->abcdefghijklmnop", "2,2,2,1,1,1,1,1,1,1,1,1,2,2,2,2", {0}},
-    {"abcdefghijklmnop,ijklmnop->abcdefgh", "2,2,1,1,1,1,2,2,2,2,1,1,1,1,2,2", {0}},
-    {"ijklmnop,abcdefghijklmnop->abcdefgh", "2,2,1,1,1,1,2,2,2,2,1,1,1,1,2,2", {0}},
-    {"abcdefghijklmnop,abcdefghijklmnop->abcdefghijklmnop", "2,2,2,1,1,1,1,1,1,1,1,1,2,2,2,2", {0}},
-    {"abcdefghijklmnop,abcdefghijklmnop->", "2,2,2,1,1,1,1,1,1,1,1,1,2,2,2,2", {0}},
+    {"abcdefgh,ijklmnop->abcdefghijklmnop",
+     "a=2,b=2,c=2,d=2,e=1,f=1,g=1,h=1,i=1,j=1,k=1,l=1,m=1,n=2,o=2,p=2", {0}},
+    {"abcdefghijklmnop,ijklmnop->abcdefgh",
+     "a=2,b=2,c=1,d=1,e=1,f=1,g=2,h=2,i=2,j=2,k=1,l=1,m=1,n=1,o=2,p=2", {0}},
+    {"ijklmnop,abcdefghijklmnop->abcdefgh",
+     "a=2,b=2,c=1,d=1,e=1,f=1,g=2,h=2,i=2,j=2,k=1,l=1,m=1,n=1,o=2,p=2", {0}},
+    {"abcdefghijklmnop,abcdefghijklmnop->abcdefghijklmnop",
+     "a=2,b=2,c=2,d=2,e=1,f=1,g=1,h=1,i=1,j=1,k=1,l=1,m=1,n=2,o=2,p=2", {0}},
+    {"abcdefghijklmnop,abcdefghijklmnop->",
+     "a=2,b=2,c=2,d=1,e=1,f=1,g=1,h=1,i=1,j=1,k=1,l=1,m=2,n=2,o=2,p=2", {0}},
     /* a batch of 13 (39 groups along dimension 2 with GlobalSplitU 3) over
      * tiles of D0 and D1 (9 x 10 of 1x1 tiles, 1 x 2 of 16x8), folded into
      * a grid of 40 x 5 x 8 */
     {"C[ijk]=A[ilk]*B[jlk]", "9,10,13,9", {40, 5, 8}},
     /* one index of many tiles: a grid of 5 x 3 x 40 */
-    {"ik,kj->ij", "97,5,3", {5, 3, 40}},
+    {"ik,kj->ij", "i=5,j=97,k=3", {5, 3, 40}},
 };
 
 /* CUDA's grid: work-groups along each dimension */

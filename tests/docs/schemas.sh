@@ -72,7 +72,7 @@ check validate "a pass" validate 'C[ij]=A[ik]*B[kj]' --sizes 33,17,64 --device h
 check validate "real mismatches (fp16 stored, against the double reference)" validate \
 	'C[ij]=A[ik]*B[kj]' --sizes 33,17,64 --device host --type h --atol 0 --rtol 0 --show 3 \
 	--format json
-check validate "complex mismatches, rtol/atol bound" validate 'ik,kj->ij' --sizes 9,8,7 \
+check validate "complex mismatches, rtol/atol bound" validate 'ik,kj->ij' --sizes i=8,j=9,k=7 \
 	--device host --type c --rtol 0 --atol 0 --format json
 check validate "empty problems: no_kernel" validate 'ik,kj->ij' --sizes i=3,k=0,j=4 --beta 0.5 \
 	--device host --format json

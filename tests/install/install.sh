@@ -82,7 +82,7 @@ if check "tcx parse" "$tcx" parse 'C[ijk]=A[ilk]*B[jlk]' --format json; then
 	printf '%s\n' "$out" | grep -q '"problem_type": "Cijk_Ailk_Bjlk_S"' ||
 		fail "the installed tcx parse says: $out"
 fi
-check "tcx validate on the host reference" "$tcx" validate 'ik,kj->ij' --sizes 7,5,3 \
+check "tcx validate on the host reference" "$tcx" validate 'ik,kj->ij' --sizes i=5,j=7,k=3 \
 	--device host
 
 # ---- man, as users run it ----------------------------------------------------

@@ -236,6 +236,50 @@ static void test_empty(void)
 	contraction_free(c);
 }
 
+/* Positional sizes follow the notation as written: for einsum, the output's
+ * letters, then the summed ones; for Tensile style, the ids. */
+static void test_positional_order(void)
+{
+	struct tcx_contraction *c;
+	struct tcx_error err;
+	struct size_range r;
+	int64_t sz[TCX_MAX_INDICES];
+	int ids[TCX_MAX_INDICES];
+
+	CHECK(notation_parse("ij,jk->ik", TCX_DTYPE_S, LAYOUT_BY_STYLE, &c, &err) == TCX_OK);
+	CHECK(contraction_positional_order(c, ids) == 3);
+	CHECK(ids[0] == id_of(c, "i") && ids[1] == id_of(c, "k") && ids[2] == id_of(c, "j"));
+	CHECK(sizes_parse_assign(c, "100,200,300", sz, &err) == TCX_OK);
+	CHECK(sz[id_of(c, "i")] == 100 && sz[id_of(c, "k")] == 200 && sz[id_of(c, "j")] == 300);
+	CHECK(size_exact_parse_for(c, "[100,200,300]", sz, &err) == TCX_OK);
+	CHECK(sz[id_of(c, "i")] == 100 && sz[id_of(c, "k")] == 200 && sz[id_of(c, "j")] == 300);
+	/* a bare integer copies the entry at that position: j copies i */
+	CHECK(size_range_parse_for(c, "[16],[32],0", &r, &err) == TCX_OK);
+	CHECK(!r.e[id_of(c, "i")].is_map && r.e[id_of(c, "i")].min == 16);
+	CHECK(!r.e[id_of(c, "k")].is_map && r.e[id_of(c, "k")].min == 32);
+	CHECK(r.e[id_of(c, "j")].is_map && r.e[id_of(c, "j")].map == id_of(c, "i"));
+	contraction_free(c);
+
+	/* batched, and the same with the first-fastest layout: ids change,
+	 * the positional order does not */
+	for (int l = 0; l < 2; l++) {
+		CHECK(notation_parse("bij,bjk->bik", TCX_DTYPE_S,
+				     l ? LAYOUT_FIRST_FASTEST : LAYOUT_BY_STYLE, &c, &err) == TCX_OK);
+		CHECK(sizes_parse_assign(c, "2,3,4,5", sz, &err) == TCX_OK);
+		CHECK(sz[id_of(c, "b")] == 2 && sz[id_of(c, "i")] == 3 &&
+		      sz[id_of(c, "k")] == 4 && sz[id_of(c, "j")] == 5);
+		contraction_free(c);
+	}
+
+	/* Tensile style keeps Tensile's order: C's indices, then the bound */
+	CHECK(notation_parse("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, LAYOUT_BY_STYLE, &c, &err) == TCX_OK);
+	CHECK(sizes_parse_assign(c, "100,200,300", sz, &err) == TCX_OK);
+	CHECK(sz[id_of(c, "i")] == 100 && sz[id_of(c, "j")] == 200 && sz[id_of(c, "k")] == 300);
+	CHECK(size_exact_parse_for(c, "100,200,300", sz, &err) == TCX_OK);
+	CHECK(sz[0] == 100 && sz[1] == 200 && sz[2] == 300);
+	contraction_free(c);
+}
+
 int main(void)
 {
 	test_classes();
@@ -244,5 +288,6 @@ int main(void)
 	test_reference();
 	test_complex_conj();
 	test_empty();
+	test_positional_order();
 	return check_done();
 }
