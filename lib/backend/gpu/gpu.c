@@ -565,10 +565,12 @@ static enum tcx_status sync_stream(struct device *dev, const char *what, struct 
 	return TCX_OK;
 }
 
-static enum tcx_status gpu_write(struct device *dev, struct buffer *buf, size_t off,
-				 const void *src, size_t bytes, struct tcx_error *err)
+/* Copies bytes between host memory and buffer buf at off, and waits. */
+static enum tcx_status gpu_copy(struct device *dev, struct buffer *buf, size_t off, void *host,
+				size_t bytes, bool to_dev, struct tcx_error *err)
 {
-	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, off, bytes, "write", err);
+	const char *what = to_dev ? "write" : "read";
+	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, off, bytes, what, err);
 	tl_gpu_rc rc;
 
 	if (st || bytes == 0)
@@ -576,29 +578,24 @@ static enum tcx_status gpu_write(struct device *dev, struct buffer *buf, size_t 
 	st = use_ctx(dev, err);
 	if (st)
 		return st;
-	rc = tl_gpu.MemcpyHtoDAsync(GPU_AT(buf->ptr, off), (void *)src, bytes, dev->stream);
+	rc = to_dev ? tl_gpu.MemcpyHtoDAsync(GPU_AT(buf->ptr, off), host, bytes, dev->stream)
+		    : tl_gpu.MemcpyDtoHAsync(host, GPU_AT(buf->ptr, off), bytes, dev->stream);
 	if (rc != TL_GPU_OK)
-		return gpu_fail(err, TCX_EDEVICE, rc, "cannot write %zu bytes to '%s'", bytes,
-				dev->info.id);
-	return sync_stream(dev, "a write", err);
+		return gpu_fail(err, TCX_EDEVICE, rc, "cannot %s %zu bytes %s '%s'", what, bytes,
+				to_dev ? "to" : "from", dev->info.id);
+	return sync_stream(dev, to_dev ? "a write" : "a read", err);
+}
+
+static enum tcx_status gpu_write(struct device *dev, struct buffer *buf, size_t off,
+				 const void *src, size_t bytes, struct tcx_error *err)
+{
+	return gpu_copy(dev, buf, off, (void *)src, bytes, true, err);
 }
 
 static enum tcx_status gpu_read(struct device *dev, struct buffer *buf, size_t off, void *dst,
 				size_t bytes, struct tcx_error *err)
 {
-	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, off, bytes, "read", err);
-	tl_gpu_rc rc;
-
-	if (st || bytes == 0)
-		return st;
-	st = use_ctx(dev, err);
-	if (st)
-		return st;
-	rc = tl_gpu.MemcpyDtoHAsync(dst, GPU_AT(buf->ptr, off), bytes, dev->stream);
-	if (rc != TL_GPU_OK)
-		return gpu_fail(err, TCX_EDEVICE, rc, "cannot read %zu bytes from '%s'", bytes,
-				dev->info.id);
-	return sync_stream(dev, "a read", err);
+	return gpu_copy(dev, buf, off, dst, bytes, false, err);
 }
 
 /* --- launches --------------------------------------------------------- */

@@ -139,8 +139,3 @@ void tcx_backend_host_ops(struct tcx_backend_ops *ops)
 	ops->write = host_write;
 	ops->read = host_read;
 }
-
-void *host_buffer_data(struct buffer *buf)
-{
-	return buf->data;
-}

@@ -34,8 +34,4 @@ int64_t host_c_offset_of(const struct problem *p, int64_t lin, int64_t *idx);
 
 int host_cpu_count(void);
 
-/* The memory behind a host-backend buffer. */
-struct buffer;
-void *host_buffer_data(struct buffer *buf);
-
 #endif /* TCX_HOST_H */
