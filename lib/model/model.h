@@ -210,7 +210,8 @@ enum tcx_status size_exact_parse(const char *spec, int nidx, int64_t *sizes,
 /* size_range_parse and size_exact_parse for an expression: the entries in
  * the notation's order (contraction_positional_order), a bare integer
  * copying the size of the entry at that position; the results in id order
- * as size_range_expand and problem_init take them. */
+ * as size_range_expand and problem_init take them.  An exact size may name
+ * its indices instead (i=1024,j=512,...: every index once). */
 enum tcx_status size_range_parse_for(const struct tcx_contraction *c, const char *spec,
 				     struct size_range *r, struct tcx_error *err);
 enum tcx_status size_exact_parse_for(const struct tcx_contraction *c, const char *spec,

@@ -384,8 +384,12 @@ enum tcx_status size_exact_parse_for(const struct tcx_contraction *c, const char
 {
 	int order[TCX_MAX_INDICES];
 	int64_t given[TCX_MAX_INDICES];
-	enum tcx_status st = size_exact_parse(spec, c->nidx, given, err);
+	enum tcx_status st;
 
+	/* by name, as --sizes takes them: i=1024,j=1024,... */
+	if (strchr(spec, '='))
+		return sizes_parse_assign(c, spec, sizes, err);
+	st = size_exact_parse(spec, c->nidx, given, err);
 	if (st)
 		return st;
 	contraction_positional_order(c, order);
