@@ -20,19 +20,9 @@ import re
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def run(cmd, timeout):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
-
-
-def index_order(tcx, expr):
-    rc, out, err = run([tcx, "parse", expr, "--format", "json"], 60)
-    if rc:
-        raise RuntimeError(err.strip())
-    return [x["name"] for x in sorted(json.loads(out)["indices"], key=lambda x: x["id"])]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cases as tccg  # noqa: E402
+from run import index_order, run  # noqa: E402
 
 
 def split_set(text, name):
@@ -68,7 +58,8 @@ def main():
     ap.add_argument("--tcx", default="tcx")
     ap.add_argument("--device", default=None)
     ap.add_argument("--only", default=None, help="TCCG cases whose name matches")
-    ap.add_argument("--mib", default="200", help="TCCG's size rule: the largest tensor's MiB")
+    ap.add_argument("--mib", type=float, default=200.0,
+                    help="TCCG's size rule: the largest tensor's MiB")
     ap.add_argument("--case", action="append", default=[], help="NAME|EXPR|SIZES")
     ap.add_argument("--params", action="append", default=[], help="a parameter set")
     ap.add_argument("--timeout", type=int, default=300)
@@ -77,11 +68,10 @@ def main():
 
     cases = []
     if args.only:
-        out = subprocess.run([sys.executable, os.path.join(HERE, "cases.py"), "--only",
-                              args.only, "--mib", args.mib, "--format", "json"], capture_output=True,
-                             text=True, check=True).stdout
         cases = [{"name": c["name"], "expr": c["tensile"], "sizes": c["sizes"]}
-                 for c in json.loads(out)]
+                 for c in (tccg.describe(g, n, fixed, args.mib, "s")
+                           for g, cl, fixed in tccg.GROUPS for n in cl)
+                 if re.search(args.only, c["name"])]
     for text in args.case:
         name, expr, sizes = text.split("|")
         cases.append({"name": name, "expr": expr,
