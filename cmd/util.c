@@ -25,13 +25,19 @@ volatile int interrupted;
 /* A progress line on the terminal, which a message first clears. */
 static bool progress_line_shown;
 
+static void erase_progress_line(void)
+{
+	if (!progress_line_shown)
+		return;
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	progress_line_shown = false;
+}
+
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
 	fflush(stdout);
-	if (progress_line_shown) {
-		fputs("\r\033[K", stderr);
-		progress_line_shown = false;
-	}
+	erase_progress_line();
 	fprintf(stderr, "tcx: %s", prefix);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
@@ -626,6 +632,7 @@ void progress_show(const struct progress *pg, size_t done, const char *label)
 {
 	double el = common_now_seconds() - pg->t0;
 	char eta[32] = "-:--";
+	int pct = (int)(100 * done / (pg->total ? pg->total : 1));
 
 	if (!pg->tty && !pg->lines)
 		return;
@@ -640,12 +647,12 @@ void progress_show(const struct progress *pg, size_t done, const char *label)
 	}
 	if (pg->lines) {
 		fflush(stdout);
-		fprintf(stderr, "tcx: [%zu/%zu] %3d%% ETA %s %s\n", done, pg->total,
-			(int)(100 * done / (pg->total ? pg->total : 1)), eta, label);
+		fprintf(stderr, "tcx: [%zu/%zu] %3d%% ETA %s %s\n", done, pg->total, pct, eta,
+			label);
 		return;
 	}
-	fprintf(stderr, "\r[%zu/%zu] %3d%% ETA %s %.60s\033[K", done, pg->total,
-		(int)(100 * done / (pg->total ? pg->total : 1)), eta, label);
+	fprintf(stderr, "\r[%zu/%zu] %3d%% ETA %s %.60s\033[K", done, pg->total, pct, eta,
+		label);
 	fflush(stderr);
 	progress_line_shown = true;
 }
@@ -667,11 +674,8 @@ void eval_progress(const struct export_progress *p, void *ctx)
 
 void progress_clear(const struct progress *pg)
 {
-	if (!pg->tty || !progress_line_shown)
-		return;
-	fputs("\r\033[K", stderr);
-	fflush(stderr);
-	progress_line_shown = false;
+	if (pg->tty)
+		erase_progress_line();
 }
 
 static void on_signal(int sig)
@@ -810,14 +814,13 @@ enum tcx_status prepare_kernel(struct device *dev, const struct problem *p,
 			       const struct tcx_plan *pl, const struct solution *s,
 			       struct prepared *pr, struct strbuf *log, struct tcx_error *err)
 {
-	static bool said;
-	enum tcx_status st;
-	bool which[3] = { false, false, false };
-
 	/* the kernel runs the planned problem: p's merged form, same memory,
 	 * or that of p with A and/or B permuted first */
-	st = pl ? contract_prepare(dev, pl->kp.c, &pl->kp, s, pr, log, err)
-		: contract_prepare(dev, p->c, p, s, pr, log, err);
+	const struct problem *kp = pl ? &pl->kp : p;
+	static bool said;
+	enum tcx_status st = contract_prepare(dev, kp->c, kp, s, pr, log, err);
+	bool which[3] = { false, false, false };
+
 	for (int x = 0; pl && x < 3; x++)
 		which[x] = pl->best.permute[x].on;
 	if (!st && (which[0] || which[1] || which[2]))
