@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/check.h"
 #include "backend/kcache.h"
 #include "backend/watchdog.h"
 #include "common/fault.h"
@@ -354,6 +355,13 @@ static void disk_cache_store(struct device *dev, const char *dir, const struct k
 		tcx_log(TCX_LOG_DEBUG, "kernel cache not trimmed: %s", e.msg);
 }
 
+const char *program_log(const struct program *prog)
+{
+	const struct program_head *h = (const struct program_head *)prog;
+
+	return h && h->log ? h->log : "";
+}
+
 enum tcx_status device_build(struct device *dev, const char *src, size_t len, const char *opts,
 			     struct program **out, double *compile_s, struct strbuf *log,
 			     struct tcx_error *err)
@@ -416,7 +424,7 @@ enum tcx_status device_build(struct device *dev, const char *src, size_t len, co
 			if (compile_s)
 				*compile_s = common_now_seconds() - t0;
 			if (prog && log)
-				strbuf_adds(log, b->ops->build_log(prog));
+				strbuf_adds(log, program_log(prog));
 			if (prog)
 				b->ops->program_free(prog);
 			strbuf_release(&dir);
@@ -485,24 +493,30 @@ void buffer_free(struct device *dev, struct buffer *buf)
 		base_of(dev)->ops->free(buf);
 }
 
+static enum tcx_status buffer_copy(struct device *dev, struct buffer *buf, size_t off, void *host,
+				   size_t bytes, bool to_dev, struct tcx_error *err)
+{
+	/* every backend's struct buffer begins with its size */
+	enum tcx_status st = buffer_check_range(buf != NULL, buf ? *(const size_t *)buf : 0, off,
+						bytes, to_dev ? "write" : "read", err);
+
+	if (!st)
+		st = watchdog_idle(base_of(dev)->wd, dev, err);
+	if (st || bytes == 0)
+		return st;
+	return base_of(dev)->ops->copy(dev, buf, off, host, bytes, to_dev, err);
+}
+
 enum tcx_status buffer_write(struct device *dev, struct buffer *buf, size_t off, const void *src,
 			     size_t bytes, struct tcx_error *err)
 {
-	enum tcx_status st = watchdog_idle(base_of(dev)->wd, dev, err);
-
-	if (st)
-		return st;
-	return base_of(dev)->ops->write(dev, buf, off, src, bytes, err);
+	return buffer_copy(dev, buf, off, (void *)src, bytes, true, err);
 }
 
 enum tcx_status buffer_read(struct device *dev, struct buffer *buf, size_t off, void *dst,
 			    size_t bytes, struct tcx_error *err)
 {
-	enum tcx_status st = watchdog_idle(base_of(dev)->wd, dev, err);
-
-	if (st)
-		return st;
-	return base_of(dev)->ops->read(dev, buf, off, dst, bytes, err);
+	return buffer_copy(dev, buf, off, dst, bytes, false, err);
 }
 
 enum tcx_status device_tensor_map(struct device *dev, struct buffer *buf, size_t off,

@@ -94,12 +94,11 @@ struct tcx_backend_ops {
 	const struct device_info *(*info)(const struct device *dev);
 
 	/* Compiles `src` (len bytes) with backend options `opts` (may be NULL).
-	 * On TCX_EBUILD *out may still be set so build_log can be read; the
-	 * caller frees it with program_free either way. */
+	 * On TCX_EBUILD *out may still be set so program_log can read it;
+	 * the caller frees it with program_free either way.  A backend's
+	 * struct program begins with a struct program_head (check.h). */
 	enum tcx_status (*build)(struct device *dev, const char *src, size_t len, const char *opts,
 				 struct program **out, struct tcx_error *err);
-	/* The compiler's log (borrowed from the program; "" when none). */
-	const char *(*build_log)(const struct program *prog);
 	void (*program_free)(struct program *prog);
 	/* Optional: the compiled binary, for the on-disk kernel cache (caller
 	 * frees *bin), and a build from such a binary. */
@@ -108,13 +107,16 @@ struct tcx_backend_ops {
 	enum tcx_status (*build_binary)(struct device *dev, const unsigned char *bin, size_t len,
 					struct program **out, struct tcx_error *err);
 
+	/* Device memory.  A backend's struct buffer begins with its size in
+	 * bytes (a size_t), against which buffer_write and buffer_read check
+	 * a transfer before `copy` is called: `bytes` (not 0) between the host
+	 * and `buf` from byte `offset`, to the device when `to_dev`, else
+	 * back, done when it returns. */
 	enum tcx_status (*alloc)(struct device *dev, size_t bytes, struct buffer **out,
 				 struct tcx_error *err);
 	void (*free)(struct buffer *buf);
-	enum tcx_status (*write)(struct device *dev, struct buffer *buf, size_t offset,
-				 const void *src, size_t bytes, struct tcx_error *err);
-	enum tcx_status (*read)(struct device *dev, struct buffer *buf, size_t offset, void *dst,
-				size_t bytes, struct tcx_error *err);
+	enum tcx_status (*copy)(struct device *dev, struct buffer *buf, size_t offset, void *host,
+				size_t bytes, bool to_dev, struct tcx_error *err);
 
 	/* Optional: a copy-engine descriptor of a strided tensor in `buf`
 	 * from byte `off` (CUDA's tensor map, TCX_TENSOR_MAP_BYTES bytes into
@@ -215,6 +217,9 @@ void device_set_disk_cache(struct device *dev, bool on);
 enum tcx_status device_build(struct device *dev, const char *src, size_t len, const char *opts,
 			     struct program **out, double *compile_s, struct strbuf *log,
 			     struct tcx_error *err);
+
+/* The compiler's log of a program (borrowed from it; "" when none). */
+const char *program_log(const struct program *prog);
 
 /* Thin wrappers over the ops. */
 enum tcx_status buffer_alloc(struct device *dev, size_t bytes, struct buffer **out,

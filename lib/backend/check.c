@@ -2,6 +2,7 @@
  * (check.h). */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/check.h"
@@ -170,4 +171,67 @@ void backend_log_head(const char *log, int lines, char *buf, size_t size)
 	}
 	snprintf(buf, size, "%s", strbuf_str(&sb));
 	strbuf_release(&sb);
+}
+
+void *program_head_new(size_t size, struct device *dev)
+{
+	struct program_head *p = calloc(1, size);
+
+	if (!p)
+		return NULL;
+	p->dev = dev;
+	pthread_mutex_init(&p->lock, NULL);
+	return p;
+}
+
+void program_head_free(struct program_head *p, void (*release)(struct kernel_head *k))
+{
+	struct kernel_head *k, *next;
+
+	if (!p)
+		return;
+	for (k = p->kernels; k; k = next) {
+		next = k->next;
+		if (release)
+			release(k);
+		kernel_head_free(k);
+	}
+	pthread_mutex_destroy(&p->lock);
+	free(p->log);
+	free(p);
+}
+
+struct kernel_head *program_kernel_find(const struct program_head *p, const char *name)
+{
+	struct kernel_head *k;
+
+	for (k = p->kernels; k; k = k->next)
+		if (strcmp(k->name, name) == 0)
+			return k;
+	return NULL;
+}
+
+struct kernel_head *kernel_head_new(size_t size, const char *name)
+{
+	struct kernel_head *k = calloc(1, size);
+
+	if (!k || !(k->name = strdup(name))) {
+		free(k);
+		return NULL;
+	}
+	return k;
+}
+
+void kernel_head_free(struct kernel_head *k)
+{
+	if (!k)
+		return;
+	free(k->name);
+	free(k);
+}
+
+void program_kernel_add(struct program_head *p, struct kernel_head *k)
+{
+	k->next = p->kernels;
+	p->kernels = k;
 }

@@ -7,6 +7,7 @@
 #ifndef TCX_BACKEND_CHECK_H
 #define TCX_BACKEND_CHECK_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -61,5 +62,43 @@ enum tcx_status backend_vfail(struct tcx_error *err, enum tcx_status code, int r
  * error (else its first line) and up to lines - 1 lines after it, joined
  * with "; ", into buf; "(the compiler gave no log)" when there is none. */
 void backend_log_head(const char *log, int lines, char *buf, size_t size);
+
+/* --- programs --------------------------------------------------------- */
+
+/* The head of each backend's struct kernel_entry: a function of a program,
+ * looked up on its first launch. */
+struct kernel_head {
+	char *name;
+	struct kernel_head *next;
+};
+
+/* The head of each backend's struct program (its first member; program_log
+ * in backend.c reads it): the device it was built for, the compiler's log
+ * and the kernels looked up so far. */
+struct program_head {
+	struct device *dev;
+	char *log;	      /* never NULL once built */
+	pthread_mutex_t lock; /* guards `kernels` and a launch's use of them */
+	struct kernel_head *kernels;
+};
+
+/* A zeroed program of `size` bytes (the backend's struct program) for
+ * `dev`, its lock initialised; NULL when out of memory. */
+void *program_head_new(size_t size, struct device *dev);
+
+/* Frees the program's log, its kernels, after `release` (NULL allowed) has
+ * let go of the runtime's part of each, and the program.  The backend lets
+ * go of its own part of the program first. */
+void program_head_free(struct program_head *p, void (*release)(struct kernel_head *k));
+
+/* The kernel `name` of p, NULL when it has not been looked up yet. */
+struct kernel_head *program_kernel_find(const struct program_head *p, const char *name);
+
+/* A zeroed kernel of `size` bytes (the backend's struct kernel_entry)
+ * named `name`, not yet p's: program_kernel_add makes it p's, and
+ * kernel_head_free frees one that is not; NULL when out of memory. */
+struct kernel_head *kernel_head_new(size_t size, const char *name);
+void kernel_head_free(struct kernel_head *k);
+void program_kernel_add(struct program_head *p, struct kernel_head *k);
 
 #endif /* TCX_BACKEND_CHECK_H */

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "backend/check.h"
 #include "notation/notation.h"
 #include "run/run.h"
 
@@ -269,16 +270,16 @@ struct device {
 };
 
 struct program {
+	struct program_head head; /* first: program_log reads its log */
 	void *so;
-	char *log;
 	block_fn contract, reduce;
 	unsigned char *(*smem)(void);
 	int (*contract_args)(void);
 };
 
 struct buffer {
+	size_t size; /* first, as backend.h asks */
 	void *p;
-	size_t size;
 };
 
 static const struct device_info *emu_info(const struct device *dev)
@@ -292,13 +293,8 @@ static void emu_program_free(struct program *p)
 		return;
 	if (p->so)
 		dlclose(p->so);
-	free(p->log);
+	free(p->head.log);
 	free(p);
-}
-
-static const char *emu_build_log(const struct program *p)
-{
-	return p && p->log ? p->log : "";
 }
 
 static enum tcx_status emu_build(struct device *dev, const char *src, size_t len, const char *opts,
@@ -328,8 +324,8 @@ static enum tcx_status emu_build(struct device *dev, const char *src, size_t len
 		 "%s -std=c++17 -O1 -fPIC -shared -Wno-psabi -DTCX_EMU_STACK=%d -o %s %s > %s 2>&1",
 		 dev->cxx, EMU_STACK, so, path, logp);
 	rc = system(cmd);
-	if (common_read_file(logp, &p->log, NULL, NULL) != TCX_OK)
-		p->log = strdup("");
+	if (common_read_file(logp, &p->head.log, NULL, NULL) != TCX_OK)
+		p->head.log = strdup("");
 	*out = p;
 	if (rc != 0)
 		return tcx_fail(err, TCX_EBUILD, "the host compiler rejects the CUDA source %s",
@@ -373,21 +369,13 @@ static void emu_free(struct buffer *b)
 	free(b);
 }
 
-static enum tcx_status emu_write(struct device *dev, struct buffer *b, size_t off, const void *src,
-				 size_t bytes, struct tcx_error *err)
+static enum tcx_status emu_copy(struct device *dev, struct buffer *b, size_t off, void *host,
+				size_t bytes, bool to_dev, struct tcx_error *err)
 {
-	if (off > b->size || bytes > b->size - off)
-		return tcx_fail(err, TCX_EINVAL, "write past the end of a buffer");
-	memcpy((char *)b->p + off, src, bytes);
-	return TCX_OK;
-}
-
-static enum tcx_status emu_read(struct device *dev, struct buffer *b, size_t off, void *dst,
-				size_t bytes, struct tcx_error *err)
-{
-	if (off > b->size || bytes > b->size - off)
-		return tcx_fail(err, TCX_EINVAL, "read past the end of a buffer");
-	memcpy(dst, (char *)b->p + off, bytes);
+	if (to_dev)
+		memcpy((char *)b->p + off, host, bytes);
+	else
+		memcpy(host, (char *)b->p + off, bytes);
 	return TCX_OK;
 }
 
@@ -485,12 +473,10 @@ static struct tcx_backend_ops emu_ops = {
     .close = emu_close,
     .info = emu_info,
     .build = emu_build,
-    .build_log = emu_build_log,
     .program_free = emu_program_free,
     .alloc = emu_alloc,
     .free = emu_free,
-    .write = emu_write,
-    .read = emu_read,
+    .copy = emu_copy,
     .launch = emu_launch,
 };
 

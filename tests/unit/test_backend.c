@@ -163,10 +163,36 @@ static void test_registry(void)
 	CHECK(backend_at(backend_count()) == NULL);
 }
 
+/* The backend layer checks every backend's transfers the same way: the
+ * host's (which computes, never compiles) as OpenCL's and CUDA's. */
+static void test_host_transfers(void)
+{
+	struct tcx_error err = { 0 };
+	struct device *dev = NULL;
+	struct buffer *buf = NULL;
+	unsigned char bytes[16] = { 1, 2, 3 };
+
+	CHECK(device_open("host", &dev, &err) == TCX_OK);
+	if (!dev)
+		return;
+	CHECK(buffer_alloc(dev, 16, &buf, &err) == TCX_OK);
+	CHECK(buffer_write(dev, buf, 0, bytes, 16, &err) == TCX_OK);
+	CHECK(buffer_read(dev, buf, 12, bytes, 8, &err) == TCX_EINVAL);
+	CHECK_MSG(strcmp(err.msg, "read of 8 bytes at offset 12 past the end of a 16-byte buffer") ==
+		      0,
+		  "%s", err.msg);
+	CHECK(buffer_write(dev, NULL, 0, bytes, 4, &err) == TCX_EINVAL);
+	CHECK_MSG(strcmp(err.msg, "write of a NULL buffer") == 0, "%s", err.msg);
+	CHECK(buffer_read(dev, buf, 8, bytes, 8, &err) == TCX_OK && bytes[0] == 0);
+	buffer_free(dev, buf);
+	device_close(dev);
+}
+
 int main(void)
 {
 	test_launch_check();
 	test_buffers_and_logs();
+	test_host_transfers();
 	test_registry();
 	return check_done();
 }

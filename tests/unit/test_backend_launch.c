@@ -204,7 +204,7 @@ static void gpu_host_code(struct device *dev, struct program *prog, const struct
 
 	/* a build error: the compiler's first error in the message, its log kept */
 	st = ops->build(dev, cu_broken, strlen(cu_broken), NULL, &p, &err);
-	CHECK_MSG(st == TCX_EBUILD && p && strlen(ops->build_log(p)) > 0, "%s: broken: %s", di->id,
+	CHECK_MSG(st == TCX_EBUILD && p && strlen(program_log(p)) > 0, "%s: broken: %s", di->id,
 		  err.msg);
 	CHECK_MSG(strstr(err.msg, "kernel does not compile for") != NULL, "%s", err.msg);
 	printf("%-8s build error: %s\n", di->backend, err.msg);

@@ -123,7 +123,7 @@ int main(void)
 	CHECK_MSG(st == TCX_OK, "%s", err.msg);
 	if (st)
 		goto out;
-	CHECK(ops->build_log(prog) != NULL);
+	CHECK(program_log(prog) != NULL);
 	for (int i = 0; i < N; i++) {
 		a[i] = (float)(pcg32_double(&rng) * 2 - 1);
 		b[i] = (float)(pcg32_double(&rng) * 2 - 1);
@@ -216,7 +216,7 @@ int main(void)
 	CHECK(err.msg[0] != '\0');
 	CHECK(broken != NULL);
 	if (broken) {
-		CHECK(strlen(ops->build_log(broken)) > 0);
+		CHECK(strlen(program_log(broken)) > 0);
 		fprintf(stderr, "build error, as reported: %s\n", err.msg);
 	}
 	ops->program_free(broken);

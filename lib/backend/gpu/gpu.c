@@ -342,45 +342,20 @@ static const struct device_info *gpu_info(const struct device *dev)
 
 /* --- programs --------------------------------------------------------- */
 
-static struct program *program_new(struct device *dev)
-{
-	struct program *p = calloc(1, sizeof(*p));
-
-	if (!p)
-		return NULL;
-	p->dev = dev;
-	pthread_mutex_init(&p->lock, NULL);
-	return p;
-}
-
 static void gpu_program_free(struct program *p)
 {
-	struct kernel_entry *k, *next;
-
 	if (!p)
 		return;
-	for (k = p->kernels; k; k = next) {
-		next = k->next;
-		free(k->name);
-		free(k);
-	}
-	if (p->mod && tl_gpu.SetCurrent(p->dev->ctx) == TL_GPU_OK)
+	if (p->mod && tl_gpu.SetCurrent(p->head.dev->ctx) == TL_GPU_OK)
 		tl_gpu.ModuleUnload(p->mod);
-	pthread_mutex_destroy(&p->lock);
 	free(p->bin);
-	free(p->log);
-	free(p);
-}
-
-static const char *gpu_build_log(const struct program *prog)
-{
-	return prog && prog->log ? prog->log : "";
+	program_head_free(&p->head, NULL);
 }
 
 /* Loads p->bin as p's module; `code` is the status of a refusal. */
 static enum tcx_status load_module(struct program *p, enum tcx_status code, struct tcx_error *err)
 {
-	enum tcx_status st = use_ctx(p->dev, err);
+	enum tcx_status st = use_ctx(p->head.dev, err);
 	tl_gpu_rc rc;
 
 	if (st)
@@ -389,8 +364,8 @@ static enum tcx_status load_module(struct program *p, enum tcx_status code, stru
 	if (rc != TL_GPU_OK) {
 		p->mod = NULL;
 		return gpu_fail(err, code, rc, "the %s cannot load a kernel for '%s' (%s)",
-				TL_GPU("CUDA driver", "HIP runtime"), p->dev->info.id,
-				TL_GPU(p->dev->info.driver, p->dev->target));
+				TL_GPU("CUDA driver", "HIP runtime"), p->head.dev->info.id,
+				TL_GPU(p->head.dev->info.driver, p->head.dev->target));
 	}
 	return TCX_OK;
 }
@@ -404,13 +379,13 @@ static enum tcx_status gpu_build(struct device *dev, const char *src, size_t len
 	enum tcx_status st;
 
 	*out = NULL;
-	p = program_new(dev);
+	p = program_head_new(sizeof(*p), dev);
 	if (!p)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	snprintf(who, sizeof(who), "'%s' (%s)", dev->info.id, arch);
-	st = rtc_compile(src, len, arch, opts, who, &p->bin, &p->bin_len, &p->log, err);
-	if (!p->log)
-		p->log = strdup("");
+	st = rtc_compile(src, len, arch, opts, who, &p->bin, &p->bin_len, &p->head.log, err);
+	if (!p->head.log)
+		p->head.log = strdup("");
 	if (!st)
 		st = load_module(p, TCX_EBUILD, err);
 	if (st && st != TCX_EBUILD) {
@@ -445,8 +420,8 @@ static enum tcx_status gpu_build_binary(struct device *dev, const unsigned char 
 	*out = NULL;
 	if (!bin || len == 0)
 		return tcx_fail(err, TCX_ECORRUPT, "empty program binary for '%s'", dev->info.id);
-	p = program_new(dev);
-	if (!p || !(p->log = strdup("")) || !(p->bin = malloc(len + 1))) {
+	p = program_head_new(sizeof(*p), dev);
+	if (!p || !(p->head.log = strdup("")) || !(p->bin = malloc(len + 1))) {
 		gpu_program_free(p);
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	}
@@ -463,7 +438,7 @@ static enum tcx_status gpu_build_binary(struct device *dev, const unsigned char 
 }
 
 /* The function `name` of a program, looked up on first use.  Call with
- * p->lock held and the context current. */
+ * p->head.lock held and the context current. */
 static enum tcx_status kernel_get(struct program *p, const char *name, struct kernel_entry **out,
 				  struct tcx_error *err)
 {
@@ -474,16 +449,12 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 	if (!p->mod)
 		return tcx_fail(err, TCX_EINVAL, "kernel '%s' of a program that did not build",
 				name);
-	for (k = p->kernels; k; k = k->next)
-		if (strcmp(k->name, name) == 0) {
-			*out = k;
-			return TCX_OK;
-		}
-	k = calloc(1, sizeof(*k));
-	if (!k || !(k->name = strdup(name))) {
-		free(k);
+	*out = (struct kernel_entry *)program_kernel_find(&p->head, name);
+	if (*out)
+		return TCX_OK;
+	k = (struct kernel_entry *)kernel_head_new(sizeof(*k), name);
+	if (!k)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	}
 	rc = tl_gpu.ModuleGetFunction(&k->fn, p->mod, name);
 	if (rc == TL_GPU_OK)
 		rc = tl_gpu.FuncGetAttribute(&k->max_threads, GPU_FUNC_ATTR(MAX_THREADS_PER_BLOCK),
@@ -491,8 +462,7 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 	if (rc == TL_GPU_OK)
 		rc = tl_gpu.FuncGetAttribute(&k->static_smem, GPU_FUNC_ATTR(SHARED_SIZE_BYTES), k->fn);
 	if (rc != TL_GPU_OK) {
-		free(k->name);
-		free(k);
+		kernel_head_free(&k->head);
 		if (rc == TL_GPU(CUDA_ERROR_NOT_FOUND, hipErrorNotFound))
 			return gpu_fail(err, TCX_ELAUNCH, rc, "no kernel '%s' in the program", name);
 		return gpu_fail(err, TCX_ELAUNCH, rc, "cannot look up kernel '%s'", name);
@@ -509,8 +479,7 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 				 TL_GPU(CUDA_ERROR_INVALID_VALUE, hipErrorInvalidValue))
 			k->nparams = n;
 	}
-	k->next = p->kernels;
-	p->kernels = k;
+	program_kernel_add(&p->head, &k->head);
 	*out = k;
 	return TCX_OK;
 }
@@ -569,33 +538,18 @@ static enum tcx_status sync_stream(struct device *dev, const char *what, struct 
 static enum tcx_status gpu_copy(struct device *dev, struct buffer *buf, size_t off, void *host,
 				size_t bytes, bool to_dev, struct tcx_error *err)
 {
-	const char *what = to_dev ? "write" : "read";
-	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, off, bytes, what, err);
+	enum tcx_status st = use_ctx(dev, err);
 	tl_gpu_rc rc;
 
-	if (st || bytes == 0)
-		return st;
-	st = use_ctx(dev, err);
 	if (st)
 		return st;
 	rc = to_dev ? tl_gpu.MemcpyHtoDAsync(GPU_AT(buf->ptr, off), host, bytes, dev->stream)
 		    : tl_gpu.MemcpyDtoHAsync(host, GPU_AT(buf->ptr, off), bytes, dev->stream);
 	if (rc != TL_GPU_OK)
-		return gpu_fail(err, TCX_EDEVICE, rc, "cannot %s %zu bytes %s '%s'", what, bytes,
+		return gpu_fail(err, TCX_EDEVICE, rc, "cannot %s %zu bytes %s '%s'",
+				to_dev ? "write" : "read", bytes,
 				to_dev ? "to" : "from", dev->info.id);
 	return sync_stream(dev, to_dev ? "a write" : "a read", err);
-}
-
-static enum tcx_status gpu_write(struct device *dev, struct buffer *buf, size_t off,
-				 const void *src, size_t bytes, struct tcx_error *err)
-{
-	return gpu_copy(dev, buf, off, (void *)src, bytes, true, err);
-}
-
-static enum tcx_status gpu_read(struct device *dev, struct buffer *buf, size_t off, void *dst,
-				size_t bytes, struct tcx_error *err)
-{
-	return gpu_copy(dev, buf, off, dst, bytes, false, err);
 }
 
 /* --- launches --------------------------------------------------------- */
@@ -620,13 +574,13 @@ static enum tcx_status event_time(struct device *dev, const char *kernel, tl_gpu
 
 /* Checks a launch (launch_check), builds its parameter array and opts the
  * kernel in to the shared memory it asks beyond the default.  Call with
- * prog->lock held and the context current. */
+ * prog->head.lock held and the context current. */
 static enum tcx_status launch_prepare(struct device *dev, struct kernel_entry *k,
 				      const struct launch *l, void **params, size_t *dyn,
 				      struct tcx_error *err)
 {
 	struct kernel_facts f = {
-	    k->name, k->max_threads, k->static_smem, k->nparams, k->nparams >= 0 ? k->psize : NULL,
+	    k->head.name, k->max_threads, k->static_smem, k->nparams, k->nparams >= 0 ? k->psize : NULL,
 	    sizeof(tl_gpu_ptr),
 	};
 	enum tcx_status st = launch_check(&dev->info, &f, l, dyn, err);
@@ -647,7 +601,7 @@ static enum tcx_status launch_prepare(struct device *dev, struct kernel_entry *k
 			return tcx_fail(err, TCX_ELIMIT,
 					"kernel '%s': %zu threads in dimension %d exceed HIP's "
 					"limit of %lu",
-					k->name, l->global[d], d, (unsigned long)UINT32_MAX);
+					k->head.name, l->global[d], d, (unsigned long)UINT32_MAX);
 #endif
 	/* beyond the default 48 KiB a CUDA kernel must opt in to the shared memory */
 	if (tl_gpu.FuncSetAttribute && (int64_t)(*dyn + (size_t)k->static_smem) > dev->smem_default &&
@@ -677,17 +631,17 @@ static enum tcx_status gpu_launch(struct device *dev, struct program *prog, cons
 		*event_ms = 0;
 	if (!prog)
 		return tcx_fail(err, TCX_EINVAL, "a launch without a program");
-	if (prog->dev != dev)
+	if (prog->head.dev != dev)
 		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'",
-				l->kernel, prog->dev->info.id, dev->info.id);
+				l->kernel, prog->head.dev->info.id, dev->info.id);
 	st = use_ctx(dev, err);
 	if (st)
 		return st;
-	pthread_mutex_lock(&prog->lock);
+	pthread_mutex_lock(&prog->head.lock);
 	st = kernel_get(prog, l->kernel, &k, err);
 	if (!st)
 		st = launch_prepare(dev, k, l, params, &dyn, err);
-	pthread_mutex_unlock(&prog->lock);
+	pthread_mutex_unlock(&prog->head.lock);
 	if (st)
 		return st;
 	if (event_ms) {
@@ -755,14 +709,12 @@ static void gpu_ops(struct tcx_backend_ops *ops)
 	ops->close = gpu_close;
 	ops->info = gpu_info;
 	ops->build = gpu_build;
-	ops->build_log = gpu_build_log;
 	ops->program_free = gpu_program_free;
 	ops->binary = gpu_binary;
 	ops->build_binary = gpu_build_binary;
 	ops->alloc = gpu_alloc;
 	ops->free = gpu_free;
-	ops->write = gpu_write;
-	ops->read = gpu_read;
+	ops->copy = gpu_copy;
 	ops->launch = gpu_launch;
 	ops->finish = gpu_finish;
 }

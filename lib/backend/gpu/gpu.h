@@ -71,29 +71,25 @@ struct device {
 
 /* A function of a program, looked up on its first launch. */
 struct kernel_entry {
-	char *name;
+	struct kernel_head head; /* first: its name, the program's list */
 	tl_gpu_function fn;
 	int max_threads;  /* per block, as compiled (registers, launch bounds) */
 	int static_smem;  /* bytes */
 	int dyn_smem_set; /* MAX_DYNAMIC_SHARED_SIZE_BYTES set so far */
 	int nparams;	  /* -1 when the runtime cannot tell */
 	size_t psize[LAUNCH_MAX_ARGS];
-	struct kernel_entry *next;
 };
 
 struct program {
-	struct device *dev;
+	struct program_head head; /* first: device, log, kernels (check.h) */
 	tl_gpu_module mod;
-	char *log;	    /* never NULL once built */
 	unsigned char *bin; /* the cubin, PTX or code object loaded, for the disk cache */
 	size_t bin_len;
-	pthread_mutex_t lock; /* guards `kernels` */
-	struct kernel_entry *kernels;
 };
 
 struct buffer {
+	size_t size; /* first: the backend layer checks transfers against it */
 	tl_gpu_ptr ptr;
-	size_t size;
 	tl_gpu_ctx ctx; /* free needs it current */
 };
 

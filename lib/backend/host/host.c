@@ -14,7 +14,7 @@ struct device {
 };
 
 struct buffer {
-	size_t size;
+	size_t size; /* first: the backend layer checks transfers against it */
 	unsigned char *data;
 };
 
@@ -108,21 +108,13 @@ static void host_free(struct buffer *buf)
 	free(buf);
 }
 
-static enum tcx_status host_write(struct device *dev, struct buffer *buf, size_t off,
-				  const void *src, size_t bytes, struct tcx_error *err)
+static enum tcx_status host_copy(struct device *dev, struct buffer *buf, size_t off, void *host,
+				 size_t bytes, bool to_dev, struct tcx_error *err)
 {
-	if (off > buf->size || bytes > buf->size - off)
-		return tcx_fail(err, TCX_EINVAL, "write past the end of a buffer");
-	memcpy(buf->data + off, src, bytes);
-	return TCX_OK;
-}
-
-static enum tcx_status host_read(struct device *dev, struct buffer *buf, size_t off, void *dst,
-				 size_t bytes, struct tcx_error *err)
-{
-	if (off > buf->size || bytes > buf->size - off)
-		return tcx_fail(err, TCX_EINVAL, "read past the end of a buffer");
-	memcpy(dst, buf->data + off, bytes);
+	if (to_dev)
+		memcpy(buf->data + off, host, bytes);
+	else
+		memcpy(host, buf->data + off, bytes);
 	return TCX_OK;
 }
 
@@ -136,6 +128,5 @@ void tcx_backend_host_ops(struct tcx_backend_ops *ops)
 	ops->info = host_info;
 	ops->alloc = host_alloc;
 	ops->free = host_free;
-	ops->write = host_write;
-	ops->read = host_read;
+	ops->copy = host_copy;
 }

@@ -47,25 +47,22 @@ struct device {
 
 /* A kernel object of a program, created on its first launch. */
 struct kernel_entry {
-	char *name;
+	struct kernel_head head; /* first: its name, the program's list */
 	cl_kernel kernel;
 	cl_uint nargs;
 	size_t wg_max;	       /* CL_KERNEL_WORK_GROUP_SIZE */
 	cl_ulong static_local; /* CL_KERNEL_LOCAL_MEM_SIZE before any argument is set */
-	struct kernel_entry *next;
 };
 
 struct program {
-	struct device *dev; /* the device it was built for */
+	struct program_head head; /* first: device, build log, kernels (check.h);
+				   * its lock also guards the kernels' arguments */
 	cl_program prog;
-	char *log;	      /* the build log, never NULL once built */
-	pthread_mutex_t lock; /* guards `kernels` and their arguments */
-	struct kernel_entry *kernels;
 };
 
 struct buffer {
+	size_t size; /* first: the backend layer checks transfers against it */
 	cl_mem mem;
-	size_t size;
 };
 
 /* The name of an OpenCL error code, as cl.h spells it. */
@@ -470,61 +467,40 @@ static const struct device_info *ocl_info(const struct device *dev)
 
 /* --- programs -------------------------------------------------------- */
 
-/* Reads the program's build log into prog->log. */
+/* Reads the program's build log into p->head.log. */
 static void fetch_log(struct program *p)
 {
 	size_t n = 0;
 
-	free(p->log);
-	p->log = NULL;
-	if (clGetProgramBuildInfo(p->prog, p->dev->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) !=
+	free(p->head.log);
+	p->head.log = NULL;
+	if (clGetProgramBuildInfo(p->prog, p->head.dev->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) !=
 	    CL_SUCCESS)
 		n = 0;
-	p->log = malloc(n + 1);
-	if (!p->log)
+	p->head.log = malloc(n + 1);
+	if (!p->head.log)
 		return;
-	if (n && clGetProgramBuildInfo(p->prog, p->dev->id, CL_PROGRAM_BUILD_LOG, n, p->log,
+	if (n && clGetProgramBuildInfo(p->prog, p->head.dev->id, CL_PROGRAM_BUILD_LOG, n, p->head.log,
 				       NULL) != CL_SUCCESS)
 		n = 0;
-	p->log[n] = '\0';
+	p->head.log[n] = '\0';
 	/* drivers end the log with blank lines */
-	while (n > 0 && (p->log[n - 1] == '\n' || p->log[n - 1] == ' ' || p->log[n - 1] == '\0'))
-		p->log[--n] = '\0';
+	while (n > 0 && (p->head.log[n - 1] == '\n' || p->head.log[n - 1] == ' ' || p->head.log[n - 1] == '\0'))
+		p->head.log[--n] = '\0';
 }
 
-static struct program *program_new(struct device *dev)
+static void kernel_release(struct kernel_head *k)
 {
-	struct program *p = calloc(1, sizeof(*p));
-
-	if (!p)
-		return NULL;
-	p->dev = dev;
-	pthread_mutex_init(&p->lock, NULL);
-	return p;
+	clReleaseKernel(((struct kernel_entry *)k)->kernel);
 }
 
 static void ocl_program_free(struct program *p)
 {
-	struct kernel_entry *k, *next;
-
 	if (!p)
 		return;
-	for (k = p->kernels; k; k = next) {
-		next = k->next;
-		clReleaseKernel(k->kernel);
-		free(k->name);
-		free(k);
-	}
 	if (p->prog)
 		clReleaseProgram(p->prog);
-	pthread_mutex_destroy(&p->lock);
-	free(p->log);
-	free(p);
-}
-
-static const char *ocl_build_log(const struct program *prog)
-{
-	return prog && prog->log ? prog->log : "";
+	program_head_free(&p->head, kernel_release);
 }
 
 static enum tcx_status ocl_build(struct device *dev, const char *src, size_t len, const char *opts,
@@ -535,7 +511,7 @@ static enum tcx_status ocl_build(struct device *dev, const char *src, size_t len
 	char head[320];
 
 	*out = NULL;
-	p = program_new(dev);
+	p = program_head_new(sizeof(*p), dev);
 	if (!p)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	p->prog = clCreateProgramWithSource(dev->ctx, 1, &src, &len, &rc);
@@ -553,7 +529,7 @@ static enum tcx_status ocl_build(struct device *dev, const char *src, size_t len
 		return cl_fail(err, TCX_EBUILD, rc, "invalid build options '%s' for '%s'",
 			       opts ? opts : "", dev->info.id);
 	if (rc == CL_BUILD_PROGRAM_FAILURE) {
-		backend_log_head(p->log, 2, head, sizeof(head));
+		backend_log_head(p->head.log, 2, head, sizeof(head));
 		tcx_fail(err, TCX_EBUILD, "kernel does not compile for '%s': %s", dev->info.id,
 			 head);
 		if (err)
@@ -578,7 +554,7 @@ static enum tcx_status ocl_binary(const struct program *prog, unsigned char **bi
 		return cl_fail(err, TCX_EDEVICE, rc, "cannot read the program's binary size");
 	if (size == 0)
 		return tcx_fail(err, TCX_EUNSUPPORTED, "'%s' gives no binary for this program",
-				prog->dev->info.id);
+				prog->head.dev->info.id);
 	*bin = malloc(size);
 	if (!*bin)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
@@ -602,7 +578,7 @@ static enum tcx_status ocl_build_binary(struct device *dev, const unsigned char 
 	*out = NULL;
 	if (!bin || len == 0)
 		return tcx_fail(err, TCX_ECORRUPT, "empty program binary for '%s'", dev->info.id);
-	p = program_new(dev);
+	p = program_head_new(sizeof(*p), dev);
 	if (!p)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	p->prog = clCreateProgramWithBinary(dev->ctx, 1, &dev->id, &len, &bin, &status, &rc);
@@ -618,7 +594,7 @@ static enum tcx_status ocl_build_binary(struct device *dev, const unsigned char 
 	fetch_log(p);
 	if (rc != CL_SUCCESS) {
 		/* a binary that loads but does not build is as good as damaged */
-		backend_log_head(p->log, 2, head, sizeof(head));
+		backend_log_head(p->head.log, 2, head, sizeof(head));
 		tcx_fail(err, TCX_ECORRUPT, "program binary rejected by '%s': %s: %s", dev->info.id,
 			 cl_err_name(rc), head);
 		if (err)
@@ -631,7 +607,7 @@ static enum tcx_status ocl_build_binary(struct device *dev, const unsigned char 
 }
 
 /* The cached kernel object `name` of a program, created on first use.
- * Call with p->lock held. */
+ * Call with p->head.lock held. */
 static enum tcx_status kernel_get(struct program *p, const char *name, struct kernel_entry **out,
 				  struct tcx_error *err)
 {
@@ -639,40 +615,33 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 	cl_int rc;
 
 	*out = NULL;
-	for (k = p->kernels; k; k = k->next)
-		if (strcmp(k->name, name) == 0) {
-			*out = k;
-			return TCX_OK;
-		}
-	k = calloc(1, sizeof(*k));
-	if (!k || !(k->name = strdup(name))) {
-		free(k);
+	*out = (struct kernel_entry *)program_kernel_find(&p->head, name);
+	if (*out)
+		return TCX_OK;
+	k = (struct kernel_entry *)kernel_head_new(sizeof(*k), name);
+	if (!k)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	}
 	k->kernel = clCreateKernel(p->prog, name, &rc);
 	if (!k->kernel) {
-		free(k->name);
-		free(k);
+		kernel_head_free(&k->head);
 		if (rc == CL_INVALID_KERNEL_NAME)
 			return cl_fail(err, TCX_ELAUNCH, rc, "no kernel '%s' in the program", name);
 		return cl_fail(err, TCX_ELAUNCH, rc, "cannot create kernel '%s'", name);
 	}
 	rc = clGetKernelInfo(k->kernel, CL_KERNEL_NUM_ARGS, sizeof(k->nargs), &k->nargs, NULL);
 	if (rc == CL_SUCCESS)
-		rc = clGetKernelWorkGroupInfo(k->kernel, p->dev->id, CL_KERNEL_WORK_GROUP_SIZE,
+		rc = clGetKernelWorkGroupInfo(k->kernel, p->head.dev->id, CL_KERNEL_WORK_GROUP_SIZE,
 					      sizeof(k->wg_max), &k->wg_max, NULL);
 	/* before any argument is set, __local pointer arguments count as 0 */
 	if (rc == CL_SUCCESS)
-		rc = clGetKernelWorkGroupInfo(k->kernel, p->dev->id, CL_KERNEL_LOCAL_MEM_SIZE,
+		rc = clGetKernelWorkGroupInfo(k->kernel, p->head.dev->id, CL_KERNEL_LOCAL_MEM_SIZE,
 					      sizeof(k->static_local), &k->static_local, NULL);
 	if (rc != CL_SUCCESS) {
 		clReleaseKernel(k->kernel);
-		free(k->name);
-		free(k);
+		kernel_head_free(&k->head);
 		return cl_fail(err, TCX_ELAUNCH, rc, "cannot query kernel '%s'", name);
 	}
-	k->next = p->kernels;
-	p->kernels = k;
+	program_kernel_add(&p->head, &k->head);
 	*out = k;
 	return TCX_OK;
 }
@@ -723,38 +692,18 @@ static void ocl_free(struct buffer *buf)
 }
 
 /* Errors of a transfer: memory errors are the device's, the rest ours. */
-static enum tcx_status transfer_status(cl_int rc)
+static enum tcx_status ocl_copy(struct device *dev, struct buffer *buf, size_t off, void *host,
+				size_t bytes, bool to_dev, struct tcx_error *err)
 {
-	return rc == CL_OUT_OF_HOST_MEMORY ? TCX_ENOMEM : TCX_EDEVICE;
-}
+	cl_int rc = to_dev ? clEnqueueWriteBuffer(dev->queue, buf->mem, CL_TRUE, off, bytes, host,
+						  0, NULL, NULL)
+			   : clEnqueueReadBuffer(dev->queue, buf->mem, CL_TRUE, off, bytes, host, 0,
+						 NULL, NULL);
 
-static enum tcx_status ocl_write(struct device *dev, struct buffer *buf, size_t off,
-				 const void *src, size_t bytes, struct tcx_error *err)
-{
-	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, off, bytes, "write", err);
-	cl_int rc;
-
-	if (st || bytes == 0)
-		return st;
-	rc = clEnqueueWriteBuffer(dev->queue, buf->mem, CL_TRUE, off, bytes, src, 0, NULL, NULL);
 	if (rc != CL_SUCCESS)
-		return cl_fail(err, transfer_status(rc), rc, "cannot write %zu bytes to '%s'",
-			       bytes, dev->info.id);
-	return TCX_OK;
-}
-
-static enum tcx_status ocl_read(struct device *dev, struct buffer *buf, size_t off, void *dst,
-				size_t bytes, struct tcx_error *err)
-{
-	enum tcx_status st = buffer_check_range(buf, buf ? buf->size : 0, off, bytes, "read", err);
-	cl_int rc;
-
-	if (st || bytes == 0)
-		return st;
-	rc = clEnqueueReadBuffer(dev->queue, buf->mem, CL_TRUE, off, bytes, dst, 0, NULL, NULL);
-	if (rc != CL_SUCCESS)
-		return cl_fail(err, transfer_status(rc), rc, "cannot read %zu bytes from '%s'",
-			       bytes, dev->info.id);
+		return cl_fail(err, rc == CL_OUT_OF_HOST_MEMORY ? TCX_ENOMEM : TCX_EDEVICE, rc,
+			       "cannot %s %zu bytes %s '%s'", to_dev ? "write" : "read", bytes,
+			       to_dev ? "to" : "from", dev->info.id);
 	return TCX_OK;
 }
 
@@ -765,7 +714,7 @@ static enum tcx_status set_args(const struct device *dev, struct kernel_entry *k
 				const struct launch *l, struct tcx_error *err)
 {
 	const struct kernel_facts f = {
-	    k->name, (int64_t)k->wg_max, (int64_t)k->static_local, (int)k->nargs, NULL,
+	    k->head.name, (int64_t)k->wg_max, (int64_t)k->static_local, (int)k->nargs, NULL,
 	    sizeof(cl_mem),
 	};
 	enum tcx_status st = launch_check(&dev->info, &f, l, NULL, err);
@@ -781,7 +730,7 @@ static enum tcx_status set_args(const struct device *dev, struct kernel_entry *k
 					    g->kind == KARG_BYTES ? g->ptr : NULL);
 		if (rc != CL_SUCCESS)
 			st = cl_fail(err, TCX_ELAUNCH, rc, "kernel '%s': cannot set argument %d",
-				     k->name, a);
+				     k->head.name, a);
 	}
 	return st;
 }
@@ -824,10 +773,10 @@ static enum tcx_status ocl_launch(struct device *dev, struct program *prog, cons
 		*event_ms = 0;
 	if (!prog)
 		return tcx_fail(err, TCX_EINVAL, "a launch without a program");
-	if (prog->dev != dev)
+	if (prog->head.dev != dev)
 		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'",
-				l->kernel, prog->dev->info.id, dev->info.id);
-	pthread_mutex_lock(&prog->lock);
+				l->kernel, prog->head.dev->info.id, dev->info.id);
+	pthread_mutex_lock(&prog->head.lock);
 	st = kernel_get(prog, l->kernel, &k, err);
 	if (!st)
 		st = set_args(dev, k, l, err);
@@ -842,7 +791,7 @@ static enum tcx_status ocl_launch(struct device *dev, struct program *prog, cons
 				     rc, "cannot launch kernel '%s' on '%s'", l->kernel,
 				     dev->info.id);
 	}
-	pthread_mutex_unlock(&prog->lock);
+	pthread_mutex_unlock(&prog->head.lock);
 	if (!st && ev)
 		st = event_time(dev, l->kernel, ev, event_ms, err);
 	if (ev)
@@ -869,14 +818,12 @@ void tcx_backend_opencl_ops(struct tcx_backend_ops *ops)
 	ops->close = ocl_close;
 	ops->info = ocl_info;
 	ops->build = ocl_build;
-	ops->build_log = ocl_build_log;
 	ops->program_free = ocl_program_free;
 	ops->binary = ocl_binary;
 	ops->build_binary = ocl_build_binary;
 	ops->alloc = ocl_alloc;
 	ops->free = ocl_free;
-	ops->write = ocl_write;
-	ops->read = ocl_read;
+	ops->copy = ocl_copy;
 	ops->launch = ocl_launch;
 	ops->finish = ocl_finish;
 }
