@@ -8,13 +8,15 @@
 # in the package it belongs to, the library and its development files in
 # the multiarch folder /usr/lib/<triplet>; each package has its licence as
 # a machine-readable (DEP-5) copyright file and a compressed changelog; the
-# man pages are compressed with gzip -9n; folders are 0755, files 0644,
-# the program 0755, all root's.  lintian, when installed, reports no error
-# on any of them.  The program unpacked from its package runs: tcx
-# --version, tcx devices, tcx validate (on PoCL when there is a device,
-# else on the host reference) and man -l tcx.1.gz.  When apt can resolve
-# the packages' dependencies here, `apt-get -s install` of the three must
-# succeed.  A few seconds: label cli.
+# man pages are compressed with gzip -9n; folders are 0755, files 0644, the
+# program 0755, all root's; the program and the library are stripped.
+# lintian, when installed, reports no error on any of them.  The program
+# unpacked from its package runs: tcx --version, tcx devices, tcx validate
+# (on PoCL when there is a device, else on the host reference) and man -l
+# tcx.1.gz.  When apt can resolve the packages' dependencies here,
+# `apt-get -s install` of the three must succeed.  Seconds (CPack strips
+# and packs, lintian reads): label cli.  tests/install/fresh-root.sh
+# installs the packages into a fresh Debian 12 root (by hand).
 # Needs TCX_SOURCE_DIR, TCX_BUILD_DIR and CPACK_COMMAND.
 set -u
 : "${TCX_SOURCE_DIR:?}" "${TCX_BUILD_DIR:?}"
@@ -186,6 +188,12 @@ for pkg in tcx "$libpkg" libtcx-dev; do
 		grep -q '^ Permission is hereby granted, free of charge' "$copyright"; } ||
 		fail "$pkg: /usr/share/doc/$pkg/copyright is not DEP-5 with the MIT (Expat) licence"
 done
+if command -v file >/dev/null; then
+	for f in "$root/usr/bin/tcx" "$root/usr/$lib/libtcx.so.$version"; do
+		checks=$((checks + 1))
+		file "$f" | grep -q ', stripped' || fail "${f#"$root"} is not stripped: $(file -b "$f")"
+	done
+fi
 checks=$((checks + 2))
 grep -qx "prefix=/usr" "$root/usr/$lib/pkgconfig/tcx.pc" || fail "tcx.pc does not say prefix=/usr"
 grep -qx "libdir=\${prefix}/$lib" "$root/usr/$lib/pkgconfig/tcx.pc" ||
