@@ -449,8 +449,13 @@ int64_t problem_count(const struct problem *p, enum tensor_role t)
 
 double problem_flops(const struct problem *p)
 {
-	double f = dtype_info(p->c->dtype)->complex ? 8.0 : 2.0;
+	bool cplx = dtype_info(p->c->dtype)->complex;
+	double f = cplx ? 8.0 : 2.0;
 
+	/* one input: an addition (2 real ones for complex) per element of A
+	 * summed; a transpose or a copy sums nothing */
+	if (p->c->implicit_b)
+		f = contraction_count(p->c, IDX_BOUND) ? (cplx ? 2.0 : 1.0) : 0.0;
 	for (int id = 0; id < p->c->nidx; id++)
 		f *= (double)p->size[id];
 	return f;
@@ -459,8 +464,9 @@ double problem_flops(const struct problem *p)
 double problem_min_bytes(const struct problem *p, bool read_c)
 {
 	double b = (double)dtype_info(p->c->dtype)->bytes;
+	double nb = p->c->implicit_b ? 0.0 : (double)problem_count(p, T_B);
 
-	return b * ((double)problem_count(p, T_A) + (double)problem_count(p, T_B) +
+	return b * ((double)problem_count(p, T_A) + nb +
 		    (double)problem_count(p, T_C) * (read_c ? 2.0 : 1.0));
 }
 
