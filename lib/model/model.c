@@ -724,6 +724,19 @@ void model_describe_gemm(const struct tcx_contraction *c, const struct problem *
 	bool ta, tb, outer = true;
 	int i, j, k;
 
+	if (c->implicit_b) {
+		int ia[TCX_MAX_INDICES], ic[TCX_MAX_INDICES];
+		int na = model_memory_order(c, p, T_A, ia), nc = model_memory_order(c, p, T_C, ic);
+
+		if (nbound)
+			snprintf(buf, len, "a reduction: A summed over %d index%s (one input; "
+				 "B is ones)", nbound, nbound == 1 ? "" : "es");
+		else if (na == nc && memcmp(ia, ic, sizeof(int) * (size_t)na) == 0)
+			snprintf(buf, len, "a copy (one input, the same layout; nothing is summed)");
+		else
+			snprintf(buf, len, "a transpose (one input, its indices permuted in C)");
+		return;
+	}
 	if (nfa > 1 || nfb > 1 || nbound > 1) {
 		snprintf(buf, len,
 			 "a tensor contraction, not a single GEMM (%d free index%s in A, %d in B, "
