@@ -193,6 +193,13 @@ static json_t *describe(const struct tcx_contraction *c, const struct problem *p
 		json_object_set_new(o, "conj_a", json_boolean(c->conj[T_A]));
 		json_object_set_new(o, "conj_b", json_boolean(c->conj[T_B]));
 	}
+	if (c->implicit_b) {
+		/* one input: B is ones over these, made by tcx */
+		arr = json_array();
+		for (int k = 0; k < c->rank[T_B]; k++)
+			json_array_append_new(arr, json_string(c->idx[c->written[T_B][k]].name));
+		json_object_set_new(o, "implicit_b", arr);
+	}
 	json_object_set_new(o, "alpha", json_boolean(c->has_alpha));
 	json_object_set_new(o, "beta", json_boolean(c->use_beta));
 
@@ -322,6 +329,16 @@ static void print_table(json_t *o, bool sized)
 						     : "");
 	printf("type        %s\n", json_string_value(json_object_get(o, "type")));
 	printf("problem     %s\n", json_string_value(json_object_get(o, "problem_type")));
+	if (json_object_get(o, "implicit_b")) {
+		json_t *ib = json_object_get(o, "implicit_b");
+
+		if (json_array_size(ib) == 0)
+			printf("inputs      one: B is a single 1 made by tcx (nothing is summed)\n");
+		else
+			print_list("inputs      one: B is ones over the summed indices, made by "
+				   "tcx: ",
+				   ib);
+	}
 	printf("indices     id  name        class   ");
 	printf(sized ? "%10s %12s %12s %12s\n" : "%3s %3s %3s\n", sized ? "size" : "C",
 	       sized ? "stride C" : "A", sized ? "stride A" : "B", sized ? "stride B" : "");

@@ -12,14 +12,15 @@
 #include "run/run.h"
 
 static const char *const run_synopsis[] = {
-	"tcx run -i A=<file> -i B=<file> [-i C=<file>] -o <file> [--alpha <a>] [--beta <b>] "
+	"tcx run -i A=<file> [-i B=<file>] [-i C=<file>] -o <file> [--alpha <a>] [--beta <b>] "
 	"[--device <id>] [--params <params> | --solution <file>] <expr>",
 	NULL,
 };
 
 static const struct cmd_option run_options[] = {
 	{ "input", 'i', required_argument, "<T>=<file>",
-	  "input tensor A, B (and C when beta is not 0) from a .npy file", OV_FILE, NULL },
+	  "input A, B (two-input expressions) or C (with beta) from a .npy file",
+	  OV_FILE, NULL },
 	{ "output", 'o', required_argument, "<file>", "write C to this .npy file ('-': stdout)",
 	  OV_FILE, NULL },
 	{ "alpha", 0x100, required_argument, "<a>", "alpha (default 1; complex 're,im')", OV_NONE,
@@ -36,6 +37,7 @@ static const struct cmd_option run_options[] = {
 
 static const char *const run_examples[] = {
 	"tcx run 'ik,kj->ij' -i A=a.npy -i B=b.npy -o c.npy",
+	"tcx run 'ijk->ik' -i A=a.npy -o c.npy",
 	"tcx run 'C[ijk]=A[ilk]*B[jlk] + beta*C[ijk]' -i A=a.npy -i B=b.npy -i C=c.npy "
 	"--beta 0.5 -o out.npy",
 	NULL,
@@ -148,7 +150,7 @@ int cmd_run(int argc, char **argv)
 	void *cin = NULL;
 	enum tcx_status st;
 	int ret = 0, opt, order_first = -1;
-	bool beta_given = false;
+	bool beta_given = false, one;
 
 	memset(arr, 0, sizeof(arr));
 	memset(&result, 0, sizeof(result));
@@ -206,10 +208,16 @@ int cmd_run(int argc, char **argv)
 	st = notation_parse(argv[optind], TCX_DTYPE_S, LAYOUT_BY_STYLE, &c, &err);
 	if (st)
 		return report_at(st, &err, "expression", argv[optind]);
+	one = c->implicit_b;
 	contraction_free(c);
 	c = NULL;
-	if (!file[T_A] || !file[T_B] || !outpath)
-		return usage_error(&cmd_run_def, "give -i A=FILE, -i B=FILE and -o FILE");
+	if (one && file[T_B])
+		return usage_error(&cmd_run_def,
+				   "'%s' has one input tensor: give -i A=FILE, not -i B=FILE",
+				   argv[optind]);
+	if (!file[T_A] || (!one && !file[T_B]) || !outpath)
+		return usage_error(&cmd_run_def, one ? "give -i A=FILE and -o FILE"
+						     : "give -i A=FILE, -i B=FILE and -o FILE");
 	if ((beta[0] != 0 || beta[1] != 0) && !file[T_C])
 		return usage_error(&cmd_run_def, "--beta needs the initial C: -i C=FILE");
 	if (file[T_C] && !beta_given)
@@ -303,6 +311,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	cin = have[T_C] ? arr[T_C].data : result.data;
+	/* a one-operand expression's B is made by contract_host_arrays */
 	st = contract_host_arrays(dev, &pr, &p, arr[T_A].data, arr[T_B].data, cin, result.data,
 				  alpha, beta, false, NULL, &err);
 	if (!st)

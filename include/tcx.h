@@ -88,7 +88,10 @@ enum tcx_dtype {
 struct tcx_contraction;
 
 /* Parses `expr` into a new contraction of element type `dtype`.  On
- * failure *out is NULL and err->col points at the offending character. */
+ * failure *out is NULL and err->col points at the offending character.
+ * An expression with one input ("ij->ji", "ijk->ik", "C[ji]=A[ij]") is a
+ * transpose or a reduction: its B is implicit (ones over the summed
+ * indices, made by tcx), and tcx_contraction_reference takes NULL for it. */
 TCX_API enum tcx_status tcx_contraction_parse(const char *expr, enum tcx_dtype dtype,
 					      struct tcx_contraction **out,
 					      struct tcx_error *err);

@@ -4,6 +4,7 @@
 
 #include "backend/host/host.h"
 #include "notation/notation.h"
+#include "run/run.h"
 
 TCX_API enum tcx_status tcx_contraction_parse(const char *expr, enum tcx_dtype dtype,
 					      struct tcx_contraction **out,
@@ -50,13 +51,22 @@ TCX_API enum tcx_status tcx_contraction_reference(const struct tcx_contraction *
 	struct problem p;
 	double al[2] = { 1, 0 }, be[2] = { 0, 0 };
 	bool cplx;
+	void *ones = NULL;
 	enum tcx_status st;
 
-	if (!c || !sizes || !a || !b || !cc)
+	if (!c || !sizes || !a || (!b && !c->implicit_b) || !cc)
 		return tcx_fail(err, TCX_EINVAL, "missing argument");
+	if (b && c->implicit_b)
+		return tcx_fail(err, TCX_EINVAL, "'%s' has one input tensor: pass NULL for B",
+				c->expr);
 	st = problem_init(&p, c, sizes, err);
 	if (st)
 		return st;
+	if (!b) {
+		b = ones = run_make_tensor(&p, T_B, INIT_ONES, 0, err);
+		if (!ones)
+			return err && err->code ? err->code : TCX_ENOMEM;
+	}
 	cplx = dtype_info(c->dtype)->complex;
 	if (alpha) {
 		al[0] = alpha[0];
@@ -66,5 +76,7 @@ TCX_API enum tcx_status tcx_contraction_reference(const struct tcx_contraction *
 		be[0] = beta[0];
 		be[1] = cplx ? beta[1] : 0;
 	}
-	return host_contract(&p, a, b, cc, al, be, 0, err);
+	st = host_contract(&p, a, b, cc, al, be, 0, err);
+	free(ones);
+	return st;
 }

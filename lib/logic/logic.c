@@ -543,6 +543,11 @@ static enum tcx_status read_problem(json_t *p, const struct ynode *pn, const cha
 		if (st)
 			return tcx_fail(err, st, "%s: cannot parse expression '%s': %s", where,
 					json_string_value(ex), perr.msg);
+		if (l->type->implicit_b)
+			return tcx_fail(err, TCX_EUNSUPPORTED,
+					"%s: expression '%s' has one input tensor: library logic "
+					"takes two",
+					where, json_string_value(ex));
 		if (ptn) {
 			bool hpa;
 

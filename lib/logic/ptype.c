@@ -355,6 +355,16 @@ enum tcx_status ptype_read(const struct ynode *pt, const char *name, enum ptype_
 				       "ProblemType gives '%s': %s", text, perr.msg);
 		goto out_release_sb;
 	}
+	if ((*out)->implicit_b) {
+		contraction_free(*out);
+		*out = NULL;
+		st = ydoc_fail(err, TCX_EUNSUPPORTED, name, ex ? ex->line : pt->line,
+			       ex ? ex->col : pt->col,
+			       "Expression '%s' has one input tensor: tuning and library logic "
+			       "take two (tcx run, validate and bench compute it)",
+			       text);
+		goto out_release_sb;
+	}
 	(*out)->hpa = hpa;
 	/* Tensile's ids must survive the round trip through the notation */
 	for (int id = 0; !ex && id < (*out)->nidx; id++)

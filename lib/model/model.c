@@ -449,8 +449,13 @@ int64_t problem_count(const struct problem *p, enum tensor_role t)
 
 double problem_flops(const struct problem *p)
 {
-	double f = dtype_info(p->c->dtype)->complex ? 8.0 : 2.0;
+	bool cplx = dtype_info(p->c->dtype)->complex;
+	double f = cplx ? 8.0 : 2.0;
 
+	/* one input: an addition (2 real ones for complex) per element of A
+	 * summed; a transpose or a copy sums nothing */
+	if (p->c->implicit_b)
+		f = contraction_count(p->c, IDX_BOUND) ? (cplx ? 2.0 : 1.0) : 0.0;
 	for (int id = 0; id < p->c->nidx; id++)
 		f *= (double)p->size[id];
 	return f;
@@ -459,8 +464,9 @@ double problem_flops(const struct problem *p)
 double problem_min_bytes(const struct problem *p, bool read_c)
 {
 	double b = (double)dtype_info(p->c->dtype)->bytes;
+	double nb = p->c->implicit_b ? 0.0 : (double)problem_count(p, T_B);
 
-	return b * ((double)problem_count(p, T_A) + (double)problem_count(p, T_B) +
+	return b * ((double)problem_count(p, T_A) + nb +
 		    (double)problem_count(p, T_C) * (read_c ? 2.0 : 1.0));
 }
 
@@ -718,6 +724,19 @@ void model_describe_gemm(const struct tcx_contraction *c, const struct problem *
 	bool ta, tb, outer = true;
 	int i, j, k;
 
+	if (c->implicit_b) {
+		int ia[TCX_MAX_INDICES], ic[TCX_MAX_INDICES];
+		int na = model_memory_order(c, p, T_A, ia), nc = model_memory_order(c, p, T_C, ic);
+
+		if (nbound)
+			snprintf(buf, len, "a reduction: A summed over %d index%s (one input; "
+				 "B is ones)", nbound, nbound == 1 ? "" : "es");
+		else if (na == nc && memcmp(ia, ic, sizeof(int) * (size_t)na) == 0)
+			snprintf(buf, len, "a copy (one input, the same layout; nothing is summed)");
+		else
+			snprintf(buf, len, "a transpose (one input, its indices permuted in C)");
+		return;
+	}
 	if (nfa > 1 || nfb > 1 || nbound > 1) {
 		snprintf(buf, len,
 			 "a tensor contraction, not a single GEMM (%d free index%s in A, %d in B, "

@@ -46,6 +46,13 @@ struct tcx_contraction {
 	bool conj[3];               /* conj[T_A], conj[T_B] */
 	bool has_alpha, use_beta, explicit_sum;
 	bool hpa;                   /* HighPrecisionAccumulate (fp16: accumulate in fp32) */
+	/* A one-operand expression ("ij->ji", "ijk->ik", "C[ji]=A[ij]"): B is
+	 * no user's tensor but ones over the summed indices, in the order A
+	 * writes them (a single element 1 when nothing is summed), so that
+	 * C = alpha * A*B + beta * C is the transpose or reduction asked for
+	 * and every stage computes it as a two-operand contraction.  Its data
+	 * comes from run_make_tensor (run/run.h), never from the user. */
+	bool implicit_b;
 };
 
 struct problem;
@@ -121,9 +128,13 @@ enum tcx_status problem_parse_strides(struct problem *p, const char *spec,
 				      struct tcx_error *err);
 /* Checks that no two elements of C share an address. */
 enum tcx_status problem_check_alias(const struct problem *p, struct tcx_error *err);
-/* 2 (8 complex) * product of all sizes: the flop count. */
+/* The flop count: 2 (8 complex) * product of all sizes, a multiply and an
+ * add per product.  One input (implicit_b): 1 (2 complex) * product of all
+ * sizes, an add per element of A summed, when an index is summed; 0 for a
+ * transpose or a copy, which only moves data (min_bytes measures it). */
 double problem_flops(const struct problem *p);
-/* Bytes moved at minimum: read A and B once, write C (and read it if beta). */
+/* Bytes moved at minimum: read A and B once, write C (and read it if beta).
+ * One input: B, which tcx makes, is not counted. */
 double problem_min_bytes(const struct problem *p, bool read_c);
 /* Product of the bound sizes: the number of products summed per element. */
 int64_t problem_bound_volume(const struct problem *p);

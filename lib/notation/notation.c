@@ -4,7 +4,9 @@
  * named and indices bracketed ("C[i,j] = alpha*Sum[k] A[i,k]*B[k,j] +
  * beta*C[i,j]"), and NumPy's einsum style ("ik,kj->ij", or "ik,kj" with the
  * implicit output).  Every error names the rule broken and the 1-based
- * column of the offending token.
+ * column of the offending token.  One input ("ij->ji", "C[ik]=A[ijk]") is
+ * a transpose or a reduction: B becomes ones over the summed indices
+ * (implicit_b), and the two-operand rules apply to what results.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -291,18 +293,14 @@ static enum tcx_status parse_tensile(struct cursor *cur, struct parsed *p)
 	if (st)
 		return st;
 	p->ninputs = 1;
-	if (!accept(cur, '*')) {
-		if (at_end(cur))
-			return tcx_fail_at(cur->err, TCX_EPARSE, 1, col_of(cur),
-					   "only one input tensor: tcx contracts two (A*B)");
-		return unexpected(cur, "'*' and a second input tensor");
+	if (accept(cur, '*')) {
+		st = parse_operand(cur, &p->t[T_B]);
+		if (st)
+			return st;
+		p->ninputs = 2;
 	}
-	st = parse_operand(cur, &p->t[T_B]);
-	if (st)
-		return st;
-	p->ninputs = 2;
 	skip_ws(cur);
-	if (cur->s[cur->i] == '*') {
+	if (p->ninputs == 2 && cur->s[cur->i] == '*') {
 		struct tref extra;
 		unsigned c3 = col_of(cur) + 1;
 
@@ -328,8 +326,14 @@ static enum tcx_status parse_tensile(struct cursor *cur, struct parsed *p)
 			return st;
 		p->has_beta = true;
 	}
-	if (!at_end(cur))
-		return unexpected(cur, "the end of the expression");
+	if (!at_end(cur)) {
+		const char *next = p->has_beta	       ? "the end of the expression"
+				   : p->ninputs == 2 ? "'+ beta*' or the end of the expression"
+						     : "'*' and a second input, '+ beta*' or "
+						       "the end of the expression";
+
+		return unexpected(cur, next);
+	}
 	return TCX_OK;
 }
 
@@ -390,9 +394,6 @@ static enum tcx_status parse_einsum(struct cursor *cur, struct parsed *p)
 			return unexpected(cur, "'->'");
 		return unexpected(cur, arrow ? "an output index letter" : "an index letter, ',' or '->'");
 	}
-	if (p->ninputs < 2)
-		return tcx_fail_at(cur->err, TCX_EPARSE, 1, col_of(cur),
-				   "only one input tensor: tcx contracts two (\"ik,kj->ij\")");
 	p->implicit_out = !arrow;
 	return TCX_OK;
 }
@@ -433,6 +434,23 @@ static void implicit_output(struct parsed *p)
 		snprintf(p->t[T_C].idx[k], TCX_INDEX_NAME_MAX, "%s", names[k]);
 		p->t[T_C].icol[k] = 0;
 		p->t[T_C].n++;
+	}
+}
+
+/* A one-operand expression: B is ones over A's summed indices, in the
+ * order A writes them (model.h's implicit_b).  Runs after the output is
+ * known; a repeated index in A is left to check_refs, which names A. */
+static void implicit_b(struct parsed *p)
+{
+	struct tref *a = &p->t[T_A], *b = &p->t[T_B];
+
+	snprintf(b->name, TCX_INDEX_NAME_MAX, "B");
+	b->n = 0;
+	for (int k = 0; k < a->n; k++) {
+		if (ref_find(&p->t[T_C], a->idx[k]) >= 0 || ref_find(b, a->idx[k]) >= 0)
+			continue;
+		snprintf(b->idx[b->n], TCX_INDEX_NAME_MAX, "%s", a->idx[k]);
+		b->icol[b->n++] = a->icol[k];
 	}
 }
 
@@ -497,7 +515,11 @@ static enum tcx_status check_refs(const struct parsed *p, struct tcx_error *err)
 						   nm);
 			if (ref_find(&p->t[T_A], nm) < 0 || ref_find(&p->t[T_B], nm) < 0)
 				return tcx_fail_at(err, TCX_EPARSE, 1, p->sum.icol[k],
-						   "summed index '%s' must appear in both inputs",
+						   p->ninputs == 1
+							   ? "summed index '%s' must appear in "
+							     "the input"
+							   : "summed index '%s' must appear in "
+							     "both inputs",
 						   nm);
 		}
 		for (int t = T_A; t <= T_B; t++)
@@ -635,6 +657,7 @@ static enum tcx_status build(const struct parsed *p, const char *expr, enum tcx_
 	c->explicit_sum = p->has_sum;
 	c->conj[T_A] = p->t[T_A].conj;
 	c->conj[T_B] = p->t[T_B].conj;
+	c->implicit_b = p->ninputs == 1;
 	for (int t = 0; t < 3; t++)
 		snprintf(c->tensor_name[t], TCX_INDEX_NAME_MAX, "%s", p->t[t].name);
 	number_indices(c, p);
@@ -670,6 +693,8 @@ enum tcx_status notation_parse(const char *expr, enum tcx_dtype dtype, int layou
 		st = parse_tensile(&cur, p);
 	if (st == TCX_OK && p->implicit_out)
 		implicit_output(p);
+	if (st == TCX_OK && p->ninputs == 1)
+		implicit_b(p);
 	if (st == TCX_OK)
 		st = check_refs(p, err);
 	if (st == TCX_OK)

@@ -1,6 +1,7 @@
 /* notation.h - the parser for index notation: Tensile style
  * ("C[ijk]=A[ilk]*B[jlk]", "C[i,j] = Sum[k] A[i,k] * B[k,j]") and einsum
- * style ("ilk,jlk->ijk", "ij,jk"). */
+ * style ("ilk,jlk->ijk", "ij,jk"), with two inputs or one ("ij->ji",
+ * "C[ik]=A[ijk]": B is then implicit, struct tcx_contraction's implicit_b). */
 #ifndef TCX_NOTATION_H
 #define TCX_NOTATION_H
 

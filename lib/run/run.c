@@ -185,11 +185,16 @@ enum tcx_status contract_host_arrays(struct device *dev, const struct prepared *
 	size_t na = (size_t)p->extent[T_A] * esz, nb = (size_t)p->extent[T_B] * esz;
 	size_t nc = (size_t)p->extent[T_C] * esz, nws;
 	struct buffer *ba = NULL, *bb = NULL, *bc = NULL, *bw = NULL;
-	void *tmp = NULL;
+	void *tmp = NULL, *ones = NULL;
 	enum tcx_status st;
 
 	if (event_ms)
 		*event_ms = 0;
+	if (!b && p->c->implicit_b) {
+		b = ones = run_make_tensor(p, T_B, INIT_ONES, 0, err);
+		if (!ones)
+			return err && err->code ? err->code : TCX_ENOMEM;
+	}
 	if (pr->host || pr->empty) {
 		double t0 = common_now_seconds();
 
@@ -198,6 +203,7 @@ enum tcx_status contract_host_arrays(struct device *dev, const struct prepared *
 		st = host_contract(p, a, b, c_out, alpha, beta, 0, err);
 		if (event_ms)
 			*event_ms = (common_now_seconds() - t0) * 1e3;
+		free(ones);
 		return st;
 	}
 	nws = plan_workspace_bytes(&pr->plan, p);
@@ -235,6 +241,7 @@ enum tcx_status contract_host_arrays(struct device *dev, const struct prepared *
 		st = buffer_read(dev, bc, 0, c_out, nc, err);
 out:
 	free(tmp);
+	free(ones);
 	buffer_free(dev, ba);
 	buffer_free(dev, bb);
 	buffer_free(dev, bc);
@@ -306,7 +313,9 @@ void *run_make_tensor(const struct problem *p, enum tensor_role t, enum init_kin
 		tcx_fail(err, TCX_ENOMEM, "cannot allocate %zu bytes for a tensor", n * esz);
 		return NULL;
 	}
-	run_fill_data(p->c->dtype, data, (int64_t)n, k, seed, (uint64_t)t + 1);
+	/* a one-operand contraction's B is ones, whatever the data asked for */
+	run_fill_data(p->c->dtype, data, (int64_t)n, t == T_B && p->c->implicit_b ? INIT_ONES : k,
+		      seed, (uint64_t)t + 1);
 	return data;
 }
 

@@ -74,7 +74,9 @@ enum tcx_status contract_launch(struct device *dev, const struct prepared *pr,
 void contract_release(struct device *dev, struct prepared *pr);
 
 /* Runs a prepared contraction on host arrays laid out by p's strides (each
- * p->extent[t] elements): uploads A, B and C, launches, reads C back.  With
+ * p->extent[t] elements): uploads A, B and C, launches, reads C back.  b
+ * is NULL for a one-operand contraction (model.h's implicit_b): its B of
+ * ones is made here.  With
  * `poison`, the device's C is filled with NaN before the launch instead of
  * receiving c_in (meaningful only when beta is 0).  c_out may equal c_in. */
 enum tcx_status contract_host_arrays(struct device *dev, const struct prepared *pr,
@@ -91,7 +93,8 @@ const char *init_name(enum init_kind k);
  * stream), or serial, ones, zeros or NaN. */
 void run_fill_data(enum tcx_dtype t, void *data, int64_t n, enum init_kind k, uint64_t seed,
 		   uint64_t stream);
-/* Allocates and fills a tensor of p (p->extent[t] elements); caller frees. */
+/* Allocates and fills a tensor of p (p->extent[t] elements); caller frees.
+ * The B of a one-operand contraction (implicit_b) is ones whatever k is. */
 void *run_make_tensor(const struct problem *p, enum tensor_role t, enum init_kind k, uint64_t seed,
 		      struct tcx_error *err);
 

@@ -135,6 +135,7 @@ EOF
 	printf 'a: &x 1\nb: *x\n' >alias.yaml
 	printf 'BenchmarkProblems:\n  - - Expression: "C[ij]=A[ik]*B[qj]"\n      DataType: s\n' >bad-expr.yaml
 	printf 'BenchmarkProblems:\n  - - Expression: "C[ij]=A[ik]*B[kj]"\n      DataType: q\n' >bad-dtype.yaml
+	printf 'BenchmarkProblems:\n  - - Expression: "ij->ji"\n      DataType: s\n' >one-input.yaml
 	sed 's/Exact: \[ 32, 32, 16 \]/Exact: [ -32, 32, 16 ]/' good.yaml >negative-size.yaml
 	sed 's/Exact: \[ 32, 32, 16 \]/Exact: [ 4294967296, 4294967296, 16 ]/' good.yaml >huge-size.yaml
 	sed 's/Exact: \[ 32, 32, 16 \]/Range: [ [1, 1, 100000000], [1, 1, 100], [16] ]/' good.yaml >runaway-range.yaml
@@ -165,6 +166,7 @@ EOF
 	fi
 	rm -f tune.log
 	mv tuned/*.yaml tuned-logic.yaml
+	sed 's/^  expression: .*/  expression: C[ji]=A[ij]/' tuned-logic.yaml >one-input-logic.yaml
 	rmdir tuned
 	sqlite3 store.db 'PRAGMA wal_checkpoint(TRUNCATE);' >/dev/null
 	head -c 4096 /dev/urandom >random.db

@@ -238,6 +238,122 @@ static void test_empty(void)
 
 /* Positional sizes follow the notation as written: for einsum, the output's
  * letters, then the summed ones; for Tensile style, the ids. */
+/* One input: a transpose or a reduction, B implicit (ones over the summed
+ * indices); the two-input rules apply to the rest. */
+static void test_one_input(void)
+{
+	static const struct {
+		const char *expr;
+		unsigned col;
+		const char *msg;
+	} bad[] = {
+		{ "ii->i", 2, "index 'i' repeated in A: diagonals are not supported" },
+		{ "ij->k", 5, "output index 'k' appears in no input" },
+		{ "ij->ii", 6, "index 'i' repeated in the output" },
+		{ "C[i]=Sum[k] A[ij]", 10, "summed index 'k' must appear in the input" },
+		{ "C[i]=Sum[j] A[ijl]", 17, "index 'l' is summed over but not listed" },
+		{ "C[i]=A[ij] B[j]", 12, "expected '*' and a second input, '+ beta*' or the end" },
+		{ "...ij->ji", 1, "ellipsis" },
+	};
+	struct tcx_contraction *c = parse("ijk->ik");
+	struct tcx_error err = { 0 };
+	struct problem p;
+	int64_t sz[3];
+	/* A[ijk] 2x3x2, C order: a[(i*3 + j)*2 + k] */
+	float a[12], want[4], got[4] = { 7, 7, 7, 7 }, t[6];
+	double one = 1, zero = 0;
+	char name[64];
+
+	CHECK(c && c->implicit_b && c->rank[T_B] == 1);
+	if (!c)
+		return;
+	CHECK(c->idx[c->written[T_B][0]].cls == IDX_BOUND &&
+	      strcmp(c->idx[c->written[T_B][0]].name, "j") == 0);
+	CHECK(contraction_count(c, IDX_FREE_A) == 2 && contraction_count(c, IDX_FREE_B) == 0);
+	CHECK(sizes_parse_assign(c, "2,2,3", sz, &err) == TCX_OK); /* i, k, j */
+	CHECK(problem_init(&p, c, sz, &err) == TCX_OK);
+	/* an add per element of A; B is not traffic */
+	CHECK(problem_flops(&p) == 12 && problem_min_bytes(&p, false) == 4.0 * (12 + 4));
+	contraction_free(c);
+
+	/* two inputs keep their count */
+	c = parse("ijk,j->ik");
+	CHECK(c && !c->implicit_b);
+	if (c && problem_init(&p, c, sz, &err) == TCX_OK)
+		CHECK(problem_flops(&p) == 24 && problem_min_bytes(&p, false) == 4.0 * (12 + 3 + 4));
+	contraction_free(c);
+
+	/* a transpose sums nothing: B is one element, and no flops */
+	c = parse("C[ji]=A[ij]");
+	CHECK(c && c->implicit_b && c->rank[T_B] == 0 && c->style == NOTATION_TENSILE);
+	if (c) {
+		int64_t s2[2] = { 3, 2 };
+
+		CHECK(problem_init(&p, c, s2, &err) == TCX_OK && p.extent[T_B] == 1);
+		CHECK(problem_flops(&p) == 0);
+		contraction_free(c);
+	}
+	/* the implicit output of one input, as NumPy: "ji" is a transpose */
+	c = parse("ji");
+	CHECK(c && c->implicit_b && c->rank[T_C] == 2 &&
+	      strcmp(c->idx[c->written[T_C][0]].name, "i") == 0);
+	contraction_free(c);
+	/* beta and alpha as with two inputs */
+	c = parse("C[i]=alpha*Sum[j] A[ij] + beta*C[i]");
+	CHECK(c && c->implicit_b && c->use_beta && c->has_alpha && c->explicit_sum);
+	contraction_free(c);
+
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		c = (void *)1;
+		memset(&err, 0, sizeof(err));
+		CHECK_MSG(notation_parse(bad[k].expr, TCX_DTYPE_S, LAYOUT_BY_STYLE, &c, &err) ==
+				  TCX_EPARSE,
+			  "'%s' parsed", bad[k].expr);
+		CHECK(c == NULL);
+		CHECK_MSG(err.col == bad[k].col, "'%s': col %u, want %u", bad[k].expr, err.col,
+			  bad[k].col);
+		CHECK_MSG(strstr(err.msg, bad[k].msg) != NULL, "'%s': %s", bad[k].expr, err.msg);
+	}
+
+	/* the public API: a reduction and a transpose, B passed as NULL */
+	for (int e = 0; e < 12; e++)
+		a[e] = (float)(e * e % 7) - 2.5f;
+	for (int i = 0; i < 2; i++)
+		for (int k = 0; k < 2; k++) {
+			want[i * 2 + k] = 0;
+			for (int j = 0; j < 3; j++)
+				want[i * 2 + k] += a[(i * 3 + j) * 2 + k];
+		}
+	c = NULL;
+	CHECK(tcx_contraction_parse("ijk->ik", TCX_DTYPE_S, &c, &err) == TCX_OK);
+	if (!c)
+		return;
+	tcx_contraction_name(c, name, sizeof(name));
+	CHECK(strcmp(name, "Cij_Aikj_Bk_S") == 0);
+	sz[0] = 2, sz[1] = 2, sz[2] = 3; /* by id: k, i, j */
+	CHECK(tcx_contraction_reference(c, sz, a, NULL, got, &one, &zero, &err) == TCX_OK);
+	for (int e = 0; e < 4; e++)
+		CHECK_MSG(got[e] == want[e], "C[%d] = %g, want %g", e, got[e], want[e]);
+	/* a B given to a one-input contraction is a mistake, not data */
+	CHECK(tcx_contraction_reference(c, sz, a, a, got, &one, &zero, &err) == TCX_EINVAL);
+	CHECK(strstr(err.msg, "pass NULL for B") != NULL);
+	tcx_contraction_destroy(c);
+	CHECK(tcx_contraction_parse("ij->ji", TCX_DTYPE_S, &c, &err) == TCX_OK);
+	if (!c)
+		return;
+	sz[0] = 2, sz[1] = 3; /* by id: i, j; C[ji] is 3x2 */
+	CHECK(tcx_contraction_reference(c, sz, a, NULL, t, NULL, NULL, &err) == TCX_OK);
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 3; j++)
+			CHECK_MSG(t[j * 2 + i] == a[i * 3 + j], "C[%d,%d] = %g", j, i, t[j * 2 + i]);
+	/* and two inputs still need B */
+	tcx_contraction_destroy(c);
+	CHECK(tcx_contraction_parse("ij,j->i", TCX_DTYPE_S, &c, &err) == TCX_OK);
+	if (c)
+		CHECK(tcx_contraction_reference(c, sz, a, NULL, t, NULL, NULL, &err) == TCX_EINVAL);
+	tcx_contraction_destroy(c);
+}
+
 static void test_positional_order(void)
 {
 	struct tcx_contraction *c;
@@ -289,5 +405,6 @@ int main(void)
 	test_complex_conj();
 	test_empty();
 	test_positional_order();
+	test_one_input();
 	return check_done();
 }
