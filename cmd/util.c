@@ -811,7 +811,7 @@ unsigned plan_flags(void)
 }
 
 enum tcx_status prepare_kernel(struct device *dev, const struct problem *p,
-			       const struct tcx_plan *pl, const struct solution *s,
+			       const struct plan_result *pl, const struct solution *s,
 			       struct prepared *pr, struct strbuf *log, struct tcx_error *err)
 {
 	/* the kernel runs the planned problem: p's merged form, same memory,
@@ -835,7 +835,7 @@ enum tcx_status prepare_kernel(struct device *dev, const struct problem *p,
 	return st;
 }
 
-int plan_solution(const struct problem *p, const struct device_info *dev, struct tcx_plan *pl,
+int plan_solution(const struct problem *p, const struct device_info *dev, struct plan_result *pl,
 		  struct solution *s)
 {
 	struct tcx_error err = { 0 };

@@ -52,7 +52,7 @@ enum tcx_status contract_prepare(struct device *dev, const struct tcx_contractio
 /* Adds the permutes of a TTGT plan to a prepared kernel: operand A
  * (which[0]) and B (which[1]) are copied from p's layout into tp's, the
  * layout the kernel reads (tp: p with those tensors' strides replaced,
- * plan/planner.h's tcx_plan.tp), and C (which[2]) is written by the kernel
+ * plan/planner.h's plan_result.tp), and C (which[2]) is written by the kernel
  * in tp's layout and copied into p's after, in device buffers allocated
  * here, once, so that launches allocate nothing.  Release with
  * contract_release. */
