@@ -816,15 +816,8 @@ enum tcx_status prepare_kernel(struct device *dev, const struct problem *p,
 {
 	/* the kernel runs the planned problem: p's merged form, same memory,
 	 * or that of p with A and/or B permuted first */
-	const struct problem *kp = pl ? &pl->kp : p;
 	static bool said;
-	enum tcx_status st = contract_prepare(dev, kp->c, kp, s, pr, log, err);
-	bool which[3] = { false, false, false };
-
-	for (int x = 0; pl && x < 3; x++)
-		which[x] = pl->best.permute[x].on;
-	if (!st && (which[0] || which[1] || which[2]))
-		st = contract_prepare_permutes(dev, pr, p, &pl->tp, which, log, err);
+	enum tcx_status st = contract_prepare_plan(dev, p, pl, s, pr, log, err);
 	/* how long a user waits for the first launch, and how much of it the
 	 * compiler took (0 when a kernel cache had the program) */
 	if (!st && !said) {

@@ -61,6 +61,23 @@ enum tcx_status contract_prepare_permutes(struct device *dev, struct prepared *p
 					  const bool which[3], struct strbuf *log,
 					  struct tcx_error *err);
 
+/* contract_prepare of solution s for problem p, or, with pl (non-NULL
+ * when the planner chose s: planner_plan's plan of p), of the problem the
+ * plan runs (pl->kp: p's merged form, the same memory) with the permutes
+ * of its choice (contract_prepare_permutes).  Release with
+ * contract_release. */
+struct plan_result;
+enum tcx_status contract_prepare_plan(struct device *dev, const struct problem *p,
+				      const struct plan_result *pl, const struct solution *s,
+				      struct prepared *pr, struct strbuf *log,
+				      struct tcx_error *err);
+
+/* Makes every kernel of a prepared contraction ready to launch
+ * (device_kernel_ready): the contraction, its GlobalSplitU reduction and
+ * the permutes, so that contract_launch allocates nothing on the host. */
+enum tcx_status contract_ready(struct device *dev, const struct prepared *pr,
+			       struct tcx_error *err);
+
 /* Launches a prepared contraction on buffers laid out by p's strides: its
  * permutes, then the kernel (plan_launch) on the permuted copies.  With
  * event_ms non-NULL, waits and reports the device time of them all. */

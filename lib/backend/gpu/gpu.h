@@ -95,6 +95,7 @@ struct buffer {
 	tl_gpu_ptr ptr;
 	size_t size;
 	tl_gpu_ctx ctx; /* free needs it current */
+	bool borrowed;  /* the caller's (gpu_wrap): never freed here */
 };
 
 /* --- what each backend's own file defines, after it includes gpu.c ----- */
