@@ -207,6 +207,49 @@ static void strided_gemm(struct tcx_device *dev)
 	tcx_contraction_destroy(c);
 }
 
+/* A plan of a logic file's solution: the one it selects, checked against
+ * the reference; refused for sizes it selects nothing for and for another
+ * contraction. */
+static void logic_plans(struct tcx_device *dev)
+{
+	const char *data = getenv("TCX_TEST_DATA");
+	const int64_t sizes[3] = { 16, 16, 16 }, other[3] = { 8, 8, 8 };
+	struct tcx_error err = { 0 };
+	struct tcx_contraction *c = NULL, *gemm = NULL;
+	struct tcx_plan *plan = NULL, *none = NULL;
+	float a[256], b[256], cc[256], want[256];
+	char path[1024], what[320];
+
+	if (!data) {
+		fprintf(stderr, "no TCX_TEST_DATA: the logic plans are not tested\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/bench/gemm-logic.yaml", data);
+	CHECK(tcx_contraction_parse("C[ij]=A[ik]*B[jk]", TCX_DTYPE_S, &c, &err) == TCX_OK);
+	CHECK_MSG(tcx_plan_create(dev, c, sizes, NULL, NULL, NULL, path, &plan, &err) == TCX_OK,
+		  "%s", err.msg);
+	tcx_plan_describe(plan, what, sizeof(what));
+	CHECK_MSG(strstr(what, "solution 0: ") && strstr(what, "TT16x4"), "%s", what);
+	fill(a, 256, 11);
+	fill(b, 256, 12);
+	memset(cc, 0, sizeof(cc));
+	memset(want, 0, sizeof(want));
+	CHECK(tcx_contraction_reference(c, sizes, a, b, want, NULL, NULL, &err) == TCX_OK);
+	CHECK(plan && tcx_plan_execute_host(plan, a, b, cc, NULL, NULL, &err) == TCX_OK);
+	CHECK_MSG(max_diff(cc, want, 256) < 1e-4, "off by %g", max_diff(cc, want, 256));
+
+	CHECK(tcx_plan_create(dev, c, other, NULL, NULL, NULL, path, &none, &err) == TCX_EINVAL);
+	CHECK_MSG(strstr(err.msg, "selects no solution for these sizes"), "%s", err.msg);
+	CHECK(tcx_contraction_parse("ij,jk->ik", TCX_DTYPE_S, &gemm, &err) == TCX_OK);
+	CHECK(tcx_plan_create(dev, gemm, sizes, NULL, NULL, NULL, path, &none, &err) ==
+	      TCX_EINVAL);
+	CHECK_MSG(strstr(err.msg, "is for problem type Cij_Aik_Bjk_S, not"), "%s", err.msg);
+	CHECK(none == NULL);
+	tcx_plan_destroy(plan);
+	tcx_contraction_destroy(c);
+	tcx_contraction_destroy(gemm);
+}
+
 int main(void)
 {
 	static const char *const gemm = "ij,jk->ik";
@@ -299,6 +342,7 @@ int main(void)
 		contract_case(dev, &o, "C[ijk]=A[ilk]*B[jlk]", s2);
 		contract_case(dev, &o, "abcd,ebd->aec", s3);
 		strided_gemm(dev);
+		logic_plans(dev);
 	}
 
 out:
