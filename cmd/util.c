@@ -798,16 +798,12 @@ int load_solution(const char *params, const char *file, const struct tcx_contrac
 
 bool planner_wanted(const char *params, const char *file, const char *logic)
 {
-	const char *e = getenv("TCX_PLANNER");
-
-	return !params && !file && !logic && !(e && strcmp(e, "0") == 0);
+	return !params && !file && !logic && !planner_env_off();
 }
 
 unsigned plan_flags(void)
 {
-	const char *e = getenv("TCX_PLANNER");
-
-	return e && strcmp(e, "ttgt") == 0 ? PLAN_PERMUTE_ONLY : PLAN_PERMUTE;
+	return planner_env_flags();
 }
 
 enum tcx_status prepare_kernel(struct device *dev, const struct problem *p,

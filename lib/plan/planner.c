@@ -796,6 +796,20 @@ enum tcx_status planner_plan(const struct problem *p, const struct device_info *
 	return TCX_OK;
 }
 
+bool planner_env_off(void)
+{
+	const char *e = getenv("TCX_PLANNER");
+
+	return e && strcmp(e, "0") == 0;
+}
+
+unsigned planner_env_flags(void)
+{
+	const char *e = getenv("TCX_PLANNER");
+
+	return e && strcmp(e, "ttgt") == 0 ? PLAN_PERMUTE_ONLY : PLAN_PERMUTE;
+}
+
 void plan_release(struct plan_result *pl)
 {
 	if (!pl)

@@ -91,6 +91,14 @@ enum {
 				     * (to compare TTGT with the direct plan) */
 };
 
+/* $TCX_PLANNER, for every user of the planner (the commands, the device
+ * API): "0" keeps the built-in default solution instead of the planner's
+ * (planner_env_off); "ttgt" plans with PLAN_PERMUTE_ONLY, which compares
+ * TTGT with the direct plan and tests the permutes on devices where they
+ * never win; anything else, PLAN_PERMUTE (planner_env_flags). */
+bool planner_env_off(void);
+unsigned planner_env_flags(void);
+
 /* Plans p for dev.  The plan refers to p's contraction when nothing
  * merged (keep it alive); release with plan_release.  TCX_EREJECT when no
  * solution of any family can run it (err says why: the last reason). */
