@@ -188,13 +188,17 @@ TCX_API enum tcx_status tcx_plan_create(struct tcx_device *dev, const struct tcx
 		goto out_free;
 	if (logic) {
 		st = logic_choice(pl, logic, err);
-	} else if (problem_empty_index(&pl->p) >= 0 || info->type == DEV_HOST) {
-		/* nothing for a kernel to do, or no kernel at all */
+	} else if (problem_empty_index(&pl->p) >= 0 || info->type == DEV_HOST ||
+		   planner_env_off()) {
+		/* nothing for a kernel to do, no kernel at all, or the
+		 * built-in default asked for, as the commands take it */
 		solution_heuristic(pl->c, info, &pl->s);
 		snprintf(pl->what, sizeof(pl->what), "%s: ",
-			 info->type == DEV_HOST ? "host reference" : "empty problem");
+			 info->type == DEV_HOST ? "host reference"
+			 : planner_env_off()	? "built-in default ($TCX_PLANNER=0)"
+						: "empty problem");
 	} else {
-		st = planner_plan(&pl->p, info, PLAN_PERMUTE, &pl->pl, err);
+		st = planner_plan(&pl->p, info, planner_env_flags(), &pl->pl, err);
 		pl->planned = !st;
 		if (!st) {
 			pl->s = pl->pl.best.sol;

@@ -1,8 +1,9 @@
 /* test_api_opencl.c - the device API of tcx.h on the first OpenCL device
  * (PoCL in CI): plans against the host reference with packed and strided
- * tensors, on the caller's queue and buffers; a second plan compiles
- * nothing; the errors of execute; and 10,000 executes of a plan that
- * allocate nothing.
+ * tensors, on the caller's queue and buffers, of the planner's choice, a
+ * permuting (TTGT) one and a logic file's; a second plan compiles nothing;
+ * the errors of execute; and 10,000 executes of a plan that allocate
+ * nothing.
  *
  * The allocations counted are tcx's own: this test is linked with
  * -Wl,--wrap for malloc, calloc, realloc, strdup, strndup, aligned_alloc
@@ -207,6 +208,66 @@ static void strided_gemm(struct tcx_device *dev)
 	tcx_contraction_destroy(c);
 }
 
+/* A plan that permutes its operands first (TTGT, forced on PoCL with
+ * $TCX_PLANNER=ttgt as for the commands): its permute kernels and copies
+ * are made by create, so that its executes allocate nothing either. */
+static void ttgt_case(struct tcx_device *dev, const struct ocl *o)
+{
+	const int64_t sizes[5] = { 5, 6, 7, 4, 3 };
+	struct tcx_error err = { 0 };
+	struct tcx_contraction *c = NULL;
+	struct tcx_plan *plan = NULL;
+	float *h[3] = { NULL, NULL, NULL }, *want = NULL, *got = NULL;
+	cl_mem m[3] = { NULL, NULL, NULL };
+	size_t bytes[3], nc;
+	const double beta = 0.5;
+	unsigned long n0;
+	char what[320];
+
+	setenv("TCX_PLANNER", "ttgt", 1);
+	CHECK(tcx_contraction_parse("abcd,ebd->aec", TCX_DTYPE_S, &c, &err) == TCX_OK);
+	CHECK_MSG(tcx_plan_create(dev, c, sizes, NULL, NULL, NULL, NULL, &plan, &err) == TCX_OK,
+		  "%s", err.msg);
+	unsetenv("TCX_PLANNER");
+	if (!plan)
+		goto out;
+	tcx_plan_describe(plan, what, sizeof(what));
+	fprintf(stderr, "abcd,ebd->aec with TCX_PLANNER=ttgt: %s\n", what);
+	CHECK_MSG(strstr(what, "permuted"), "%s", what);
+	for (int t = 0; t < 3; t++) {
+		bytes[t] = tcx_plan_bytes(plan, "ABC"[t]);
+		h[t] = calloc(1, bytes[t]);
+		fill(h[t], bytes[t] / 4, 21u + (unsigned)t);
+		m[t] = buffer(o, h[t], bytes[t]);
+	}
+	nc = bytes[2] / 4;
+	want = calloc(1, bytes[2]);
+	got = calloc(1, bytes[2]);
+	memcpy(want, h[2], bytes[2]);
+	/* C = A B + 0.5 C, ten times */
+	for (int k = 0; k < 10; k++)
+		CHECK(tcx_contraction_reference(c, sizes, h[0], h[1], want, NULL, &beta, &err) ==
+		      TCX_OK);
+	n0 = allocs;
+	for (int k = 0; k < 10; k++)
+		CHECK_MSG(tcx_plan_execute(plan, o->q, m[0], m[1], m[2], NULL, &beta, &err) ==
+				  TCX_OK,
+			  "%s", err.msg);
+	CHECK_MSG(allocs == n0, "%lu allocations in 10 executes", allocs - n0);
+	clEnqueueReadBuffer(o->q, m[2], CL_TRUE, 0, bytes[2], got, 0, NULL, NULL);
+	CHECK_MSG(max_diff(got, want, nc) < 1e-3, "off by %g", max_diff(got, want, nc));
+out:
+	for (int t = 0; t < 3; t++) {
+		if (m[t])
+			clReleaseMemObject(m[t]);
+		free(h[t]);
+	}
+	free(want);
+	free(got);
+	tcx_plan_destroy(plan);
+	tcx_contraction_destroy(c);
+}
+
 /* A plan of a logic file's solution: the one it selects, checked against
  * the reference; refused for sizes it selects nothing for and for another
  * contraction. */
@@ -343,6 +404,7 @@ int main(void)
 		contract_case(dev, &o, "abcd,ebd->aec", s3);
 		strided_gemm(dev);
 		logic_plans(dev);
+		ttgt_case(dev, &o);
 	}
 
 out:
