@@ -212,8 +212,9 @@ TCX_API void tcx_plan_describe(const struct tcx_plan *plan, char *buf, size_t le
  * point to one double each, two (re, im) for complex types; NULL means 1
  * and 0.
  *
- * `queue` is the caller's cl_command_queue of the device's context, or
- * CUDA or HIP stream of its context: the kernels are enqueued there and
+ * `queue` is the caller's cl_command_queue of the device's context (an
+ * in-order one: a plan's permutes and kernel follow one another), or CUDA
+ * or HIP stream of its context: the kernels are enqueued there and
  * execute returns without waiting for them, as cuTENSOR's does; order
  * later work on the queue, or wait for it.  With queue NULL the device's
  * own queue is used and execute waits until the work has finished, since
