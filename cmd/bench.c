@@ -399,7 +399,7 @@ static void csv_row(const struct run_ctx *x, const int64_t *sz, const struct tim
 
 /* Prepares one solution for p (t->status says how it went). */
 static enum tcx_status prepare_one(struct run_ctx *x, const struct problem *p,
-				   const struct tcx_plan *pl, const struct solution *s,
+				   const struct plan_result *pl, const struct solution *s,
 				   struct prepared *pr, struct timed *t, struct tcx_error *err)
 {
 	struct device_cache_stats before, after;
@@ -426,7 +426,7 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 	struct timed *a = calloc(1, sizeof(*a)), *b = NULL;
 	const struct solution *sa = &x->sol;
 	struct solution planned;
-	struct tcx_plan pl;
+	struct plan_result pl;
 	bool have_plan = false;
 	double ratio[3] = { NAN, NAN, NAN };
 	json_t *row, *sizes;

@@ -184,16 +184,16 @@ unsigned plan_flags(void);
  * kernel then runs pl->kp, p's merged form or p itself.  An empty problem
  * gets the built-in default (it runs no kernel).  Release pl with
  * plan_release.  Returns an exit code. */
-struct tcx_plan;
+struct plan_result;
 /* contract_prepare for s on dev: of p itself, or with pl (non-NULL when
  * the planner chose s) of the problem the plan runs, with its permutes.
  * Release with contract_release. */
 struct prepared;
 struct strbuf;
 enum tcx_status prepare_kernel(struct device *dev, const struct problem *p,
-			       const struct tcx_plan *pl, const struct solution *s,
+			       const struct plan_result *pl, const struct solution *s,
 			       struct prepared *pr, struct strbuf *log, struct tcx_error *err);
-int plan_solution(const struct problem *p, const struct device_info *dev, struct tcx_plan *pl,
+int plan_solution(const struct problem *p, const struct device_info *dev, struct plan_result *pl,
 		  struct solution *s);
 
 /* Loads library logic and checks it is for contraction c; exit code. */

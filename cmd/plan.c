@@ -147,7 +147,7 @@ static json_t *choice_json(const struct tcx_contraction *c, const struct plan_ch
 }
 
 static json_t *plan_json(const struct tcx_contraction *c, const struct problem *p,
-			 const struct device_info *dev, const struct tcx_plan *pl)
+			 const struct device_info *dev, const struct plan_result *pl)
 {
 	json_t *o = json_object(), *sz = json_object();
 	const double flops = problem_flops(p);
@@ -240,7 +240,7 @@ int cmd_plan(int argc, char **argv)
 	struct device_info known;
 	const struct device_info *di;
 	struct tcx_error err = { 0 };
-	struct tcx_plan pl;
+	struct plan_result pl;
 	struct problem p;
 	enum tcx_status st;
 	json_t *o;

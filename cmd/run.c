@@ -144,7 +144,7 @@ int cmd_run(int argc, char **argv)
 	struct problem p;
 	struct solution s;
 	struct prepared pr = { 0 };
-	struct tcx_plan pl;
+	struct plan_result pl;
 	bool planned = false;
 	int64_t sizes[TCX_MAX_INDICES];
 	void *cin = NULL;

@@ -798,33 +798,22 @@ int load_solution(const char *params, const char *file, const struct tcx_contrac
 
 bool planner_wanted(const char *params, const char *file, const char *logic)
 {
-	const char *e = getenv("TCX_PLANNER");
-
-	return !params && !file && !logic && !(e && strcmp(e, "0") == 0);
+	return !params && !file && !logic && !planner_env_off();
 }
 
 unsigned plan_flags(void)
 {
-	const char *e = getenv("TCX_PLANNER");
-
-	return e && strcmp(e, "ttgt") == 0 ? PLAN_PERMUTE_ONLY : PLAN_PERMUTE;
+	return planner_env_flags();
 }
 
 enum tcx_status prepare_kernel(struct device *dev, const struct problem *p,
-			       const struct tcx_plan *pl, const struct solution *s,
+			       const struct plan_result *pl, const struct solution *s,
 			       struct prepared *pr, struct strbuf *log, struct tcx_error *err)
 {
 	/* the kernel runs the planned problem: p's merged form, same memory,
 	 * or that of p with A and/or B permuted first */
-	const struct problem *kp = pl ? &pl->kp : p;
 	static bool said;
-	enum tcx_status st = contract_prepare(dev, kp->c, kp, s, pr, log, err);
-	bool which[3] = { false, false, false };
-
-	for (int x = 0; pl && x < 3; x++)
-		which[x] = pl->best.permute[x].on;
-	if (!st && (which[0] || which[1] || which[2]))
-		st = contract_prepare_permutes(dev, pr, p, &pl->tp, which, log, err);
+	enum tcx_status st = contract_prepare_plan(dev, p, pl, s, pr, log, err);
 	/* how long a user waits for the first launch, and how much of it the
 	 * compiler took (0 when a kernel cache had the program) */
 	if (!st && !said) {
@@ -835,7 +824,7 @@ enum tcx_status prepare_kernel(struct device *dev, const struct problem *p,
 	return st;
 }
 
-int plan_solution(const struct problem *p, const struct device_info *dev, struct tcx_plan *pl,
+int plan_solution(const struct problem *p, const struct device_info *dev, struct plan_result *pl,
 		  struct solution *s)
 {
 	struct tcx_error err = { 0 };

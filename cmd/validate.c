@@ -259,7 +259,7 @@ int cmd_validate(int argc, char **argv)
 	struct problem p;
 	struct solution s;
 	struct prepared pr = { 0 };
-	struct tcx_plan pl;
+	struct plan_result pl;
 	bool planned = false;
 	struct tcx_error err = { 0 };
 	struct strbuf log = STRBUF_INIT;

@@ -118,6 +118,133 @@ TCX_API enum tcx_status tcx_contraction_reference(const struct tcx_contraction *
 						  const void *b, void *cc, const double *alpha,
 						  const double *beta, struct tcx_error *err);
 
+/* --- The device API: describe, plan, execute --------------------------
+ *
+ * In the shape of cuTENSOR's: a contraction (above) with its sizes and
+ * strides is planned once for a device -- the planner's choice of kernel,
+ * or a logic file's -- which compiles everything it needs and allocates
+ * the scratch memory it uses; the plan is then executed any number of
+ * times on the caller's queue or stream with the caller's buffers, with
+ * no allocation, no compilation and no waiting on the host.
+ *
+ *	struct tcx_device *dev;
+ *	struct tcx_plan *plan;
+ *	tcx_device_open("opencl:0:0", &dev, &err);
+ *	tcx_plan_create(dev, c, sizes, NULL, NULL, NULL, NULL, &plan, &err);
+ *	tcx_plan_execute(plan, queue, a_mem, b_mem, c_mem, NULL, NULL, &err);
+ *
+ * share/examples/api/api.c is a complete program; libtcx(3) says more. */
+
+/* A device, shared within the process: opening one id twice gives the
+ * same handle (counted), so that plans of one device share its context,
+ * its compiled kernels and its queue. */
+struct tcx_device;
+
+/* Opens a device by the id `tcx devices` lists ("opencl:0:0",
+ * "cuda:0", "hip:0", "host"), or, with id NULL or "", the device tcx's
+ * commands use by default: $TCX_DEVICE, else the first GPU, else the first
+ * OpenCL CPU device.  TCX_ENODEV when there is no such device.  Close
+ * with tcx_device_close. */
+TCX_API enum tcx_status tcx_device_open(const char *id, struct tcx_device **out,
+					struct tcx_error *err);
+/* Drops one reference to the device; the last closes it.  Close its plans
+ * first.  NULL is allowed. */
+TCX_API void tcx_device_close(struct tcx_device *dev);
+/* The device's full id ("opencl:0:0"); borrowed from the device. */
+TCX_API const char *tcx_device_id(const struct tcx_device *dev);
+
+/* The runtime's own handles of a device, for creating buffers and queues
+ * the plans can use: OpenCL's cl_context, cl_device_id and the device's
+ * own cl_command_queue; CUDA's CUcontext (its primary context), CUdevice
+ * (cast to a pointer) and the device's own stream; HIP's device ordinal
+ * for both of the first two and its stream.  NULL for the host device. */
+enum tcx_native {
+	TCX_NATIVE_CONTEXT = 0,
+	TCX_NATIVE_DEVICE = 1,
+	TCX_NATIVE_QUEUE = 2
+};
+TCX_API void *tcx_device_native(const struct tcx_device *dev, enum tcx_native what);
+
+/* A contraction planned and compiled for one device, sizes and strides. */
+struct tcx_plan;
+
+/* Plans contraction c (its element type included) for sizes (one per
+ * index id, as tcx_contraction_num_indices counts them) on dev.  The
+ * strides of A, B and C are in elements, one per index of that tensor in
+ * the order the expression writes them; NULL means packed in the
+ * contraction's natural layout (that of tcx_contraction_reference).  A
+ * stride may be any positive value; C's may not make two elements share
+ * an address.
+ *
+ * `logic` names a logic file (tcx-logic(5), or Tensile's) whose selection
+ * for these sizes is used; NULL lets the planner choose, as `tcx run`
+ * does without --params.  The plan compiles its kernels here -- the
+ * contraction and, where the planner permutes operands first (TTGT), the
+ * permutes -- and allocates the device memory such a plan or a
+ * GlobalSplitU solution needs, so that tcx_plan_execute neither compiles
+ * nor allocates.  Compiled kernels are kept per device for the process:
+ * a second plan of the same contraction, sizes, strides and type on the
+ * same device compiles nothing.  c may be destroyed once the plan exists.
+ * TCX_EREJECT when no kernel can run the problem, TCX_EBUILD when one does
+ * not compile, TCX_EINVAL for a logic file of another contraction or that
+ * selects nothing for these sizes. */
+TCX_API enum tcx_status tcx_plan_create(struct tcx_device *dev, const struct tcx_contraction *c,
+					const int64_t *sizes, const int64_t *strides_a,
+					const int64_t *strides_b, const int64_t *strides_c,
+					const char *logic, struct tcx_plan **out,
+					struct tcx_error *err);
+/* Frees a plan and the device memory it allocated; NULL is allowed.  Work
+ * the plan enqueued must have finished. */
+TCX_API void tcx_plan_destroy(struct tcx_plan *plan);
+
+/* The bytes of tensor 'A', 'B' or 'C' a plan reads or writes: the size
+ * the buffers given to tcx_plan_execute must have at least (0 for another
+ * letter). */
+TCX_API size_t tcx_plan_bytes(const struct tcx_plan *plan, char tensor);
+
+/* What the plan runs, for messages: the solution's name, with "planner"
+ * or "logic" and the permuted operands, e.g. "planner: MT32x8x16_...".
+ * Written to buf (NUL-terminated, truncated to len). */
+TCX_API void tcx_plan_describe(const struct tcx_plan *plan, char *buf, size_t len);
+
+/* Computes C = alpha * contraction(A, B) + beta * C on device buffers the
+ * caller owns: a, b and c are cl_mem objects of the device's context
+ * (tcx_device_native) for OpenCL, device pointers (CUdeviceptr, or a
+ * hipDeviceptr_t, cast to void *) for CUDA and HIP, each at least
+ * tcx_plan_bytes long; host pointers for the host device.  alpha and beta
+ * point to one double each, two (re, im) for complex types; NULL means 1
+ * and 0.
+ *
+ * `queue` is the caller's cl_command_queue of the device's context (an
+ * in-order one: a plan's permutes and kernel follow one another), or CUDA
+ * or HIP stream of its context: the kernels are enqueued there and
+ * execute returns without waiting for them, as cuTENSOR's does; order
+ * later work on the queue, or wait for it.  With queue NULL the device's
+ * own queue is used and execute waits until the work has finished, since
+ * the caller then has nothing to wait on.
+ *
+ * The execute path allocates no host or device memory and compiles
+ * nothing; on CUDA it makes only the driver calls a stream capture allows
+ * (cuCtxSetCurrent and cuLaunchKernel on the given stream), so that it can
+ * be captured into a CUDA graph.  For OpenCL it checks that each cl_mem
+ * belongs to the device's context and is large enough (TCX_EINVAL); for
+ * CUDA and HIP the caller vouches for the pointers.  One plan must not be
+ * executed from two threads at once; different plans may.  A problem with
+ * an index of size 0 launches nothing: C has no elements, or (a summed
+ * index of size 0) C = beta * C, which only tcx_plan_execute_host does
+ * for beta other than 1 (TCX_EUNSUPPORTED here). */
+TCX_API enum tcx_status tcx_plan_execute(struct tcx_plan *plan, void *queue, void *a, void *b,
+					 void *c, const double *alpha, const double *beta,
+					 struct tcx_error *err);
+
+/* The same on host arrays laid out by the plan's strides: copies A, B and
+ * C to the device, executes, waits and copies C back.  Not the fast path:
+ * it allocates device buffers on every call.  For tests, scripts and the
+ * Python module. */
+TCX_API enum tcx_status tcx_plan_execute_host(struct tcx_plan *plan, const void *a,
+					      const void *b, void *c, const double *alpha,
+					      const double *beta, struct tcx_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -565,6 +565,50 @@ enum tcx_status device_finish(struct device *dev, struct tcx_error *err)
 	return base_of(dev)->ops->finish(dev, err);
 }
 
+enum tcx_status buffer_wrap(struct device *dev, void *native, size_t bytes, struct buffer **out,
+			    struct tcx_error *err)
+{
+	const struct tcx_backend_ops *ops = base_of(dev)->ops;
+
+	if (!ops->wrap)
+		return tcx_fail(err, TCX_EUNSUPPORTED, "device '%s' cannot use the caller's memory",
+				device_info_of(dev)->id);
+	return ops->wrap(dev, native, bytes ? bytes : 1, out, err);
+}
+
+enum tcx_status device_kernel_ready(struct device *dev, struct program *prog, const char *name,
+				    struct tcx_error *err)
+{
+	const struct tcx_backend_ops *ops = base_of(dev)->ops;
+
+	return ops->kernel_ready && prog ? ops->kernel_ready(dev, prog, name, err) : TCX_OK;
+}
+
+void *device_native(struct device *dev, enum native_handle what)
+{
+	const struct tcx_backend_ops *ops = base_of(dev)->ops;
+
+	return ops->native ? ops->native(dev, (int)what) : NULL;
+}
+
+/* The caller's queue of this thread (device_use_queue): one device at a
+ * time, which is what an execute needs. */
+static _Thread_local struct {
+	const struct device *dev;
+	void *queue;
+} thread_queue;
+
+void device_use_queue(struct device *dev, void *queue)
+{
+	thread_queue.dev = queue ? dev : NULL;
+	thread_queue.queue = queue;
+}
+
+void *device_queue(const struct device *dev)
+{
+	return dev && thread_queue.dev == dev ? thread_queue.queue : NULL;
+}
+
 void launch_init(struct launch *l, const char *kernel)
 {
 	memset(l, 0, sizeof(*l));

@@ -139,7 +139,30 @@ struct tcx_backend_ops {
 				  const struct launch *l, double *event_ms, struct tcx_error *err);
 	/* Waits until everything enqueued has finished. */
 	enum tcx_status (*finish)(struct device *dev, struct tcx_error *err);
+
+	/* Optional, for the device API (include/tcx.h): a buffer over memory
+	 * the caller owns -- `native` is a cl_mem of the device's context, or
+	 * a CUDA or HIP device pointer -- used for `bytes` bytes, which free
+	 * does not release.  With *out already such a wrapper of this device,
+	 * it is pointed at `native` instead and nothing is allocated, so that
+	 * each execute can take new buffers; with `native` NULL, a wrapper of
+	 * nothing is made, to be pointed later.  TCX_EINVAL when the memory
+	 * cannot be this device's or is smaller than `bytes`. */
+	enum tcx_status (*wrap)(struct device *dev, void *native, size_t bytes,
+				struct buffer **out, struct tcx_error *err);
+	/* Optional: makes kernel `name` of prog ready now, as its first launch
+	 * would (the runtime's kernel object, its attributes), so that later
+	 * launches of it allocate nothing. */
+	enum tcx_status (*kernel_ready)(struct device *dev, struct program *prog,
+					const char *name, struct tcx_error *err);
+	/* Optional: the runtime's own handle of the device (enum
+	 * native_handle): an OpenCL cl_context, cl_device_id and the device's
+	 * cl_command_queue, or a CUcontext (hipCtx_t), the CUdevice as an
+	 * integer and the device's stream; NULL where there is none. */
+	void *(*native)(struct device *dev, int what);
 };
+
+enum native_handle { NATIVE_CONTEXT, NATIVE_DEVICE, NATIVE_QUEUE };
 
 /* The registry: the backends built into this binary (backend_at, in
  * registry order; NULL past the end), one by name (NULL when it was not
@@ -239,6 +262,26 @@ enum tcx_status device_finish(struct device *dev, struct tcx_error *err);
 enum tcx_status device_tensor_map(struct device *dev, struct buffer *buf, size_t off,
 				  int elem_bytes, int rank, const int64_t *dim, const int64_t *stride,
 				  const int *box, void *out, struct tcx_error *err);
+
+/* The device API's wrappers of the ops above: TCX_EUNSUPPORTED where the
+ * backend has no wrap; kernel_ready does nothing where it has none, and
+ * device_native returns NULL.  buffer_wrap of NULL makes a wrapper of
+ * nothing (the op's); one of something is freed with buffer_free. */
+enum tcx_status buffer_wrap(struct device *dev, void *native, size_t bytes, struct buffer **out,
+			    struct tcx_error *err);
+enum tcx_status device_kernel_ready(struct device *dev, struct program *prog, const char *name,
+				    struct tcx_error *err);
+void *device_native(struct device *dev, enum native_handle what);
+
+/* Sends the launches of the calling thread on dev to `queue` -- a
+ * cl_command_queue of dev's context, a CUDA or HIP stream of its context
+ * -- instead of the device's own queue, until it is called again with
+ * NULL.  Transfers (write, read) and finish stay on the device's queue.
+ * Allocates nothing. */
+void device_use_queue(struct device *dev, void *queue);
+/* For the backends' launch: the queue device_use_queue set on this thread
+ * for dev, or NULL. */
+void *device_queue(const struct device *dev);
 
 /* Launch helpers. */
 void launch_init(struct launch *l, const char *kernel);

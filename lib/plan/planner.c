@@ -693,7 +693,7 @@ static bool make_variant(const struct problem *p, const struct plan_device *m,
 }
 
 enum tcx_status planner_plan(const struct problem *p, const struct device_info *dev,
-			     unsigned flags, struct tcx_plan *pl, struct tcx_error *err)
+			     unsigned flags, struct plan_result *pl, struct tcx_error *err)
 {
 	const double t0 = now_s();
 	struct cands *cs;
@@ -796,7 +796,21 @@ enum tcx_status planner_plan(const struct problem *p, const struct device_info *
 	return TCX_OK;
 }
 
-void plan_release(struct tcx_plan *pl)
+bool planner_env_off(void)
+{
+	const char *e = getenv("TCX_PLANNER");
+
+	return e && strcmp(e, "0") == 0;
+}
+
+unsigned planner_env_flags(void)
+{
+	const char *e = getenv("TCX_PLANNER");
+
+	return e && strcmp(e, "ttgt") == 0 ? PLAN_PERMUTE_ONLY : PLAN_PERMUTE;
+}
+
+void plan_release(struct plan_result *pl)
 {
 	if (!pl)
 		return;

@@ -71,7 +71,7 @@ struct plan_choice {
 /* A plan: the problem the kernel runs (the caller's, with its permuted
  * operands' strides when the best choice permutes, merged where it
  * merges), and the solutions the model ranked first and second. */
-struct tcx_plan {
+struct plan_result {
 	struct tcx_contraction *merged; /* owned; NULL when nothing merged */
 	struct merge_map map;
 	struct problem kp;              /* the problem the kernel runs (best's) */
@@ -91,12 +91,20 @@ enum {
 				     * (to compare TTGT with the direct plan) */
 };
 
+/* $TCX_PLANNER, for every user of the planner (the commands, the device
+ * API): "0" keeps the built-in default solution instead of the planner's
+ * (planner_env_off); "ttgt" plans with PLAN_PERMUTE_ONLY, which compares
+ * TTGT with the direct plan and tests the permutes on devices where they
+ * never win; anything else, PLAN_PERMUTE (planner_env_flags). */
+bool planner_env_off(void);
+unsigned planner_env_flags(void);
+
 /* Plans p for dev.  The plan refers to p's contraction when nothing
  * merged (keep it alive); release with plan_release.  TCX_EREJECT when no
  * solution of any family can run it (err says why: the last reason). */
 enum tcx_status planner_plan(const struct problem *p, const struct device_info *dev,
-			     unsigned flags, struct tcx_plan *out, struct tcx_error *err);
-void plan_release(struct tcx_plan *pl);
+			     unsigned flags, struct plan_result *out, struct tcx_error *err);
+void plan_release(struct plan_result *pl);
 
 /* A GPU described without opening it, for planning what tcx would run
  * there: "H100" (NVIDIA H100 80GB HBM3) or "H200" (case does not matter).

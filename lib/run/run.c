@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend/host/host.h"
+#include "plan/planner.h"
 #include "run/run.h"
 
 enum tcx_status contract_prepare(struct device *dev, const struct tcx_contraction *c,
@@ -80,6 +81,38 @@ enum tcx_status contract_prepare_permutes(struct device *dev, struct prepared *p
 	}
 	if (st)
 		contract_release(dev, pr);
+	return st;
+}
+
+enum tcx_status contract_prepare_plan(struct device *dev, const struct problem *p,
+				      const struct plan_result *pl, const struct solution *s,
+				      struct prepared *pr, struct strbuf *log,
+				      struct tcx_error *err)
+{
+	const struct problem *kp = pl ? &pl->kp : p;
+	enum tcx_status st = contract_prepare(dev, kp->c, kp, s, pr, log, err);
+	bool which[3] = { false, false, false };
+
+	for (int x = 0; pl && x < 3; x++)
+		which[x] = pl->best.permute[x].on;
+	if (!st && (which[0] || which[1] || which[2]))
+		st = contract_prepare_permutes(dev, pr, p, &pl->tp, which, log, err);
+	return st;
+}
+
+enum tcx_status contract_ready(struct device *dev, const struct prepared *pr,
+			       struct tcx_error *err)
+{
+	enum tcx_status st = TCX_OK;
+
+	if (pr->host || pr->empty)
+		return TCX_OK;
+	st = device_kernel_ready(dev, pr->prog, TCX_CONTRACT_NAME, err);
+	if (!st && pr->plan.sol.gsu > 1)
+		st = device_kernel_ready(dev, pr->prog, TCX_REDUCE_NAME, err);
+	for (int k = 0; k < PERM_COUNT && !st; k++)
+		if (pr->perm[k].on)
+			st = device_kernel_ready(dev, pr->perm[k].prog, TCX_PERMUTE_NAME, err);
 	return st;
 }
 

@@ -52,7 +52,7 @@ enum tcx_status contract_prepare(struct device *dev, const struct tcx_contractio
 /* Adds the permutes of a TTGT plan to a prepared kernel: operand A
  * (which[0]) and B (which[1]) are copied from p's layout into tp's, the
  * layout the kernel reads (tp: p with those tensors' strides replaced,
- * plan/planner.h's tcx_plan.tp), and C (which[2]) is written by the kernel
+ * plan/planner.h's plan_result.tp), and C (which[2]) is written by the kernel
  * in tp's layout and copied into p's after, in device buffers allocated
  * here, once, so that launches allocate nothing.  Release with
  * contract_release. */
@@ -60,6 +60,23 @@ enum tcx_status contract_prepare_permutes(struct device *dev, struct prepared *p
 					  const struct problem *p, const struct problem *tp,
 					  const bool which[3], struct strbuf *log,
 					  struct tcx_error *err);
+
+/* contract_prepare of solution s for problem p, or, with pl (non-NULL
+ * when the planner chose s: planner_plan's plan of p), of the problem the
+ * plan runs (pl->kp: p's merged form, the same memory) with the permutes
+ * of its choice (contract_prepare_permutes).  Release with
+ * contract_release. */
+struct plan_result;
+enum tcx_status contract_prepare_plan(struct device *dev, const struct problem *p,
+				      const struct plan_result *pl, const struct solution *s,
+				      struct prepared *pr, struct strbuf *log,
+				      struct tcx_error *err);
+
+/* Makes every kernel of a prepared contraction ready to launch
+ * (device_kernel_ready): the contraction, its GlobalSplitU reduction and
+ * the permutes, so that contract_launch allocates nothing on the host. */
+enum tcx_status contract_ready(struct device *dev, const struct prepared *pr,
+			       struct tcx_error *err);
 
 /* Launches a prepared contraction on buffers laid out by p's strides: its
  * permutes, then the kernel (plan_launch) on the permuted copies.  With

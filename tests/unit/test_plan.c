@@ -152,7 +152,7 @@ static void check_plan_p(const char *expr, enum tcx_dtype t, const char *sizes, 
 	struct tcx_contraction *c = parse(expr, t);
 	struct device_info dev;
 	struct problem p;
-	struct tcx_plan pl;
+	struct plan_result pl;
 	struct kernel_plan k;
 	int64_t sz[TCX_MAX_INDICES];
 	char name[256];

@@ -519,7 +519,7 @@ static void gpu_free(struct buffer *buf)
 {
 	if (!buf)
 		return;
-	if (buf->ptr && tl_gpu.SetCurrent(buf->ctx) == TL_GPU_OK)
+	if (buf->ptr && !buf->borrowed && tl_gpu.SetCurrent(buf->ctx) == TL_GPU_OK)
 		tl_gpu.MemFree(buf->ptr);
 	free(buf);
 }
@@ -624,6 +624,8 @@ static enum tcx_status gpu_launch(struct device *dev, struct program *prog, cons
 	void *params[LAUNCH_MAX_ARGS];
 	size_t dyn = 0;
 	tl_gpu_event ev[2] = {NULL, NULL};
+	/* the caller's stream (device_use_queue), else the device's */
+	tl_gpu_stream stream = device_queue(dev) ? (tl_gpu_stream)device_queue(dev) : dev->stream;
 	enum tcx_status st;
 	tl_gpu_rc rc;
 
@@ -649,7 +651,7 @@ static enum tcx_status gpu_launch(struct device *dev, struct program *prog, cons
 		if (rc == TL_GPU_OK)
 			rc = tl_gpu.EventCreate(&ev[1], TL_GPU(CU_EVENT_DEFAULT, hipEventDefault));
 		if (rc == TL_GPU_OK)
-			rc = tl_gpu.EventRecord(ev[0], dev->stream);
+			rc = tl_gpu.EventRecord(ev[0], stream);
 		if (rc != TL_GPU_OK) {
 			st = gpu_fail(err, TCX_EDEVICE, rc, "cannot create timing events on '%s'",
 				      dev->info.id);
@@ -659,7 +661,7 @@ static enum tcx_status gpu_launch(struct device *dev, struct program *prog, cons
 	rc = tl_gpu.LaunchKernel(k->fn, (unsigned)(l->global[0] / l->local[0]),
 			      (unsigned)(l->global[1] / l->local[1]),
 			      (unsigned)(l->global[2] / l->local[2]), (unsigned)l->local[0],
-			      (unsigned)l->local[1], (unsigned)l->local[2], (unsigned)dyn, dev->stream,
+			      (unsigned)l->local[1], (unsigned)l->local[2], (unsigned)dyn, stream,
 			      params, NULL);
 	if (rc != TL_GPU_OK) {
 		st = gpu_fail(err,
@@ -671,7 +673,7 @@ static enum tcx_status gpu_launch(struct device *dev, struct program *prog, cons
 		goto out_events;
 	}
 	if (event_ms) {
-		rc = tl_gpu.EventRecord(ev[1], dev->stream);
+		rc = tl_gpu.EventRecord(ev[1], stream);
 		if (rc != TL_GPU_OK)
 			st = gpu_fail(err, TCX_EDEVICE, rc, "cannot time kernel '%s' on '%s'",
 				      l->kernel, dev->info.id);
@@ -699,6 +701,55 @@ static enum tcx_status gpu_finish(struct device *dev, struct tcx_error *err)
 	return TCX_OK;
 }
 
+/* --- the device API's hooks ------------------------------------------ */
+
+/* A device pointer of the caller's: nothing is asked of the driver, so
+ * that an execute stays capture-safe; the caller vouches for its size. */
+static enum tcx_status gpu_wrap(struct device *dev, void *native, size_t bytes,
+				struct buffer **out, struct tcx_error *err)
+{
+	if (*out && !(*out)->borrowed)
+		return tcx_fail(err, TCX_EINVAL, "a buffer of '%s' that wraps nothing",
+				dev->info.id);
+	if (!*out) {
+		*out = calloc(1, sizeof(**out));
+		if (!*out)
+			return tcx_fail(err, TCX_ENOMEM, "out of memory");
+		(*out)->borrowed = true;
+		(*out)->ctx = dev->ctx;
+	}
+	(*out)->ptr = (tl_gpu_ptr)(uintptr_t)native;
+	(*out)->size = bytes;
+	return TCX_OK;
+}
+
+static enum tcx_status gpu_kernel_ready(struct device *dev, struct program *prog,
+					const char *name, struct tcx_error *err)
+{
+	struct kernel_entry *k;
+	enum tcx_status st;
+
+	if (prog->dev != dev)
+		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'", name,
+				prog->dev->info.id, dev->info.id);
+	st = use_ctx(dev, err);
+	if (st)
+		return st;
+	pthread_mutex_lock(&prog->lock);
+	st = kernel_get(prog, name, &k, err);
+	pthread_mutex_unlock(&prog->lock);
+	return st;
+}
+
+static void *gpu_native(struct device *dev, int what)
+{
+	/* HIP's context is its device's ordinal, as the device is */
+	return what == NATIVE_CONTEXT  ? TL_GPU((void *)dev->ctx, (void *)(intptr_t)dev->ctx)
+	       : what == NATIVE_DEVICE ? (void *)(intptr_t)dev->handle
+	       : what == NATIVE_QUEUE  ? (void *)dev->stream
+				       : NULL;
+}
+
 /* The ops both backends have; the backend adds its own. */
 static void gpu_ops(struct tcx_backend_ops *ops)
 {
@@ -717,4 +768,7 @@ static void gpu_ops(struct tcx_backend_ops *ops)
 	ops->copy = gpu_copy;
 	ops->launch = gpu_launch;
 	ops->finish = gpu_finish;
+	ops->wrap = gpu_wrap;
+	ops->kernel_ready = gpu_kernel_ready;
+	ops->native = gpu_native;
 }

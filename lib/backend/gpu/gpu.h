@@ -91,6 +91,7 @@ struct buffer {
 	size_t size; /* first: the backend layer checks transfers against it */
 	tl_gpu_ptr ptr;
 	tl_gpu_ctx ctx; /* free needs it current */
+	bool borrowed;  /* the caller's (gpu_wrap): never freed here */
 };
 
 /* --- what each backend's own file defines, after it includes gpu.c ----- */

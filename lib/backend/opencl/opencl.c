@@ -63,6 +63,7 @@ struct program {
 struct buffer {
 	size_t size; /* first: the backend layer checks transfers against it */
 	cl_mem mem;
+	bool borrowed; /* the caller's (ocl_wrap): never released here */
 };
 
 /* The name of an OpenCL error code, as cl.h spells it. */
@@ -686,7 +687,7 @@ static void ocl_free(struct buffer *buf)
 {
 	if (!buf)
 		return;
-	if (buf->mem)
+	if (buf->mem && !buf->borrowed)
 		clReleaseMemObject(buf->mem);
 	free(buf);
 }
@@ -781,8 +782,10 @@ static enum tcx_status ocl_launch(struct device *dev, struct program *prog, cons
 	if (!st)
 		st = set_args(dev, k, l, err);
 	if (!st) {
-		rc = clEnqueueNDRangeKernel(dev->queue, k->kernel, 3, NULL, l->global, l->local, 0,
-					    NULL, event_ms ? &ev : NULL);
+		cl_command_queue q = device_queue(dev) ? device_queue(dev) : dev->queue;
+
+		rc = clEnqueueNDRangeKernel(q, k->kernel, 3, NULL, l->global, l->local, 0, NULL,
+					    event_ms ? &ev : NULL);
 		if (rc != CL_SUCCESS)
 			st = cl_fail(err,
 				     rc == CL_OUT_OF_HOST_MEMORY || rc == CL_INVALID_COMMAND_QUEUE
@@ -809,6 +812,69 @@ static enum tcx_status ocl_finish(struct device *dev, struct tcx_error *err)
 	return TCX_OK;
 }
 
+/* --- the device API's hooks ------------------------------------------ */
+
+static enum tcx_status ocl_wrap(struct device *dev, void *native, size_t bytes,
+				struct buffer **out, struct tcx_error *err)
+{
+	cl_mem mem = (cl_mem)native;
+	cl_context ctx = NULL;
+	size_t size = 0;
+	cl_int rc;
+
+	if (*out && !(*out)->borrowed)
+		return tcx_fail(err, TCX_EINVAL, "a buffer of '%s' that wraps nothing",
+				dev->info.id);
+	if (!native)
+		goto out_point;
+	rc = clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof(ctx), &ctx, NULL);
+	if (rc == CL_SUCCESS)
+		rc = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof(size), &size, NULL);
+	if (rc != CL_SUCCESS)
+		return cl_fail(err, TCX_EINVAL, rc, "not an OpenCL buffer for '%s'", dev->info.id);
+	if (ctx != dev->ctx)
+		return tcx_fail(err, TCX_EINVAL,
+				"an OpenCL buffer of another context than that of '%s'",
+				dev->info.id);
+	if (size < bytes)
+		return tcx_fail(err, TCX_EINVAL,
+				"an OpenCL buffer of %zu bytes where %zu bytes are needed", size,
+				bytes);
+out_point:
+	if (!*out) {
+		*out = calloc(1, sizeof(**out));
+		if (!*out)
+			return tcx_fail(err, TCX_ENOMEM, "out of memory");
+		(*out)->borrowed = true;
+	}
+	(*out)->mem = mem;
+	(*out)->size = size;
+	return TCX_OK;
+}
+
+static enum tcx_status ocl_kernel_ready(struct device *dev, struct program *prog,
+					const char *name, struct tcx_error *err)
+{
+	struct kernel_entry *k;
+	enum tcx_status st;
+
+	if (prog->dev != dev)
+		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'", name,
+				prog->dev->info.id, dev->info.id);
+	pthread_mutex_lock(&prog->lock);
+	st = kernel_get(prog, name, &k, err);
+	pthread_mutex_unlock(&prog->lock);
+	return st;
+}
+
+static void *ocl_native(struct device *dev, int what)
+{
+	return what == NATIVE_CONTEXT  ? (void *)dev->ctx
+	       : what == NATIVE_DEVICE ? (void *)dev->id
+	       : what == NATIVE_QUEUE  ? (void *)dev->queue
+				       : NULL;
+}
+
 void tcx_backend_opencl_ops(struct tcx_backend_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
@@ -826,4 +892,7 @@ void tcx_backend_opencl_ops(struct tcx_backend_ops *ops)
 	ops->copy = ocl_copy;
 	ops->launch = ocl_launch;
 	ops->finish = ocl_finish;
+	ops->wrap = ocl_wrap;
+	ops->kernel_ready = ocl_kernel_ready;
+	ops->native = ocl_native;
 }
