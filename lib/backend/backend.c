@@ -531,17 +531,37 @@ enum tcx_status device_tensor_map(struct device *dev, struct buffer *buf, size_t
 	return ops->tensor_map(dev, buf, off, elem_bytes, rank, dim, stride, box, out, err);
 }
 
+/* TCX_EINVAL unless kernel `name` of `prog` can run on `dev`. */
+static enum tcx_status program_check(struct device *dev, const struct program *prog,
+				     const char *name, struct tcx_error *err)
+{
+	const struct program_head *h = (const struct program_head *)prog;
+
+	if (!h)
+		return tcx_fail(err, TCX_EINVAL, "a launch without a program");
+	if (h->dev != dev)
+		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'", name,
+				device_info_of(h->dev)->id, device_info_of(dev)->id);
+	return TCX_OK;
+}
+
 enum tcx_status device_launch(struct device *dev, struct program *prog, const struct launch *l,
 			      double *event_ms, struct tcx_error *err)
 {
 	struct device_base *b = base_of(dev);
+	enum tcx_status st;
 	bool hang;
 
+	if (event_ms)
+		*event_ms = 0;
 	if (!b->ops->launch)
 		return tcx_fail(err, TCX_EUNSUPPORTED, "device '%s' cannot launch kernels",
 				device_info_of(dev)->id);
 	if (!l || !l->kernel || !*l->kernel)
 		return tcx_fail(err, TCX_EINVAL, "a launch without a kernel name");
+	st = program_check(dev, prog, l->kernel, err);
+	if (st)
+		return st;
 	if (l->nargs < 0 || l->nargs > LAUNCH_MAX_ARGS)
 		return tcx_fail(err, TCX_EINVAL, "a launch with %d arguments", l->nargs);
 	if (fault_hit(FAULT_LAUNCH))
@@ -581,7 +601,12 @@ enum tcx_status device_kernel_ready(struct device *dev, struct program *prog, co
 {
 	const struct tcx_backend_ops *ops = base_of(dev)->ops;
 
-	return ops->kernel_ready && prog ? ops->kernel_ready(dev, prog, name, err) : TCX_OK;
+	enum tcx_status st;
+
+	if (!ops->kernel_ready)
+		return TCX_OK;
+	st = program_check(dev, prog, name, err);
+	return st ? st : ops->kernel_ready(dev, prog, name, err);
 }
 
 void *device_native(struct device *dev, enum native_handle what)

@@ -308,6 +308,7 @@ static enum tcx_status emu_build(struct device *dev, const char *src, size_t len
 	*out = NULL;
 	if (!p)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	p->head.dev = dev; /* device_launch checks it */
 	snprintf(path, sizeof(path), "%s/k%d.cpp", dev->dir, n);
 	snprintf(so, sizeof(so), "%s/k%d.so", dev->dir, n);
 	snprintf(logp, sizeof(logp), "%s/k%d.log", dev->dir, n);

@@ -30,6 +30,7 @@
 
 #include "check.h"
 #include "backend/backend.h"
+#include "backend/check.h"
 #include "gen/gen.h"
 #include "notation/notation.h"
 
@@ -278,6 +279,8 @@ static bool launch(struct rec_device *rd, const char *expr, int64_t size, const 
 	double alpha[2] = {1, 0}, beta[2] = {0, 0};
 	/* any non-NULL handles: the recorder never dereferences them */
 	struct buffer *buf = (struct buffer *)rd;
+	/* a program of the recorder's, as device_launch checks */
+	struct program_head prog = { .dev = (struct device *)rd };
 	bool ok = false;
 
 	CHECK(c != NULL);
@@ -294,7 +297,7 @@ static bool launch(struct rec_device *rd, const char *expr, int64_t size, const 
 		CHECK_MSG(0, "%s: %s", expr, err.msg);
 		goto out;
 	}
-	if (plan_launch(k, (struct device *)rd, NULL, &p, buf, buf, buf, buf, alpha, beta, NULL,
+	if (plan_launch(k, (struct device *)rd, (struct program *)&prog, &p, buf, buf, buf, buf, alpha, beta, NULL,
 			&err) != TCX_OK) {
 		CHECK_MSG(0, "%s: %s", expr, err.msg);
 		goto out;

@@ -27,6 +27,7 @@
 
 #include "check.h"
 #include "backend/backend.h"
+#include "backend/check.h"
 #include "backend/host/host.h"
 #include "gen/gen.h"
 #include "notation/notation.h"
@@ -177,6 +178,8 @@ static void test_launch_args(void)
 	double alpha[2] = {1, 0}, beta[2] = {0, 0};
 	/* any non-NULL handles: the recorder never dereferences them */
 	struct buffer *buf = (struct buffer *)&rd;
+	/* a program of the recorder's, as device_launch checks */
+	struct program_head prog = { .dev = (struct device *)&rd };
 	const struct tcx_args *a;
 
 	CHECK(c != NULL);
@@ -208,7 +211,7 @@ static void test_launch_args(void)
 	s.use_lds = false;
 	CHECK_MSG(plan_make(c, &p, &s, &rd.info, &k, &err) == TCX_OK, "%s", err.msg);
 	nrecorded = 0;
-	CHECK_MSG(plan_launch(&k, (struct device *)&rd, NULL, &p, buf, buf, buf, buf, alpha, beta,
+	CHECK_MSG(plan_launch(&k, (struct device *)&rd, (struct program *)&prog, &p, buf, buf, buf, buf, alpha, beta,
 			      NULL, &err) == TCX_OK,
 		  "%s", err.msg);
 	CHECK(nrecorded == 2); /* the contraction and the GlobalSplitU reduction */

@@ -631,11 +631,6 @@ static enum tcx_status gpu_launch(struct device *dev, struct program *prog, cons
 
 	if (event_ms)
 		*event_ms = 0;
-	if (!prog)
-		return tcx_fail(err, TCX_EINVAL, "a launch without a program");
-	if (prog->head.dev != dev)
-		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'",
-				l->kernel, prog->head.dev->info.id, dev->info.id);
 	st = use_ctx(dev, err);
 	if (st)
 		return st;
@@ -729,15 +724,12 @@ static enum tcx_status gpu_kernel_ready(struct device *dev, struct program *prog
 	struct kernel_entry *k;
 	enum tcx_status st;
 
-	if (prog->dev != dev)
-		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'", name,
-				prog->dev->info.id, dev->info.id);
 	st = use_ctx(dev, err);
 	if (st)
 		return st;
-	pthread_mutex_lock(&prog->lock);
+	pthread_mutex_lock(&prog->head.lock);
 	st = kernel_get(prog, name, &k, err);
-	pthread_mutex_unlock(&prog->lock);
+	pthread_mutex_unlock(&prog->head.lock);
 	return st;
 }
 

@@ -772,11 +772,6 @@ static enum tcx_status ocl_launch(struct device *dev, struct program *prog, cons
 
 	if (event_ms)
 		*event_ms = 0;
-	if (!prog)
-		return tcx_fail(err, TCX_EINVAL, "a launch without a program");
-	if (prog->head.dev != dev)
-		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'",
-				l->kernel, prog->head.dev->info.id, dev->info.id);
 	pthread_mutex_lock(&prog->head.lock);
 	st = kernel_get(prog, l->kernel, &k, err);
 	if (!st)
@@ -858,12 +853,9 @@ static enum tcx_status ocl_kernel_ready(struct device *dev, struct program *prog
 	struct kernel_entry *k;
 	enum tcx_status st;
 
-	if (prog->dev != dev)
-		return tcx_fail(err, TCX_EINVAL, "kernel '%s' was built for '%s', not '%s'", name,
-				prog->dev->info.id, dev->info.id);
-	pthread_mutex_lock(&prog->lock);
+	pthread_mutex_lock(&prog->head.lock);
 	st = kernel_get(prog, name, &k, err);
-	pthread_mutex_unlock(&prog->lock);
+	pthread_mutex_unlock(&prog->head.lock);
 	return st;
 }
 
