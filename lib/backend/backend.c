@@ -601,12 +601,19 @@ enum tcx_status device_kernel_ready(struct device *dev, struct program *prog, co
 {
 	const struct tcx_backend_ops *ops = base_of(dev)->ops;
 
+	struct program_head *h = (struct program_head *)prog;
+	struct kernel_head *k;
 	enum tcx_status st;
 
-	if (!ops->kernel_ready)
+	if (!ops->kernel_init)
 		return TCX_OK;
 	st = program_check(dev, prog, name, err);
-	return st ? st : ops->kernel_ready(dev, prog, name, err);
+	if (st)
+		return st;
+	pthread_mutex_lock(&h->lock);
+	st = program_kernel(h, name, ops->kernel_size, ops->kernel_init, &k, err);
+	pthread_mutex_unlock(&h->lock);
+	return st;
 }
 
 void *device_native(struct device *dev, enum native_handle what)

@@ -54,6 +54,8 @@ struct device_info {
 struct device;   /* an opened device (context + queue) */
 struct program;  /* a compiled program */
 struct buffer;   /* device memory */
+struct program_head;
+struct kernel_head;
 
 enum karg_kind { KARG_BUFFER, KARG_BYTES, KARG_LOCAL };
 
@@ -150,11 +152,14 @@ struct tcx_backend_ops {
 	 * cannot be this device's or is smaller than `bytes`. */
 	enum tcx_status (*wrap)(struct device *dev, void *native, size_t bytes,
 				struct buffer **out, struct tcx_error *err);
-	/* Optional: makes kernel `name` of prog ready now, as its first launch
-	 * would (the runtime's kernel object, its attributes), so that later
-	 * launches of it allocate nothing. */
-	enum tcx_status (*kernel_ready)(struct device *dev, struct program *prog,
-					const char *name, struct tcx_error *err);
+	/* Optional: how a program's kernel is looked up on its first launch
+	 * or device_kernel_ready (program_kernel in check.h): the size of the
+	 * backend's struct kernel_entry, and what fills it in from the runtime
+	 * (the kernel object, its attributes), so that later launches of it
+	 * allocate nothing. */
+	size_t kernel_size;
+	enum tcx_status (*kernel_init)(struct program_head *p, struct kernel_head *k,
+				       struct tcx_error *err);
 	/* Optional: the runtime's own handle of the device (enum
 	 * native_handle): an OpenCL cl_context, cl_device_id and the device's
 	 * cl_command_queue, or a CUcontext (hipCtx_t), the CUdevice as an
@@ -264,7 +269,7 @@ enum tcx_status device_tensor_map(struct device *dev, struct buffer *buf, size_t
 				  const int *box, void *out, struct tcx_error *err);
 
 /* The device API's wrappers of the ops above: TCX_EUNSUPPORTED where the
- * backend has no wrap; kernel_ready does nothing where it has none, and
+ * backend has no wrap; kernel_ready does nothing where it has no kernel_init, and
  * device_native returns NULL.  buffer_wrap of NULL makes a wrapper of
  * nothing (the op's); one of something is freed with buffer_free. */
 enum tcx_status buffer_wrap(struct device *dev, void *native, size_t bytes, struct buffer **out,

@@ -194,44 +194,42 @@ void program_head_free(struct program_head *p, void (*release)(struct kernel_hea
 		next = k->next;
 		if (release)
 			release(k);
-		kernel_head_free(k);
+		free(k->name);
+		free(k);
 	}
 	pthread_mutex_destroy(&p->lock);
 	free(p->log);
 	free(p);
 }
 
-struct kernel_head *program_kernel_find(const struct program_head *p, const char *name)
+enum tcx_status program_kernel(struct program_head *p, const char *name, size_t size,
+			       enum tcx_status (*init)(struct program_head *p,
+						       struct kernel_head *k,
+						       struct tcx_error *err),
+			       struct kernel_head **out, struct tcx_error *err)
 {
 	struct kernel_head *k;
+	enum tcx_status st;
 
 	for (k = p->kernels; k; k = k->next)
-		if (strcmp(k->name, name) == 0)
-			return k;
-	return NULL;
-}
-
-struct kernel_head *kernel_head_new(size_t size, const char *name)
-{
-	struct kernel_head *k = calloc(1, size);
-
+		if (strcmp(k->name, name) == 0) {
+			*out = k;
+			return TCX_OK;
+		}
+	*out = NULL;
+	k = calloc(1, size);
 	if (!k || !(k->name = strdup(name))) {
 		free(k);
-		return NULL;
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	}
-	return k;
-}
-
-void kernel_head_free(struct kernel_head *k)
-{
-	if (!k)
-		return;
-	free(k->name);
-	free(k);
-}
-
-void program_kernel_add(struct program_head *p, struct kernel_head *k)
-{
+	st = init(p, k, err);
+	if (st) {
+		free(k->name);
+		free(k);
+		return st;
+	}
 	k->next = p->kernels;
 	p->kernels = k;
+	*out = k;
+	return TCX_OK;
 }

@@ -91,14 +91,14 @@ void *program_head_new(size_t size, struct device *dev);
  * go of its own part of the program first. */
 void program_head_free(struct program_head *p, void (*release)(struct kernel_head *k));
 
-/* The kernel `name` of p, NULL when it has not been looked up yet. */
-struct kernel_head *program_kernel_find(const struct program_head *p, const char *name);
-
-/* A zeroed kernel of `size` bytes (the backend's struct kernel_entry)
- * named `name`, not yet p's: program_kernel_add makes it p's, and
- * kernel_head_free frees one that is not; NULL when out of memory. */
-struct kernel_head *kernel_head_new(size_t size, const char *name);
-void kernel_head_free(struct kernel_head *k);
-void program_kernel_add(struct program_head *p, struct kernel_head *k);
+/* The kernel `name` of p (call with p->lock held): the one looked up
+ * before, else a new zeroed one of `size` bytes (the backend's struct
+ * kernel_entry) that `init` fills in from the runtime, kept when init
+ * succeeds; an init that fails lets go of what it took. */
+enum tcx_status program_kernel(struct program_head *p, const char *name, size_t size,
+			       enum tcx_status (*init)(struct program_head *p,
+						       struct kernel_head *k,
+						       struct tcx_error *err),
+			       struct kernel_head **out, struct tcx_error *err);
 
 #endif /* TCX_BACKEND_CHECK_H */

@@ -437,24 +437,22 @@ static enum tcx_status gpu_build_binary(struct device *dev, const unsigned char 
 	return TCX_OK;
 }
 
-/* The function `name` of a program, looked up on first use.  Call with
- * p->head.lock held and the context current. */
-static enum tcx_status kernel_get(struct program *p, const char *name, struct kernel_entry **out,
-				  struct tcx_error *err)
+/* Looks up a program's function k->head.name (program_kernel's init). */
+static enum tcx_status kernel_init(struct program_head *ph, struct kernel_head *kh,
+				   struct tcx_error *err)
 {
-	struct kernel_entry *k;
+	struct program *p = (struct program *)ph;
+	struct kernel_entry *k = (struct kernel_entry *)kh;
+	const char *name = kh->name;
+	enum tcx_status st;
 	tl_gpu_rc rc;
 
-	*out = NULL;
 	if (!p->mod)
 		return tcx_fail(err, TCX_EINVAL, "kernel '%s' of a program that did not build",
 				name);
-	*out = (struct kernel_entry *)program_kernel_find(&p->head, name);
-	if (*out)
-		return TCX_OK;
-	k = (struct kernel_entry *)kernel_head_new(sizeof(*k), name);
-	if (!k)
-		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	st = use_ctx(ph->dev, err);
+	if (st)
+		return st;
 	rc = tl_gpu.ModuleGetFunction(&k->fn, p->mod, name);
 	if (rc == TL_GPU_OK)
 		rc = tl_gpu.FuncGetAttribute(&k->max_threads, GPU_FUNC_ATTR(MAX_THREADS_PER_BLOCK),
@@ -462,7 +460,6 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 	if (rc == TL_GPU_OK)
 		rc = tl_gpu.FuncGetAttribute(&k->static_smem, GPU_FUNC_ATTR(SHARED_SIZE_BYTES), k->fn);
 	if (rc != TL_GPU_OK) {
-		kernel_head_free(&k->head);
 		if (rc == TL_GPU(CUDA_ERROR_NOT_FOUND, hipErrorNotFound))
 			return gpu_fail(err, TCX_ELAUNCH, rc, "no kernel '%s' in the program", name);
 		return gpu_fail(err, TCX_ELAUNCH, rc, "cannot look up kernel '%s'", name);
@@ -479,8 +476,6 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 				 TL_GPU(CUDA_ERROR_INVALID_VALUE, hipErrorInvalidValue))
 			k->nparams = n;
 	}
-	program_kernel_add(&p->head, &k->head);
-	*out = k;
 	return TCX_OK;
 }
 
@@ -635,7 +630,8 @@ static enum tcx_status gpu_launch(struct device *dev, struct program *prog, cons
 	if (st)
 		return st;
 	pthread_mutex_lock(&prog->head.lock);
-	st = kernel_get(prog, l->kernel, &k, err);
+	st = program_kernel(&prog->head, l->kernel, sizeof(*k), kernel_init,
+			    (struct kernel_head **)&k, err);
 	if (!st)
 		st = launch_prepare(dev, k, l, params, &dyn, err);
 	pthread_mutex_unlock(&prog->head.lock);
@@ -718,21 +714,6 @@ static enum tcx_status gpu_wrap(struct device *dev, void *native, size_t bytes,
 	return TCX_OK;
 }
 
-static enum tcx_status gpu_kernel_ready(struct device *dev, struct program *prog,
-					const char *name, struct tcx_error *err)
-{
-	struct kernel_entry *k;
-	enum tcx_status st;
-
-	st = use_ctx(dev, err);
-	if (st)
-		return st;
-	pthread_mutex_lock(&prog->head.lock);
-	st = kernel_get(prog, name, &k, err);
-	pthread_mutex_unlock(&prog->head.lock);
-	return st;
-}
-
 static void *gpu_native(struct device *dev, int what)
 {
 	/* HIP's context is its device's ordinal, as the device is */
@@ -761,6 +742,7 @@ static void gpu_ops(struct tcx_backend_ops *ops)
 	ops->launch = gpu_launch;
 	ops->finish = gpu_finish;
 	ops->wrap = gpu_wrap;
-	ops->kernel_ready = gpu_kernel_ready;
+	ops->kernel_size = sizeof(struct kernel_entry);
+	ops->kernel_init = kernel_init;
 	ops->native = gpu_native;
 }

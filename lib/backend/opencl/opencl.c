@@ -607,24 +607,18 @@ static enum tcx_status ocl_build_binary(struct device *dev, const unsigned char 
 	return TCX_OK;
 }
 
-/* The cached kernel object `name` of a program, created on first use.
- * Call with p->head.lock held. */
-static enum tcx_status kernel_get(struct program *p, const char *name, struct kernel_entry **out,
-				  struct tcx_error *err)
+/* Creates the kernel object k->head.name of a program and reads its
+ * limits (program_kernel's init). */
+static enum tcx_status kernel_init(struct program_head *ph, struct kernel_head *kh,
+				   struct tcx_error *err)
 {
-	struct kernel_entry *k;
+	struct program *p = (struct program *)ph;
+	struct kernel_entry *k = (struct kernel_entry *)kh;
+	const char *name = kh->name;
 	cl_int rc;
 
-	*out = NULL;
-	*out = (struct kernel_entry *)program_kernel_find(&p->head, name);
-	if (*out)
-		return TCX_OK;
-	k = (struct kernel_entry *)kernel_head_new(sizeof(*k), name);
-	if (!k)
-		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	k->kernel = clCreateKernel(p->prog, name, &rc);
 	if (!k->kernel) {
-		kernel_head_free(&k->head);
 		if (rc == CL_INVALID_KERNEL_NAME)
 			return cl_fail(err, TCX_ELAUNCH, rc, "no kernel '%s' in the program", name);
 		return cl_fail(err, TCX_ELAUNCH, rc, "cannot create kernel '%s'", name);
@@ -639,11 +633,8 @@ static enum tcx_status kernel_get(struct program *p, const char *name, struct ke
 					      sizeof(k->static_local), &k->static_local, NULL);
 	if (rc != CL_SUCCESS) {
 		clReleaseKernel(k->kernel);
-		kernel_head_free(&k->head);
 		return cl_fail(err, TCX_ELAUNCH, rc, "cannot query kernel '%s'", name);
 	}
-	program_kernel_add(&p->head, &k->head);
-	*out = k;
 	return TCX_OK;
 }
 
@@ -773,7 +764,8 @@ static enum tcx_status ocl_launch(struct device *dev, struct program *prog, cons
 	if (event_ms)
 		*event_ms = 0;
 	pthread_mutex_lock(&prog->head.lock);
-	st = kernel_get(prog, l->kernel, &k, err);
+	st = program_kernel(&prog->head, l->kernel, sizeof(*k), kernel_init,
+			    (struct kernel_head **)&k, err);
 	if (!st)
 		st = set_args(dev, k, l, err);
 	if (!st) {
@@ -847,18 +839,6 @@ out_point:
 	return TCX_OK;
 }
 
-static enum tcx_status ocl_kernel_ready(struct device *dev, struct program *prog,
-					const char *name, struct tcx_error *err)
-{
-	struct kernel_entry *k;
-	enum tcx_status st;
-
-	pthread_mutex_lock(&prog->head.lock);
-	st = kernel_get(prog, name, &k, err);
-	pthread_mutex_unlock(&prog->head.lock);
-	return st;
-}
-
 static void *ocl_native(struct device *dev, int what)
 {
 	return what == NATIVE_CONTEXT  ? (void *)dev->ctx
@@ -885,6 +865,7 @@ void tcx_backend_opencl_ops(struct tcx_backend_ops *ops)
 	ops->launch = ocl_launch;
 	ops->finish = ocl_finish;
 	ops->wrap = ocl_wrap;
-	ops->kernel_ready = ocl_kernel_ready;
+	ops->kernel_size = sizeof(struct kernel_entry);
+	ops->kernel_init = kernel_init;
 	ops->native = ocl_native;
 }
