@@ -61,20 +61,28 @@
 #ifndef TF32X3
 #define TF32X3 0
 #endif
+#ifndef WG_MSTAGES
+#define WG_MSTAGES 0 /* stages of the math ring (tf32) */
+#endif
+/* plain tf32 without a math ring: Q's landed tile, K-major, goes to the
+ * tensor cores as it is (they truncate it to tf32) */
+#define WG_QDIRECT (WG_TF32 && WG_MSTAGES == 0)
+#define WG_MDIV (WG_MSTAGES > 0 ? WG_MSTAGES : 1) /* a divisor in branches QDIRECT skips */
+#if WG_QDIRECT && (TF32X3 || TLU_Q)
+#error "tf32 reads Q's landed tile only for plain tf32 with Q K-major"
+#endif
 /* tf32 with P MN-major: the bound elements of each group of 8 go to the
  * tensor cores in the order 0 2 4 6 1 3 5 7, in both operands (the sum
  * is the same).  A thread's fragment of P then holds elements 2q and
  * 2q + 1 of 8 instead of q and q + 4, so that the four threads of a row
  * read four different 16-byte columns of the swizzled tile: without it
- * every load of P's fragments is a two-way bank conflict. */
-#define WG_KPERM (WG_TF32 && TLU_P)
+ * every load of P's fragments is a two-way bank conflict.  Not where Q's
+ * landed tile goes to the tensor cores as it is (WG_QDIRECT). */
+#define WG_KPERM (WG_TF32 && TLU_P && !WG_QDIRECT)
 #define WG_PK0 (PACK0_SLOT >= 0) /* PackFreeIndices: D0 spans a folded slot too */
 #define WG_PK1 (PACK1_SLOT >= 0)
 #define WG_PS0 (WG_PK0 ? PACK0_SLOT : 0) /* a valid index either way */
 #define WG_PS1 (WG_PK1 ? PACK1_SLOT : 0)
-#ifndef WG_MSTAGES
-#define WG_MSTAGES 0 /* stages of the math ring (tf32) */
-#endif
 
 /* Registers per thread (setmaxnreg).  The work-group starts with U each,
  * the most the launch bounds allow (ptxas gives kernels with setmaxnreg
@@ -356,7 +364,8 @@ KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(TCX_WGMMA_PARA
 			tcx_mbar_init(full + 2 * s, tma.use ? 1 : 128);
 			/* the consumers; with tf32 and the copy engine also the
 			 * producer's three warps that read Q's part to split it */
-			tcx_mbar_init(empty + 2 * s, NT + (WG_TF32 && tma.use ? 96 : 0));
+			tcx_mbar_init(empty + 2 * s,
+				      NT + (WG_TF32 && !WG_QDIRECT && tma.use ? 96 : 0));
 		}
 #if WG_TF32
 		for (int s = 0; s < WG_MSTAGES; s++) {
@@ -457,7 +466,7 @@ KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(TCX_WGMMA_PARA
 		BOUND_NEXT();                                                               \
 	} while (0)
 
-#if !WG_TF32
+#if !WG_TF32 || WG_QDIRECT
 		for (long k = 0; k < nk; k++) {
 			const int s = (int)((uint)k % WG_STAGES);
 
@@ -621,10 +630,14 @@ KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(TCX_WGMMA_PARA
 		/* the loads are done once xa is used: then the stage may go */             \
 	} while (0)
 		/* chunk k with fragment set B (a literal), its raw P in xa */
+#if WG_QDIRECT
+#define WG_TQ(k) (tcx_smem_u32(sm) + (uint)((uint)(k) % WG_STAGES) * WG_STAGE_BYTES + WG_P_BYTES)
+#else
+#define WG_TQ(k) (tcx_smem_u32(sm) + WG_M_OFF + (uint)((uint)(k) % WG_MSTAGES) * WG_MSTAGE_BYTES)
+#endif
 #define WG_TF32_CHUNK(k, B)                                                                 \
 	do {                                                                                \
-		const int m_ = (int)((uint)(k) % WG_MSTAGES);                               \
-		const uint tq_ = tcx_smem_u32(sm) + WG_M_OFF + (uint)m_ * WG_MSTAGE_BYTES;  \
+		const uint tq_ = WG_TQ(k);                                                  \
                                                                                             \
 		_Pragma("unroll") for (int i_ = 0; i_ < WG_FM; i_++)                        \
 			_Pragma("unroll") for (int k_ = 0; k_ < DEPTHU / 8; k_++)           \
@@ -636,9 +649,12 @@ KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(TCX_WGMMA_PARA
 					if (TF32X3)                                         \
 						fa[B][i_][k_][TF32X3][e_] = as_uint(l_);    \
 				}                                                           \
-		/* P's part of the stage is in registers: it may be refilled */             \
-		tcx_mbar_arrive(empty + 2 * (int)((uint)(k) % WG_STAGES));                  \
-		tcx_mbar_wait(mfull + 2 * m_, (int)(((uint)(k) / WG_MSTAGES) & 1));         \
+		if (!WG_QDIRECT) {                                                          \
+			/* P's part of the stage is in registers: it may be refilled */     \
+			tcx_mbar_arrive(empty + 2 * (int)((uint)(k) % WG_STAGES));          \
+			tcx_mbar_wait(mfull + 2 * (int)((uint)(k) % WG_MDIV),               \
+				      (int)(((uint)(k) / WG_MDIV) & 1));                    \
+		}                                                                           \
 		WG_ISSUE(B, tq_);                                                           \
 		if ((k) + 1 < nk)                                                           \
 			WG_LOAD_XA((k) + 1);                                                \
@@ -664,8 +680,10 @@ KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(TCX_WGMMA_PARA
 		tcx_wg_wait<1>();                                                           \
 		WG_FENCE_ACC();                                                             \
 		WG_FENCE_FA();                                                              \
-		if ((k) > 0)                                                                \
-			tcx_mbar_arrive(mempty + 2 * (int)((uint)((k) - 1) % WG_MSTAGES));  \
+		if ((k) > 0 && WG_QDIRECT)                                                  \
+			tcx_mbar_arrive(empty + 2 * (int)((uint)((k) - 1) % WG_STAGES));    \
+		else if ((k) > 0)                                                           \
+			tcx_mbar_arrive(mempty + 2 * (int)((uint)((k) - 1) % WG_MDIV));     \
 	} while (0)
 #else
 		/* the chunk into tmp, from zero: hi lo + lo hi + hi hi */
@@ -722,6 +740,7 @@ KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(TCX_WGMMA_PARA
 #undef WG_ISSUE
 #undef WG_RETIRE
 #undef WG_TF32_CHUNK
+#undef WG_TQ
 #undef WG_FENCE_FA
 #endif
 		tcx_wg_wait<0>();

@@ -323,8 +323,17 @@ static enum tcx_status check_wgmma(struct kernel_plan *k, const struct device_in
 	if (dev->local_mem_per_cu > 0 && dev->local_mem_per_cu / occ - 1024 < room)
 		room = dev->local_mem_per_cu / occ - 1024;
 	/* tf32: three stages of the math ring when four of the other still
-	 * fit (the producer then works two chunks ahead), else two */
+	 * fit (the producer then works two chunks ahead), else two.  Plain
+	 * tf32 (not TF32x3) with Q K-major needs no math ring: the tensor cores
+	 * read Q's landed tile as it is, truncating it to tf32, as cuBLAS's
+	 * tf32 does -- when three stages fit, as a stage is then freed only
+	 * once the tensor cores are done with it, a chunk after the next is
+	 * loaded. */
 	k->wg_mstages = t == TCX_DTYPE_S ? 3 : 0;
+	if (t == TCX_DTYPE_S && !s->tf32x3 && !k->tlu_q &&
+	    (room - 1024) / (stage + 32) >= 3)
+		k->wg_mstages = 0;
+	k->tf32_trunc_q = t == TCX_DTYPE_S && k->wg_mstages == 0;
 	for (;;) {
 		fixed = 1024 + k->wg_mstages * ((int64_t)k->mt1 * s->depth_u * es *
 							(s->tf32x3 ? 2 : 1) +

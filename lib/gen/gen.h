@@ -43,6 +43,7 @@ struct kernel_plan {
 	int wg_wm;                 /* warpgroups along D0 (the rest along D1) */
 	int wg_stages;             /* shared-memory stages the copies land in */
 	int wg_mstages;            /* tf32: stages the tensor cores read (rounded, K-major) */
+	bool tf32_trunc_q;         /* tf32 without a math ring: Q truncated, not rounded */
 	bool wg_mn_p, wg_mn_q;     /* P's, Q's tile is MN-major in shared memory */
 	int pack_slot[2];          /* PackFreeIndices: the folded slot D0 (D1) spans too; -1 none */
 };

@@ -448,10 +448,13 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 	 * the tensor cores truncate to tf32, so |a - hi - lo| <= 2^-21 |a|; it
 	 * drops lo * lo (<= 2^-22 |a b| more) and accumulates three products
 	 * for each: u_in = 1.25 * 2^-21 covers the first two, three times the
-	 * products the third. */
+	 * products the third.  Plain tf32 that reads Q's tile as it landed
+	 * truncates Q (2^-10), P still rounded: u_in = 2^-10 covers both. */
 	r->u_in = 0;
 	if (!pr->host && pr->plan.mi && t == TCX_DTYPE_S)
-		r->u_in = pr->plan.sol.tf32x3 ? 1.25 * ldexp(1.0, -21) : ldexp(1.0, -11);
+		r->u_in = pr->plan.sol.tf32x3	   ? 1.25 * ldexp(1.0, -21)
+			  : pr->plan.tf32_trunc_q ? ldexp(1.0, -10)
+						  : ldexp(1.0, -11);
 	{
 		double neff = (dtype_info(t)->complex ? 2.0 : 1.0) * (double)nprod *
 				      (!pr->host && pr->plan.sol.tf32x3 ? 3 : 1) +
