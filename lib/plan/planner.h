@@ -36,6 +36,7 @@ struct plan_device {
 	 * barrier, the products), per kernel family */
 	double group_s, simt_iter_s, wg_group_s, wg_iter_s;
 	bool wgmma, mma;      /* the kernel families this device runs */
+	bool launch_bounds;   /* Occupancy caps a work-item's registers (the CUDA dialect) */
 };
 
 /* The device model for a device and element type, from what the backend

@@ -243,6 +243,10 @@ static void test_planner(void)
 	check_plan_p("C[i,j,k,l]=A[i,m,j,n]*B[n,l,m,k]", TCX_DTYPE_S,
 		     "i=96,j=84,k=84,l=84,m=84,n=96", "h100", "_TF32X3",
 		     "C[ij,kl] = A[ij,mn] * B[mn,kl]", "AB");
+	/* a short sum on a CUDA GPU: the SIMT 8 x 8 tile with the launch
+	 * bound that gives it two work-groups an SM (H200: 0.241 to 0.193 ms) */
+	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, "i=11520,j=8000,k=24", "h200",
+		   "_TT8x8_VW4_GSU1_PGR1_PLR1_EB_WGM1_NLC1x1_LT1_OCC2", NULL);
 	/* a GEMM is never permuted */
 	check_plan_p("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, "i=2048,j=2048,k=2048", "h200", NULL, NULL,
 		     "");
