@@ -851,6 +851,10 @@ int plan_solution(const struct problem *p, const struct device_info *dev, struct
 		pl->merged ? pl->kp.c->expr : "", pl->merged ? " with " : "", name,
 		pl->best.time_s * 1e3, pl->best.limit, pl->valid, pl->considered,
 		pl->plan_s * 1e3);
+	if (pl->direct.on)
+		verbose("planner: a permute of A into C runs it for alpha 1 and beta 0, predicted "
+			"%.3g ms; the kernel above for other alpha and beta",
+			pl->direct.seconds * 1e3);
 	return 0;
 }
 
