@@ -427,7 +427,7 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 	const struct solution *sa = &x->sol;
 	struct solution planned;
 	struct plan_result pl;
-	bool have_plan = false;
+	bool have_plan = false, direct = false;
 	double ratio[3] = { NAN, NAN, NAN };
 	json_t *row, *sizes;
 	int pick = 0;
@@ -472,6 +472,9 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		st = prepare_one(x, &p, have_plan ? &pl : NULL, sa, &pa, a, err);
 		if (st && !a->status)
 			goto out_free;
+		direct = !st && contract_direct(&pa, x->cli->o.alpha, x->cli->o.beta);
+		if (direct)
+			snprintf(a->path, sizeof(a->path), "permute");
 	} else if (!x->planning) {
 		st = TCX_EREJECT;
 		a->status = "rejected";
@@ -532,10 +535,12 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		json_t *pj = json_object();
 
 		json_object_set_new(pj, "planned_as", json_string(pl.kp.c->expr));
-		json_object_set_new(pj, "predicted_ms", jnum(pl.best.time_s * 1e3));
-		json_object_set_new(pj, "limit", json_string(pl.best.limit));
+		json_object_set_new(pj, "predicted_ms",
+				    jnum((direct ? pl.direct.seconds : pl.best.time_s) * 1e3));
+		json_object_set_new(pj, "limit", json_string(direct ? "memory" : pl.best.limit));
+		json_object_set_new(pj, "direct_permute", json_boolean(direct));
 		json_object_set_new(pj, "permuted", json_array());
-		for (int op = 0; op < 3; op++)
+		for (int op = 0; op < 3 && !direct; op++)
 			if (pl.best.permute[op].on)
 				json_array_append_new(json_object_get(pj, "permuted"),
 						      json_string(op == 0 ? "A" : op == 1 ? "B" : "C"));
