@@ -23,7 +23,7 @@ static const char *const bench_synopsis[] = {
 	"[--params <params> | --solution <file> | --logic <file>] [--versus <params>] "
 	"[--min-reps <n>] [--min-time <s>] [--timer <timer>] [--flush <flush>] [--seed <n>] "
 	"[--peak-gflops <n>] [--baseline <file> [--max-regression <x>]] [--no-cache] "
-	"[--kernel-timeout <s>] "
+	"[--kernel-timeout <s>] [--strides <strides>] "
 	"[--format <fmt>] [-o <file>] [--plot <file>] <expr>",
 	"tcx bench --compare [--max-regression <x>] [--format <fmt>] [-o <file>] [--plot <file>] "
 	"<a.json> <b.json>",
@@ -46,6 +46,7 @@ enum {
 	OPT_NO_CACHE,
 	OPT_LOGIC,
 	OPT_KERNEL_TIMEOUT,
+	OPT_STRIDES,
 };
 
 static const struct cmd_option bench_options[] = {
@@ -103,6 +104,8 @@ static const struct cmd_option bench_options[] = {
 	  "draw GFLOP/s against problem size into an SVG file", OV_FILE, NULL },
 	{ "layout", 'l', required_argument, "<layout>", "first-fastest or last-fastest", OV_ENUM,
 	  "first-fastest last-fastest" },
+	{ "strides", OPT_STRIDES, required_argument, "<strides>",
+	  "views: strides for every size, 'A=[1,1040],C=[..]'", OV_NONE, NULL },
 	{ NULL, 0, 0, NULL, NULL, OV_NONE, NULL },
 };
 
@@ -132,7 +135,7 @@ const struct cmd cmd_bench_def = {
 /* Everything the options say. */
 struct bench_cli {
 	const char *type, *layout, *devid, *params, *solfile, *logic, *versus;
-	const char *outpath, *plot, *baseline;
+	const char *outpath, *plot, *baseline, *strides;
 	const char **ranges, **exacts;
 	int nr, ne;
 	enum out_format fmt;
@@ -444,7 +447,7 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		if (pick >= 0)
 			sa = &x->lg->sols[pick].sol;
 	}
-	st = problem_init(&p, x->c, sz, err);
+	st = problem_at(x->c, sz, x->cli->strides, &p, err);
 	if (st)
 		goto out_free;
 	if (x->planning) {
@@ -787,6 +790,8 @@ static json_t *run_document(const struct run_ctx *x, const struct bench_cli *cli
 	json_object_set_new(doc, "min_reps", json_integer(cli->o.min_reps));
 	json_object_set_new(doc, "min_time_s", json_real(cli->o.min_time));
 	json_object_set_new(doc, "flush", json_string(flush_names[cli->o.flush]));
+	if (cli->strides)
+		json_object_set_new(doc, "strides", json_string(cli->strides));
 	if (x->peak > 0)
 		json_object_set_new(doc, "peak_gflops", json_real(x->peak));
 	json_object_set_new(cache, "enabled",
@@ -892,6 +897,9 @@ static int run_mode(struct bench_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	size_list_sort_unique(&list);
+	ret = check_strides(x.c, cli->strides, list.v, list.count);
+	if (ret)
+		goto out;
 	/* the output files now, so that a path that cannot be written is
 	 * found before the timing, not after */
 	if (cli->outpath) {
@@ -1424,6 +1432,9 @@ int cmd_bench(int argc, char **argv)
 			break;
 		case 'l':
 			cli.layout = optarg;
+			break;
+		case OPT_STRIDES:
+			cli.strides = optarg;
 			break;
 		case 'h':
 			goto out;
