@@ -23,7 +23,7 @@ static const char *const bench_synopsis[] = {
 	"[--params <params> | --solution <file> | --logic <file>] [--versus <params>] "
 	"[--min-reps <n>] [--min-time <s>] [--timer <timer>] [--flush <flush>] [--seed <n>] "
 	"[--peak-gflops <n>] [--baseline <file> [--max-regression <x>]] [--no-cache] "
-	"[--kernel-timeout <s>] "
+	"[--kernel-timeout <s>] [--strides <strides>] "
 	"[--format <fmt>] [-o <file>] [--plot <file>] <expr>",
 	"tcx bench --compare [--max-regression <x>] [--format <fmt>] [-o <file>] [--plot <file>] "
 	"<a.json> <b.json>",
@@ -46,6 +46,7 @@ enum {
 	OPT_NO_CACHE,
 	OPT_LOGIC,
 	OPT_KERNEL_TIMEOUT,
+	OPT_STRIDES,
 };
 
 static const struct cmd_option bench_options[] = {
@@ -103,6 +104,8 @@ static const struct cmd_option bench_options[] = {
 	  "draw GFLOP/s against problem size into an SVG file", OV_FILE, NULL },
 	{ "layout", 'l', required_argument, "<layout>", "first-fastest or last-fastest", OV_ENUM,
 	  "first-fastest last-fastest" },
+	{ "strides", OPT_STRIDES, required_argument, "<strides>",
+	  "views: strides for every size, 'A=[1,1040],C=[..]'", OV_NONE, NULL },
 	{ NULL, 0, 0, NULL, NULL, OV_NONE, NULL },
 };
 
@@ -132,7 +135,7 @@ const struct cmd cmd_bench_def = {
 /* Everything the options say. */
 struct bench_cli {
 	const char *type, *layout, *devid, *params, *solfile, *logic, *versus;
-	const char *outpath, *plot, *baseline;
+	const char *outpath, *plot, *baseline, *strides;
 	const char **ranges, **exacts;
 	int nr, ne;
 	enum out_format fmt;
@@ -427,7 +430,7 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 	const struct solution *sa = &x->sol;
 	struct solution planned;
 	struct plan_result pl;
-	bool have_plan = false;
+	bool have_plan = false, direct = false;
 	double ratio[3] = { NAN, NAN, NAN };
 	json_t *row, *sizes;
 	int pick = 0;
@@ -444,7 +447,7 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		if (pick >= 0)
 			sa = &x->lg->sols[pick].sol;
 	}
-	st = problem_init(&p, x->c, sz, err);
+	st = problem_at(x->c, sz, x->cli->strides, &p, err);
 	if (st)
 		goto out_free;
 	if (x->planning) {
@@ -472,6 +475,9 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		st = prepare_one(x, &p, have_plan ? &pl : NULL, sa, &pa, a, err);
 		if (st && !a->status)
 			goto out_free;
+		direct = !st && contract_direct(&pa, x->cli->o.alpha, x->cli->o.beta);
+		if (direct)
+			snprintf(a->path, sizeof(a->path), "permute");
 	} else if (!x->planning) {
 		st = TCX_EREJECT;
 		a->status = "rejected";
@@ -532,10 +538,12 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		json_t *pj = json_object();
 
 		json_object_set_new(pj, "planned_as", json_string(pl.kp.c->expr));
-		json_object_set_new(pj, "predicted_ms", jnum(pl.best.time_s * 1e3));
-		json_object_set_new(pj, "limit", json_string(pl.best.limit));
+		json_object_set_new(pj, "predicted_ms",
+				    jnum((direct ? pl.direct.seconds : pl.best.time_s) * 1e3));
+		json_object_set_new(pj, "limit", json_string(direct ? "memory" : pl.best.limit));
+		json_object_set_new(pj, "direct_permute", json_boolean(direct));
 		json_object_set_new(pj, "permuted", json_array());
-		for (int op = 0; op < 3; op++)
+		for (int op = 0; op < 3 && !direct; op++)
 			if (pl.best.permute[op].on)
 				json_array_append_new(json_object_get(pj, "permuted"),
 						      json_string(op == 0 ? "A" : op == 1 ? "B" : "C"));
@@ -782,6 +790,8 @@ static json_t *run_document(const struct run_ctx *x, const struct bench_cli *cli
 	json_object_set_new(doc, "min_reps", json_integer(cli->o.min_reps));
 	json_object_set_new(doc, "min_time_s", json_real(cli->o.min_time));
 	json_object_set_new(doc, "flush", json_string(flush_names[cli->o.flush]));
+	if (cli->strides)
+		json_object_set_new(doc, "strides", json_string(cli->strides));
 	if (x->peak > 0)
 		json_object_set_new(doc, "peak_gflops", json_real(x->peak));
 	json_object_set_new(cache, "enabled",
@@ -887,6 +897,9 @@ static int run_mode(struct bench_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	size_list_sort_unique(&list);
+	ret = check_strides(x.c, cli->strides, list.v, list.count);
+	if (ret)
+		goto out;
 	/* the output files now, so that a path that cannot be written is
 	 * found before the timing, not after */
 	if (cli->outpath) {
@@ -1419,6 +1432,9 @@ int cmd_bench(int argc, char **argv)
 			break;
 		case 'l':
 			cli.layout = optarg;
+			break;
+		case OPT_STRIDES:
+			cli.strides = optarg;
 			break;
 		case 'h':
 			goto out;

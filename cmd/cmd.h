@@ -161,6 +161,17 @@ int parse_count(const char *text, const char *what, int64_t lo, int64_t *out);
 struct problem;
 int load_problem(const struct tcx_contraction *c, const char *sizes, const char *strides,
 		 struct problem *p);
+/* The problem at sizes sz (by index id) with --strides applied (NULL:
+ * packed), for the commands that take a set of sizes (bench, tune): the
+ * same strides for every size.  TCX_EINVAL or TCX_EPARSE when they do not
+ * fit these sizes (a tensor's rank, or C's elements sharing an address). */
+enum tcx_status problem_at(const struct tcx_contraction *c, const int64_t *sz,
+			   const char *strides, struct problem *p, struct tcx_error *err);
+/* Checks --strides against every size of a set of n (each nidx wide)
+ * before anything runs; an error names the first size they do not fit.
+ * Exit code. */
+int check_strides(const struct tcx_contraction *c, const char *strides, const int64_t *sizes,
+		  size_t n);
 /* The solution from --params text or a --solution file (YAML or JSON
  * mapping of parameters); neither: the built-in heuristic for the device.
  * --params adjust the heuristic's choice.  Returns an exit code. */

@@ -165,6 +165,16 @@ static json_t *plan_json(const struct tcx_contraction *c, const struct problem *
 	json_object_set_new(o, "flops", json_num(flops));
 	json_object_set_new(o, "min_bytes", json_num(problem_min_bytes(p, c->use_beta)));
 	json_object_set_new(o, "choice", choice_json(c, &pl->best, flops));
+	if (pl->direct.on) {
+		json_t *d = json_object();
+		char what[128];
+
+		permute_plan_str(&pl->direct.plan, what, sizeof(what));
+		json_object_set_new(d, "kernel", json_string(what));
+		json_object_set_new(d, "predicted_ms", json_num(pl->direct.seconds * 1e3));
+		json_object_set_new(d, "scalars", json_string("alpha 1, beta 0"));
+		json_object_set_new(o, "direct_permute", d);
+	}
 	json_object_set_new(o, "runner_up",
 			    pl->has_second ? choice_json(c, &pl->second, flops) : json_null());
 	json_object_set_new(o, "considered", json_integer(pl->considered));
@@ -208,7 +218,7 @@ static void print_choice(const char *label, json_t *ch)
 
 static void print_table(json_t *o)
 {
-	json_t *sz = json_object_get(o, "sizes"), *v;
+	json_t *sz = json_object_get(o, "sizes"), *v, *direct = json_object_get(o, "direct_permute");
 	const char *key;
 	bool first = true;
 
@@ -221,7 +231,17 @@ static void print_table(json_t *o)
 		first = false;
 	}
 	printf("\nplanned as  %s\n", json_string_value(json_object_get(o, "planned_as")));
-	print_choice("choice", json_object_get(o, "choice"));
+	if (direct) {
+		printf("choice      a permute of A into C, no contraction kernel: %s\n",
+		       json_string_value(json_object_get(direct, "kernel")));
+		printf("            nothing is summed: C is A with its indices permuted, which a "
+		       "permute moves once at the speed of a copy\n");
+		printf("            predicted %.4g ms, memory-bound; for %s (it moves elements, "
+		       "it does not scale them)\n",
+		       json_real_value(json_object_get(direct, "predicted_ms")),
+		       json_string_value(json_object_get(direct, "scalars")));
+	}
+	print_choice(direct ? "otherwise" : "choice", json_object_get(o, "choice"));
 	if (!json_is_null(json_object_get(o, "runner_up")))
 		print_choice("runner-up", json_object_get(o, "runner_up"));
 	printf("considered  %lld solutions, %lld of them valid here, in %.3g ms\n",

@@ -15,7 +15,8 @@ static const char *const tune_synopsis[] = {
 	"tcx tune [--device <id> | --devices <ids>] [-j <n>] [--db <file>] [-o <dir>] "
 	"[--strategy <s>] [--budget <n>] [--seed <n>] [--force] [--shard <k>/<n>] "
 	"[--dry-run | --explain | --from-store] [--no-validate] [--min-reps <n>] "
-	"[--min-time <s>] [--timer <timer>] [--kernel-timeout <s>] <config.yaml>",
+	"[--min-time <s>] [--timer <timer>] [--kernel-timeout <s>] [--strides <strides>] "
+	"<config.yaml>",
 	"mpirun -n <ranks> tcx tune [<options>] <config.yaml>",
 	NULL,
 };
@@ -65,6 +66,8 @@ static const struct cmd_option tune_options[] = {
 	  "record a kernel that runs longer than s seconds as failed and go on (default: no "
 	  "limit)",
 	  OV_NONE, NULL },
+	{ "strides", 0x10e, required_argument, "<strides>",
+	  "views: strides for every size, 'A=[1,1040],C=[..]'", OV_NONE, NULL },
 	{ NULL, 0, 0, NULL, NULL, OV_NONE, NULL },
 };
 
@@ -124,6 +127,43 @@ static void log_line(enum tcx_log_level level, const char *msg, void *ctx)
 	(void)ctx;
 }
 
+/* --strides against every size of the config before anything runs: its
+ * Exact sizes, and for a Range the largest size of each index, where C's
+ * elements are the furthest apart (model.h's problem_check_alias). */
+static int check_config_strides(const struct config *cfg, const char *strides)
+{
+	for (int p = 0; strides && p < cfg->nproblems; p++) {
+		const struct config_problem *cp = &cfg->problems[p];
+		const int nidx = cp->type->nidx;
+
+		for (int g = 0; g < cp->ngroups; g++)
+			for (int ph = 0; ph < PH_COUNT; ph++)
+				for (int k = 0; k < cp->groups[g].phase[ph].nsteps; k++) {
+					const struct config_sizes *cs =
+					    &cp->groups[g].phase[ph].steps[k].sizes;
+					int64_t top[TCX_MAX_INDICES];
+					int ret = check_strides(cp->type, strides, cs->exact,
+								(size_t)cs->nexact);
+
+					for (int r = 0; r < cs->nranges && !ret; r++) {
+						const struct size_range *sr = &cs->ranges[r];
+
+						for (int id = 0; id < nidx; id++) {
+							int m = id, hops = 0;
+
+							while (sr->e[m].is_map && hops++ < nidx)
+								m = sr->e[m].map;
+							top[id] = sr->e[m].is_map ? 1 : sr->e[m].max;
+						}
+						ret = check_strides(cp->type, strides, top, 1);
+					}
+					if (ret)
+						return ret;
+				}
+	}
+	return 0;
+}
+
 struct explain_ctx {
 	json_t *rows;
 	bool json;
@@ -159,7 +199,7 @@ static int explain_row(const struct measurement *m, void *ctx)
 }
 
 static int explain(struct store *st, const struct config *cfg, const struct device_info *di,
-		   bool json)
+		   const char *strides, bool json)
 {
 	struct explain_ctx e = { json_array(), json, 0 };
 	struct tcx_error err = { 0 };
@@ -169,7 +209,7 @@ static int explain(struct store *st, const struct config *cfg, const struct devi
 		struct store_filter f = { di->name, key, NULL, -1 };
 		enum tcx_status s;
 
-		tune_problem_key(cfg->problems[p].type, key, sizeof(key));
+		tune_problem_key(cfg->problems[p].type, strides, key, sizeof(key));
 		s = store_query(st, &f, explain_row, &e, &err);
 		if (s) {
 			json_decref(e.rows);
@@ -421,6 +461,9 @@ int cmd_tune(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case 0x10e:
+			o.strides = optarg;
+			break;
 		case 'f':
 			if (!strcmp(optarg, "json")) {
 				json = true;
@@ -472,6 +515,9 @@ int cmd_tune(int argc, char **argv)
 		ret = report(st, &err);
 		goto out;
 	}
+	ret = check_config_strides(cfg, o.strides);
+	if (ret)
+		goto out;
 	if (o.dry_run) {
 		/* no device and no store: plan and count */
 		struct device_info none;
@@ -542,7 +588,7 @@ int cmd_tune(int argc, char **argv)
 		}
 	}
 	if (do_explain) {
-		ret = rank0 ? explain(store, cfg, device_info_of(devs[0]), json) : 0;
+		ret = rank0 ? explain(store, cfg, device_info_of(devs[0]), o.strides, json) : 0;
 		goto out;
 	}
 	if (stderr_is_tty() && verbosity >= 0 && rank0)

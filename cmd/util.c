@@ -751,6 +751,39 @@ int load_problem(const struct tcx_contraction *c, const char *sizes, const char 
 	return st ? report(st, &err) : 0;
 }
 
+enum tcx_status problem_at(const struct tcx_contraction *c, const int64_t *sz,
+			   const char *strides, struct problem *p, struct tcx_error *err)
+{
+	enum tcx_status st = problem_init(p, c, sz, err);
+
+	if (!st && strides)
+		st = problem_parse_strides(p, strides, err);
+	return st;
+}
+
+int check_strides(const struct tcx_contraction *c, const char *strides, const int64_t *sizes,
+		  size_t n)
+{
+	struct tcx_error err = { 0 };
+	struct problem p;
+
+	for (size_t k = 0; k < n && strides; k++) {
+		const int64_t *sz = sizes + k * (size_t)c->nidx;
+		enum tcx_status st = problem_at(c, sz, strides, &p, &err);
+		char at[256];
+		size_t len = 0;
+
+		if (!st)
+			continue;
+		for (int id = 0; id < c->nidx && len < sizeof(at); id++)
+			len += (size_t)snprintf(at + len, sizeof(at) - len, "%s%s=%lld",
+						id ? "," : "", c->idx[id].name, (long long)sz[id]);
+		tcx_error_prefix(&err, "--strides '%s' at sizes %s", strides, at);
+		return report(st, &err);
+	}
+	return 0;
+}
+
 int load_solution(const char *params, const char *file, const struct tcx_contraction *c,
 		  const struct device_info *dev, struct solution *s)
 {
@@ -851,6 +884,10 @@ int plan_solution(const struct problem *p, const struct device_info *dev, struct
 		pl->merged ? pl->kp.c->expr : "", pl->merged ? " with " : "", name,
 		pl->best.time_s * 1e3, pl->best.limit, pl->valid, pl->considered,
 		pl->plan_s * 1e3);
+	if (pl->direct.on)
+		verbose("planner: a permute of A into C runs it for alpha 1 and beta 0, predicted "
+			"%.3g ms; the kernel above for other alpha and beta",
+			pl->direct.seconds * 1e3);
 	return 0;
 }
 

@@ -103,9 +103,24 @@ static void empty_text(const struct problem *p, char *buf, size_t len)
 			 p->c->idx[id].cls == IDX_BOUND ? "C = beta * C" : "C has no elements");
 }
 
+/* The permute that ran instead of a contraction kernel, or "" when the
+ * kernel ran (run/run.h's contract_direct). */
+static void permute_text(const struct prepared *pr, const struct validate_opts *o, char *buf,
+			 size_t len)
+{
+	char what[128];
+
+	buf[0] = '\0';
+	if (!contract_direct(pr, o->alpha, o->beta))
+		return;
+	permute_plan_str(&pr->perm[PERM_DIRECT].plan, what, sizeof(what));
+	snprintf(buf, len, "a permute of A into C, %s", what);
+}
+
 static json_t *report_json(const struct tcx_contraction *c, const struct problem *p,
 			   const struct device_info *dev, const struct solution *s,
-			   const struct validate_report *r, enum tcx_status st)
+			   const char *permute, const struct validate_report *r,
+			   enum tcx_status st)
 {
 	json_t *o = json_object(), *sizes = json_object(), *list = json_array(), *b;
 	char name[128];
@@ -120,6 +135,8 @@ static json_t *report_json(const struct tcx_contraction *c, const struct problem
 	json_object_set_new(o, "device", json_string(dev->id));
 	json_object_set_new(o, "device_name", json_string(dev->name));
 	json_object_set_new(o, "solution", solution_to_json(s));
+	if (permute[0])
+		json_object_set_new(o, "permute", json_string(permute));
 	if (problem_empty_index(p) >= 0) {
 		char why[128];
 
@@ -177,8 +194,8 @@ static json_t *report_json(const struct tcx_contraction *c, const struct problem
 
 static void print_report(const struct tcx_contraction *c, const struct problem *p,
 			 const char *planned_as, const struct device_info *dev,
-			 const struct solution *s, const struct validate_report *r,
-			 enum tcx_status st)
+			 const struct solution *s, const char *permute,
+			 const struct validate_report *r, enum tcx_status st)
 {
 	char name[128], sol[256], where[256], empty[128];
 	bool cplx = dtype_info(c->dtype)->complex;
@@ -196,6 +213,8 @@ static void print_report(const struct tcx_contraction *c, const struct problem *
 		       (long long)p->size[order[k]]);
 	if (empty[0])
 		printf("\nsolution    none: %s (no kernel runs)\n", empty);
+	else if (permute[0])
+		printf("\nsolution    none: %s (no contraction kernel)\n", permute);
 	else
 		printf("\nsolution    %s\n", sol);
 	if (planned_as)
@@ -250,6 +269,7 @@ int cmd_validate(int argc, char **argv)
 {
 	const char *type = NULL, *layout = NULL, *sizes = NULL, *strides = NULL, *params = NULL;
 	const char *solfile = NULL, *devid = NULL, *logicfile = NULL;
+	char permute[160] = "";
 	struct logic *lg = NULL;
 	enum out_format fmt = FMT_TABLE;
 	struct validate_opts o;
@@ -401,8 +421,9 @@ int cmd_validate(int argc, char **argv)
 		ret = report(st, &err);
 		goto out;
 	}
+	permute_text(&pr, &o, permute, sizeof(permute));
 	if (fmt == FMT_JSON) {
-		json_t *j = report_json(c, &p, device_info_of(dev), &s, &r, st);
+		json_t *j = report_json(c, &p, device_info_of(dev), &s, permute, &r, st);
 
 		if (planned && pl.merged)
 			json_object_set_new(j, "planned_as", json_string(pl.kp.c->expr));
@@ -410,7 +431,7 @@ int cmd_validate(int argc, char **argv)
 		json_decref(j);
 	} else {
 		print_report(c, &p, planned && pl.merged ? pl.kp.c->expr : NULL,
-			     device_info_of(dev), &s, &r, st);
+			     device_info_of(dev), &s, permute, &r, st);
 	}
 	if (st)
 		error("validation failed: %s (seed %llu)", err.msg, (unsigned long long)o.seed);

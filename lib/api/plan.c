@@ -202,7 +202,10 @@ TCX_API enum tcx_status tcx_plan_create(struct tcx_device *dev, const struct tcx
 		pl->planned = !st;
 		if (!st) {
 			pl->s = pl->pl.best.sol;
-			snprintf(pl->what, sizeof(pl->what), "planner%s%s%s: ",
+			snprintf(pl->what, sizeof(pl->what), "planner%s%s%s%s: ",
+				 pl->pl.direct.on ? ", a permute of A into C for alpha 1 and "
+						    "beta 0, else"
+						  : "",
 				 pl->pl.best.permute[0].on ? ", A permuted" : "",
 				 pl->pl.best.permute[1].on ? ", B permuted" : "",
 				 pl->pl.best.permute[2].on ? ", C permuted" : "");

@@ -648,6 +648,40 @@ static bool permute_seconds(const struct problem *p, enum tensor_role t, const i
 	return true;
 }
 
+bool plan_is_permutation(const struct problem *p)
+{
+	const struct tcx_contraction *c = p->c;
+
+	return c->implicit_b && c->rank[T_B] == 0 && c->rank[T_A] == c->rank[T_C] &&
+	       contraction_count(c, IDX_BOUND) == 0;
+}
+
+/* The direct permute of A into C for a problem that is a permutation
+ * (plan_is_permutation), with its predicted time as permute_seconds
+ * predicts a TTGT copy's; off when the device cannot take it. */
+static void plan_direct(const struct problem *p, const struct plan_device *m,
+			const struct device_info *dev, struct plan_direct *out)
+{
+	const struct tcx_contraction *c = p->c;
+	int64_t size[TCX_MAX_INDICES], si[TCX_MAX_INDICES], so[TCX_MAX_INDICES];
+
+	memset(out, 0, sizeof(*out));
+	if (!plan_is_permutation(p) || dev->type == DEV_HOST)
+		return;
+	for (int k = 0; k < c->rank[T_A]; k++) {
+		const int id = c->written[T_A][k];
+
+		size[k] = p->size[id];
+		si[k] = p->stride[T_A][id];
+		so[k] = p->stride[T_C][id];
+	}
+	if (permute_plan_make(c->dtype, c->rank[T_A], size, si, so, c->conj[T_A], dev,
+			      &out->plan, NULL) != TCX_OK ||
+	    !permute_seconds(p, T_A, p->stride[T_C], m, dev, &out->seconds))
+		return;
+	out->on = true;
+}
+
 /* Makes variant `which` of p (V_A, V_B, V_C and C's order); false when a
  * tensor it permutes is in that order already, or the variant cannot be
  * described or run. */
@@ -807,6 +841,7 @@ enum tcx_status planner_plan(const struct problem *p, const struct device_info *
 	add_launch_bound(&pl->model, &pl->best.sol);
 	if (pl->has_second)
 		add_launch_bound(&pl->model, &pl->second.sol);
+	plan_direct(p, &pl->model, dev, &pl->direct);
 	pl->merged = v[best_v].merged;
 	pl->map = v[best_v].map;
 	pl->tp = v[best_v].tp;

@@ -12,6 +12,7 @@
 
 #include "backend/backend.h"
 #include "gen/gen.h"
+#include "gen/permute.h"
 #include "plan/merge.h"
 
 /* The model's view of a device: what its kernels sustain, per family.
@@ -69,6 +70,24 @@ struct plan_choice {
 	struct plan_permute permute[3]; /* of A, B and C; time_s counts them */
 };
 
+/* A one-operand expression that sums nothing -- a transpose or a copy,
+ * C = A permuted (model.h's implicit_b with B a single 1) -- runs as one
+ * permute of A into C (gen/permute.h), which moves each element once at
+ * the speed of a copy, with no contraction kernel.  The permute moves
+ * bits: it computes C = alpha * A + beta * C only for alpha 1 and beta 0
+ * (conjugated as the expression says), the scalars a launch is given;
+ * with any others the plan's contraction kernel (plan_result.best) runs
+ * instead (run/run.h's contract_launch decides). */
+struct plan_direct {
+	bool on;
+	struct permute_plan plan; /* A's strides into C's, on the plan's device */
+	double seconds;           /* predicted: reading A and writing C */
+};
+
+/* The problem p computes C as A with its indices permuted (a one-operand
+ * expression with no summed index), so that a plan_direct can run it. */
+bool plan_is_permutation(const struct problem *p);
+
 /* A plan: the problem the kernel runs (the caller's, with its permuted
  * operands' strides when the best choice permutes, merged where it
  * merges), and the solutions the model ranked first and second. */
@@ -81,6 +100,8 @@ struct plan_result {
 	int considered, valid;          /* solutions listed, and those the device takes */
 	struct plan_choice best, second;
 	bool has_second;
+	struct plan_direct direct;      /* on: the permute runs it, best only
+					 * for other alpha and beta */
 	double plan_s;                  /* seconds the planner took */
 };
 

@@ -97,7 +97,22 @@ enum tcx_status contract_prepare_plan(struct device *dev, const struct problem *
 		which[x] = pl->best.permute[x].on;
 	if (!st && (which[0] || which[1] || which[2]))
 		st = contract_prepare_permutes(dev, pr, p, &pl->tp, which, log, err);
+	if (!st && pl && pl->direct.on && !pr->host && !pr->empty) {
+		struct prepared_permute *pp = &pr->perm[PERM_DIRECT];
+
+		pp->plan = pl->direct.plan;
+		st = permute_build(&pp->plan, dev, &pp->prog, log, err);
+		pp->on = !st;
+		if (st)
+			contract_release(dev, pr);
+	}
 	return st;
+}
+
+bool contract_direct(const struct prepared *pr, const double alpha[2], const double beta[2])
+{
+	return pr->perm[PERM_DIRECT].on && alpha[0] == 1 && alpha[1] == 0 && beta[0] == 0 &&
+	       beta[1] == 0;
 }
 
 enum tcx_status contract_ready(struct device *dev, const struct prepared *pr,
@@ -126,6 +141,11 @@ enum tcx_status contract_launch(struct device *dev, const struct prepared *pr,
 	double ms = 0, part = 0;
 	enum tcx_status st = TCX_OK;
 
+	if (contract_direct(pr, alpha, beta)) {
+		const struct prepared_permute *pd = &pr->perm[PERM_DIRECT];
+
+		return permute_launch(&pd->plan, dev, pd->prog, a, 0, c, 0, event_ms, err);
+	}
 	for (int x = 0; x < 2 && !st; x++) {
 		const struct prepared_permute *pp = &pr->perm[x];
 

@@ -19,8 +19,10 @@ struct prepared_permute {
 };
 
 /* prepared.perm: A and B into their copies before the kernel; C's copy
- * into C after it, and C into its copy before it when beta is not 0 */
-enum { PERM_A, PERM_B, PERM_C_OUT, PERM_C_IN, PERM_COUNT };
+ * into C after it, and C into its copy before it when beta is not 0;
+ * PERM_DIRECT, A into C instead of the kernel, for a plan that permutes
+ * only (plan/planner.h's plan_direct) */
+enum { PERM_A, PERM_B, PERM_C_OUT, PERM_C_IN, PERM_DIRECT, PERM_COUNT };
 
 /* A kernel ready to launch on one device. */
 struct prepared {
@@ -64,8 +66,10 @@ enum tcx_status contract_prepare_permutes(struct device *dev, struct prepared *p
 /* contract_prepare of solution s for problem p, or, with pl (non-NULL
  * when the planner chose s: planner_plan's plan of p), of the problem the
  * plan runs (pl->kp: p's merged form, the same memory) with the permutes
- * of its choice (contract_prepare_permutes).  Release with
- * contract_release. */
+ * of its choice (contract_prepare_permutes), and, when the plan runs a
+ * permutation as one permute of A into C (pl->direct), that permute too:
+ * contract_launch runs it for alpha 1 and beta 0 and the kernel for the
+ * others.  Release with contract_release. */
 struct plan_result;
 enum tcx_status contract_prepare_plan(struct device *dev, const struct problem *p,
 				      const struct plan_result *pl, const struct solution *s,
@@ -79,12 +83,18 @@ enum tcx_status contract_ready(struct device *dev, const struct prepared *pr,
 			       struct tcx_error *err);
 
 /* Launches a prepared contraction on buffers laid out by p's strides: its
- * permutes, then the kernel (plan_launch) on the permuted copies.  With
- * event_ms non-NULL, waits and reports the device time of them all. */
+ * permutes, then the kernel (plan_launch) on the permuted copies; or, when
+ * it has a direct permute (PERM_DIRECT) and alpha is 1 and beta 0, that
+ * permute alone (contract_direct).  With event_ms non-NULL, waits and
+ * reports the device time of them all. */
 enum tcx_status contract_launch(struct device *dev, const struct prepared *pr,
 				const struct problem *p, struct buffer *a, struct buffer *b,
 				struct buffer *c, struct buffer *ws, const double alpha[2],
 				const double beta[2], double *event_ms, struct tcx_error *err);
+
+/* Whether contract_launch with these scalars runs the direct permute of
+ * A into C and no contraction kernel. */
+bool contract_direct(const struct prepared *pr, const double alpha[2], const double beta[2]);
 
 /* Frees what contract_prepare_permutes allocated; the rest of a prepared
  * kernel belongs to the device's cache.  Safe on a zeroed one, and twice. */

@@ -118,7 +118,7 @@ static void *compile_ahead(void *arg)
 		for (int64_t j = i - 1; j >= 0 && j >= i - 64 && !seen; j--)
 			seen = q->v[j].todo && solution_equal(&q->v[j].sol, &q->v[i].sol);
 		exec_lock_release();
-		if (seen || problem_init(&p, q->c, q->v[i].sizes, &e) != TCX_OK)
+		if (seen || tune_problem_at(t, q->c, q->v[i].sizes, &p, &e) != TCX_OK)
 			continue;
 		contract_prepare(t->ndev > 0 ? t->devs[(w->dev + (int)i) % t->ndev] : t->dev, q->c,
 				 &p, &q->v[i].sol, &pr, NULL, &e);

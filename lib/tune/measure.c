@@ -9,20 +9,38 @@
 
 #include "tune/exec.h"
 
-void tune_problem_key(const struct tcx_contraction *c, char *buf, size_t len)
+void tune_problem_key(const struct tcx_contraction *c, const char *strides, char *buf,
+		      size_t len)
 {
+	size_t n;
+
 	contraction_tensile_name(c, buf, len);
+	n = strlen(buf);
+	if (strides && n < len)
+		snprintf(buf + n, len - n, " strides %s", strides);
 }
 
-static void fill_key(struct measurement *m, const struct device_info *di,
+enum tcx_status tune_problem_at(const struct tune_ctx *t, const struct tcx_contraction *c,
+				const int64_t *sizes, struct problem *p, struct tcx_error *err)
+{
+	enum tcx_status st = problem_init(p, c, sizes, err);
+
+	if (!st && t->o->strides)
+		st = problem_parse_strides(p, t->o->strides, err);
+	return st;
+}
+
+static void fill_key(struct measurement *m, const struct tune_ctx *t,
 		     const struct tcx_contraction *c, const struct solution *s,
 		     const int64_t *sizes)
 {
+	const struct device_info *di = t->di;
+
 	memset(m, 0, sizeof(*m));
 	snprintf(m->device, sizeof(m->device), "%s", di->name);
 	snprintf(m->driver, sizeof(m->driver), "%s", di->driver);
 	snprintf(m->backend, sizeof(m->backend), "%s", di->backend);
-	tune_problem_key(c, m->problem, sizeof(m->problem));
+	tune_problem_key(c, t->o->strides, m->problem, sizeof(m->problem));
 	m->nidx = c->nidx;
 	memcpy(m->sizes, sizes, sizeof(int64_t) * (size_t)c->nidx);
 	solution_key(s, m->solution, sizeof(m->solution));
@@ -114,7 +132,7 @@ enum tcx_status tune_lookup(struct tune_ctx *t, const struct tcx_contraction *c,
 	struct measurement rec, old;
 	enum tcx_status st;
 
-	fill_key(&rec, t->di, c, s, sizes);
+	fill_key(&rec, t, c, s, sizes);
 	*found = false;
 	st = store_get(t->store, rec.device, rec.driver, rec.problem, rec.nidx, rec.sizes,
 		       rec.solution, &old, found, err);
@@ -141,7 +159,7 @@ enum tcx_status tune_record(struct tune_ctx *t, const struct tcx_contraction *c,
 {
 	struct measurement rec;
 
-	fill_key(&rec, t->di, c, s, sizes);
+	fill_key(&rec, t, c, s, sizes);
 	from_measured(m, &rec);
 	if (m->status == MEAS_OK)
 		t->sum->measured++;
@@ -169,7 +187,7 @@ enum tcx_status tune_measure_on(struct tune_ctx *t, int dev, const struct tcx_co
 	/* a signal stops the measurement between launches: nothing of it is
 	 * recorded, and the run stops with TCX_EINTR */
 	bo.stop = t->o->stop;
-	st = problem_init(&p, c, sizes, err);
+	st = tune_problem_at(t, c, sizes, &p, err);
 	if (st)
 		return st;
 	memset(m, 0, sizeof(*m));

@@ -275,7 +275,7 @@ static enum tcx_status validate_winner(struct tune_ctx *t, const struct tcx_cont
 	}
 	if (where < 0)
 		return TCX_OK; /* wins nowhere: the analysis drops it anyway */
-	st = problem_init(&p, c, ft->sizes.v + (size_t)where * (size_t)ft->nidx, err);
+	st = tune_problem_at(t, c, ft->sizes.v + (size_t)where * (size_t)ft->nidx, &p, err);
 	if (st)
 		return st;
 	validate_opts_default(&vo);
@@ -525,7 +525,7 @@ static enum tcx_status fill_table(struct tune_ctx *t, const struct config_proble
 			double *cell = &ft->gflops[z * (size_t)ft->nsol + (size_t)s];
 
 			solution_key(&ft->sols[s], key, sizeof(key));
-			tune_problem_key(cp->type, problem, sizeof(problem));
+			tune_problem_key(cp->type, t->o->strides, problem, sizeof(problem));
 			st = store_get(t->store, t->di->name, t->di->driver, problem, ft->nidx,
 				       ft->sizes.v + z * (size_t)ft->nidx, key, &rec, &found, err);
 			if (st)

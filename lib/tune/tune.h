@@ -49,6 +49,11 @@ struct tune_opts {
 	bool from_store;        /* measure nothing: select from what the store holds */
 	int shard_k, shard_n;   /* measure only tasks k (0-based) modulo n; n <= 1: all */
 	int jobs;               /* host threads compiling ahead of the devices (-j) */
+	/* strides in elements for every problem and size, as model.h's
+	 * problem_parse_strides takes them ("A=[1,1040],C=[..]"); NULL:
+	 * packed.  Measurements with strides are stored apart
+	 * (tune_problem_key). */
+	const char *strides;
 	/* set by the command line, which a config's GlobalParameters do not override */
 	bool cli_min_time, cli_min_reps, cli_timer;
 };
@@ -122,8 +127,15 @@ enum tcx_status tune_record(struct tune_ctx *t, const struct tcx_contraction *c,
 			    const struct solution *s, const int64_t *sizes,
 			    const struct measured *m, struct tcx_error *err);
 
-/* The store's problem key for a contraction (Tensile's name). */
-void tune_problem_key(const struct tcx_contraction *c, char *buf, size_t len);
+/* The store's problem key for a contraction: Tensile's name, followed by
+ * the strides when there are any (tune_opts.strides), so that strided and
+ * packed measurements of one problem type never mix. */
+void tune_problem_key(const struct tcx_contraction *c, const char *strides, char *buf,
+		      size_t len);
+/* The problem of contraction c at these sizes with the run's strides
+ * (tune_opts.strides). */
+enum tcx_status tune_problem_at(const struct tune_ctx *t, const struct tcx_contraction *c,
+				const int64_t *sizes, struct problem *p, struct tcx_error *err);
 
 /* Runs every problem and group of a config: the protocol or a strategy,
  * then the final benchmark, validation of winners and library logic.

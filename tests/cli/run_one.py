@@ -6,7 +6,12 @@ partial and full reductions, in einsum and Tensile notation, over sizes of 1
 and primes, in C and Fortran order and in four element types, and with
 alpha, beta and an initial C; `tcx validate` passes on the same shapes; and
 `tcx bench` counts one addition per element of A summed (none for a
-transpose) and A and C as the traffic.  Usage: run_one.py TCX [--device ID]."""
+transpose) and A and C as the traffic.  A transpose or a copy (nothing
+summed) runs as one permute of A into C, not through the contraction kernel,
+for alpha 1 and beta 0 -- `tcx plan`, `validate` and `bench` say so, and
+validate passes for several permutations, element types (fp16, bf16 and
+conjugated complex included), awkward sizes and a C with padded rows --
+and through the kernel for other scalars.  Usage: run_one.py TCX [--device ID]."""
 import json
 import os
 import subprocess
@@ -93,6 +98,9 @@ def main():
                 runs += 1
         failures += bench(tcx, extra)
         runs += 2
+        f, n = permutes(tcx, extra)
+        failures += f
+        runs += n
     print("%d runs, %d failed" % (runs, failures))
     return 1 if failures else 0
 
@@ -147,6 +155,56 @@ def bench(tcx, extra):
                   (expr, gf, gbs, flops, nbytes))
             failures += 1
     return failures
+
+
+# (expression, sizes, type, strides or None, alpha, beta, permute expected)
+PERMUTES = [
+    ("ij->ji", "i=1,j=31", "s", None, None, None, True),
+    ("ijk->kij", "i=13,j=1,k=37", "h", None, None, None, True),
+    ("ijk->jki", "i=7,j=5,k=3", "b", None, None, None, True),
+    ("ijkl->ljik", "i=3,j=5,k=2,l=7", "d", None, None, None, True),
+    ("C[ji]=conj(A[ij])", "i=5,j=11", "c", None, None, None, True),
+    ("ij->ij", "i=17,j=3", "z", None, None, None, True),
+    # padded rows: A's and C's leading dimensions past their sizes; the
+    # gaps between C's rows must stay as they were
+    ("ij->ji", "i=31,j=7", "s", "A=[11,1],C=[37,1]", None, None, True),
+    # scalars the permute does not compute: the contraction kernel
+    ("ij->ji", "i=13,j=7", "s", None, "2", None, False),
+    ("ijk->kji", "i=3,j=7,k=5", "h", None, None, "0.5", False),
+]
+
+
+def permutes(tcx, extra):
+    """Transposes and copies run as one permute of A into C."""
+    failures = 0
+    for expr, spec, t, strides, alpha, beta, want in PERMUTES:
+        cmd = [tcx, "validate", expr, "--sizes", spec, "-t", t, "--format", "json"]
+        cmd += ["--strides", strides] if strides else []
+        cmd += ["--alpha", alpha] if alpha else []
+        cmd += ["--beta", beta] if beta else []
+        r = run(cmd + extra)
+        doc = json.loads(r.stdout) if r.stdout.startswith("{") else {}
+        if r.returncode != 0 or doc.get("result") != "pass" or ("permute" in doc) != want:
+            print("FAIL validate %s --sizes %s -t %s%s: exit %d, permute %s (want %s): %s" %
+                  (expr, spec, t, " --strides " + strides if strides else "", r.returncode,
+                   doc.get("permute"), want, r.stderr.strip()))
+            failures += 1
+    r = run([tcx, "plan", "ijk->kji", "--sizes", "i=64,j=3,k=29"] + extra)
+    if r.returncode != 0 or "a permute of A into C, no contraction kernel" not in r.stdout:
+        print("FAIL plan ijk->kji does not choose the permute: exit %d: %s%s" %
+              (r.returncode, r.stdout, r.stderr.strip()))
+        failures += 1
+    r = run([tcx, "bench", "ij->ji", "--exact", "i=33,j=17", "--min-reps", "3", "--min-time",
+             "0.001", "--flush", "off", "-f", "json"] + extra)
+    row = json.loads(r.stdout)["results"][0] if r.returncode == 0 else {}
+    plan = row.get("plan", {})
+    ms = row.get("median_ms", 0)
+    if r.returncode != 0 or plan.get("direct_permute") is not True or \
+            abs(row.get("gbs", 0) * ms * 1e6 - 4 * 2 * 33 * 17) > 1e-3:
+        print("FAIL bench ij->ji did not time the permute honestly: exit %d: %s %s" %
+              (r.returncode, plan, r.stderr.strip()))
+        failures += 1
+    return failures, len(PERMUTES) + 2
 
 
 if __name__ == "__main__":

@@ -65,6 +65,8 @@ check plan "a merged problem on a described H100" plan \
 	--for h100 --format json
 check plan "fp64 on a described H200" plan 'C[ij]=A[ik]*B[kj]' --sizes 5,7,3 \
 	--for h200 -t d --format json
+check plan "a transpose: a permute of A into C, the kernel otherwise" plan 'ijk->kji' \
+	--sizes i=64,j=3,k=29 --for h100 --format json
 check sizes "a range and an exact size" sizes 'C[ijk]=A[ilk]*B[jlk]' \
 	--range '[64,32,16,300],0,[2],[8]' --exact 5,6,7,8 --format json
 check devices "the device list" devices --format json
@@ -121,6 +123,8 @@ if "$TCX" devices 2>/dev/null | grep -q '^opencl:'; then
 		fail "tcx tune wrote no logic into $scratch/logic"
 	else
 		check logic "a logic tcx tune wrote" logic show "$logic" --format json
+		check validate "a transpose run as a permute on $dev" validate 'ij->ji' \
+			--sizes i=7,j=5 --device "$dev" --format json
 		check logic-eval "a measured evaluation on $dev" -q logic eval "$logic" --device "$dev" \
 			--holdout '20,12,2,16;7,5,1,9' --min-time 0.01 -o "$scratch/evaluated.yaml" \
 			--format json

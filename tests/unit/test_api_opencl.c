@@ -208,6 +208,42 @@ static void strided_gemm(struct tcx_device *dev)
 	tcx_contraction_destroy(c);
 }
 
+/* A transpose of one input: the plan runs it as one permute of A into C
+ * (plan/planner.h's plan_direct) for alpha 1 and beta 0, and through the
+ * contraction kernel for other scalars; both agree with the reference. */
+static void transpose_case(struct tcx_device *dev)
+{
+	const int64_t sizes[3] = { 5, 1, 7 };
+	const float one = 1;
+	const double alpha = -2, beta = 0.5;
+	struct tcx_error err = { 0 };
+	struct tcx_contraction *c = NULL;
+	struct tcx_plan *plan = NULL;
+	float a[35], got[35], want[35];
+	char what[320];
+
+	fill(a, 35, 31);
+	fill(got, 35, 32);
+	memcpy(want, got, sizeof(want));
+	CHECK(tcx_contraction_parse("ijk->kji", TCX_DTYPE_S, &c, &err) == TCX_OK);
+	CHECK_MSG(tcx_plan_create(dev, c, sizes, NULL, NULL, NULL, NULL, &plan, &err) == TCX_OK,
+		  "%s", err.msg);
+	if (!plan)
+		goto out;
+	tcx_plan_describe(plan, what, sizeof(what));
+	CHECK_MSG(strstr(what, "a permute of A into C"), "%s", what);
+	CHECK(tcx_plan_execute_host(plan, a, &one, got, NULL, NULL, &err) == TCX_OK);
+	CHECK(tcx_contraction_reference(c, sizes, a, NULL, want, NULL, NULL, &err) == TCX_OK);
+	CHECK_MSG(max_diff(got, want, 35) == 0, "the permute is off by %g", max_diff(got, want, 35));
+	CHECK(tcx_plan_execute_host(plan, a, &one, got, &alpha, &beta, &err) == TCX_OK);
+	CHECK(tcx_contraction_reference(c, sizes, a, NULL, want, &alpha, &beta, &err) == TCX_OK);
+	CHECK_MSG(max_diff(got, want, 35) < 1e-5, "the kernel is off by %g",
+		  max_diff(got, want, 35));
+out:
+	tcx_plan_destroy(plan);
+	tcx_contraction_destroy(c);
+}
+
 /* A plan that permutes its operands first (TTGT, forced on PoCL with
  * $TCX_PLANNER=ttgt as for the commands): its permute kernels and copies
  * are made by create, so that its executes allocate nothing either. */
@@ -405,6 +441,7 @@ int main(void)
 		strided_gemm(dev);
 		logic_plans(dev);
 		ttgt_case(dev, &o);
+		transpose_case(dev);
 	}
 
 out:
