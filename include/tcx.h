@@ -232,7 +232,9 @@ TCX_API void tcx_plan_describe(const struct tcx_plan *plan, char *buf, size_t le
  * executed from two threads at once; different plans may.  A problem with
  * an index of size 0 launches nothing: C has no elements, or (a summed
  * index of size 0) C = beta * C, which only tcx_plan_execute_host does
- * for beta other than 1 (TCX_EUNSUPPORTED here). */
+ * for beta other than 1 (TCX_EUNSUPPORTED here).  A contraction of one
+ * input takes NULL for `b` (its B of ones is the plan's, made when it was
+ * created); anything else is TCX_EINVAL. */
 TCX_API enum tcx_status tcx_plan_execute(struct tcx_plan *plan, void *queue, void *a, void *b,
 					 void *c, const double *alpha, const double *beta,
 					 struct tcx_error *err);
@@ -240,7 +242,7 @@ TCX_API enum tcx_status tcx_plan_execute(struct tcx_plan *plan, void *queue, voi
 /* The same on host arrays laid out by the plan's strides: copies A, B and
  * C to the device, executes, waits and copies C back.  Not the fast path:
  * it allocates device buffers on every call.  For tests, scripts and the
- * Python module. */
+ * Python module.  `b` is NULL for a contraction of one input. */
 TCX_API enum tcx_status tcx_plan_execute_host(struct tcx_plan *plan, const void *a,
 					      const void *b, void *c, const double *alpha,
 					      const double *beta, struct tcx_error *err);

@@ -32,6 +32,10 @@ struct tcx_plan {
 	struct prepared pr;
 	struct buffer *ws;	      /* GlobalSplitU's workspace, or NULL */
 	struct buffer *wrap[3];	      /* the caller's buffers, by tensor_role */
+	/* one input (implicit_b): the B of ones tcx makes, on the device or,
+	 * for the host device, in host memory */
+	struct buffer *ones;
+	void *ones_host;
 	size_t bytes[3];	      /* by tensor_role */
 	char what[320];		      /* tcx_plan_describe */
 };
@@ -229,12 +233,27 @@ TCX_API enum tcx_status tcx_plan_create(struct tcx_device *dev, const struct tcx
 	}
 	/* the wrappers of the caller's buffers, pointed at them by execute */
 	for (int t = 0; t < 3 && !pl->pr.host && !pl->pr.empty && !st; t++)
-		st = buffer_wrap(dev->dev, NULL, 0, &pl->wrap[t], err);
+		if (t != T_B || !pl->c->implicit_b)
+			st = buffer_wrap(dev->dev, NULL, 0, &pl->wrap[t], err);
 	if (st)
 		goto out_release;
 	es = (size_t)dtype_info(pl->c->dtype)->bytes;
 	for (int t = 0; t < 3; t++)
 		pl->bytes[t] = (size_t)pl->p.extent[t] * es;
+	if (pl->c->implicit_b && !pl->pr.empty) {
+		pl->ones_host = run_make_tensor(&pl->p, T_B, INIT_ONES, 0, err);
+		st = pl->ones_host ? TCX_OK : err ? err->code : TCX_ENOMEM;
+		if (!st && !pl->pr.host) {
+			st = buffer_alloc(dev->dev, pl->bytes[T_B], &pl->ones, err);
+			if (!st)
+				st = buffer_write(dev->dev, pl->ones, 0, pl->ones_host,
+						  pl->bytes[T_B], err);
+			free(pl->ones_host);
+			pl->ones_host = NULL;
+		}
+		if (st)
+			goto out_release;
+	}
 	pthread_mutex_lock(&devices_lock);
 	dev->refs++;
 	pthread_mutex_unlock(&devices_lock);
@@ -246,6 +265,8 @@ out_release:
 	for (int t = 0; t < 3; t++)
 		buffer_free(dev->dev, pl->wrap[t]);
 	buffer_free(dev->dev, pl->ws);
+	buffer_free(dev->dev, pl->ones);
+	free(pl->ones_host);
 	contract_release(dev->dev, &pl->pr);
 out_free:
 	if (pl->planned)
@@ -262,6 +283,8 @@ TCX_API void tcx_plan_destroy(struct tcx_plan *pl)
 	for (int t = 0; t < 3; t++)
 		buffer_free(pl->dev->dev, pl->wrap[t]);
 	buffer_free(pl->dev->dev, pl->ws);
+	buffer_free(pl->dev->dev, pl->ones);
+	free(pl->ones_host);
 	contract_release(pl->dev->dev, &pl->pr);
 	if (pl->planned)
 		plan_release(&pl->pl);
@@ -317,10 +340,15 @@ TCX_API enum tcx_status tcx_plan_execute(struct tcx_plan *pl, void *queue, void 
 	if (!pl)
 		return tcx_fail(err, TCX_EINVAL, "no plan");
 	dev = pl->dev->dev;
+	if (pl->c->implicit_b && b)
+		return tcx_fail(err, TCX_EINVAL,
+				"'%s' has one input: its B is tcx's, pass NULL for it", pl->c->expr);
 	native[T_A] = a;
 	native[T_B] = b;
 	native[T_C] = c;
 	scalars(pl, alpha, beta, al, be);
+	if (pl->pr.host && pl->c->implicit_b)
+		b = pl->ones_host;
 	if (pl->pr.host) {
 		if (!a || !b || !c)
 			return tcx_fail(err, TCX_EINVAL, "a NULL array for the host device");
@@ -337,12 +365,14 @@ TCX_API enum tcx_status tcx_plan_execute(struct tcx_plan *pl, void *queue, void 
 				"tcx_plan_execute_host");
 	}
 	for (int t = 0; t < 3 && !st; t++)
-		st = native[t] ? buffer_wrap(dev, native[t], pl->bytes[t], &pl->wrap[t], err)
-			       : tcx_fail(err, TCX_EINVAL, "a NULL buffer for %c", "CAB"[t]);
+		if (t != T_B || !pl->c->implicit_b)
+			st = native[t] ? buffer_wrap(dev, native[t], pl->bytes[t], &pl->wrap[t], err)
+				       : tcx_fail(err, TCX_EINVAL, "a NULL buffer for %c", "CAB"[t]);
 	if (st)
 		return st;
 	device_use_queue(dev, queue);
-	st = contract_launch(dev, &pl->pr, &pl->p, pl->wrap[T_A], pl->wrap[T_B], pl->wrap[T_C],
+	st = contract_launch(dev, &pl->pr, &pl->p, pl->wrap[T_A],
+			     pl->c->implicit_b ? pl->ones : pl->wrap[T_B], pl->wrap[T_C],
 			     pl->ws, al, be, NULL, err);
 	device_use_queue(dev, NULL);
 	if (!st && !queue)
@@ -358,7 +388,11 @@ TCX_API enum tcx_status tcx_plan_execute_host(struct tcx_plan *pl, const void *a
 
 	if (!pl)
 		return tcx_fail(err, TCX_EINVAL, "no plan");
-	if ((!a && pl->bytes[T_A]) || (!b && pl->bytes[T_B]) || (!c && pl->bytes[T_C]))
+	if (pl->c->implicit_b && b)
+		return tcx_fail(err, TCX_EINVAL,
+				"'%s' has one input: its B is tcx's, pass NULL for it", pl->c->expr);
+	if ((!a && pl->bytes[T_A]) || (!b && pl->bytes[T_B] && !pl->c->implicit_b) ||
+	    (!c && pl->bytes[T_C]))
 		return tcx_fail(err, TCX_EINVAL, "a NULL array");
 	scalars(pl, alpha, beta, al, be);
 	return contract_host_arrays(pl->dev->dev, &pl->pr, &pl->p, a, b, c, c, al, be, false,
