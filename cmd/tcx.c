@@ -281,12 +281,8 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "--version") == 0) {
 			print_version();
 			return 0;
-		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-			verbosity++;
-		} else if (strcmp(a, "-vv") == 0) {
-			verbosity += 2;
-		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-			verbosity = -1;
+		} else if (cmd_global_option(a)) {
+			continue;
 		} else if (strcmp(a, "--complete") == 0) {
 			return complete(argc - k, argv + k);
 		} else {
