@@ -121,6 +121,12 @@ int option_value_error(const struct cmd *c, int val, const char *what, const cha
  * command as before it, unless the command has an option of that name. */
 int cmd_getopt(const struct cmd *c, int argc, char **argv);
 
+/* Takes `arg` if it is one of tcx's global options (-v, --verbose, -vv, -q,
+ * --quiet): sets verbosity and returns true; else returns false.  For main,
+ * before the command, and for a command's words before its action (tcx
+ * logic -v show); cmd_log_setup applies the verbosity. */
+bool cmd_global_option(const char *arg);
+
 /* Actions (struct cmd_action).  cmd_action: the position of `word` in
  * c->actions, else -1.  cmd_option_applies: whether the option of c's
  * table that getopt returns as `val` is taken with `action` (NULL: the

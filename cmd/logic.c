@@ -571,6 +571,12 @@ int cmd_logic(int argc, char **argv)
 
 	memset(&ea, 0, sizeof(ea));
 	ea.min_time = 0.1;
+	/* tcx's global options before the action too (tcx logic -v show) */
+	while (argc > 1 && cmd_global_option(argv[1])) {
+		argc--;
+		argv++;
+	}
+	cmd_log_setup();
 	if (argc < 2)
 		return usage_error(&cmd_logic_def,
 				   "missing the action: show, import, export, lookup or eval");

@@ -7,13 +7,14 @@
 #include "cmd.h"
 #include "backend/backend.h"
 #include "io/npy.h"
+#include "logic/logic.h"
 #include "notation/notation.h"
 #include "plan/planner.h"
 #include "run/run.h"
 
 static const char *const run_synopsis[] = {
 	"tcx run -i A=<file> [-i B=<file>] [-i C=<file>] -o <file> [--alpha <a>] [--beta <b>] "
-	"[--device <id>] [--params <params> | --solution <file>] <expr>",
+	"[--device <id>] [--params <params> | --solution <file> | --logic <file>] <expr>",
 	NULL,
 };
 
@@ -32,6 +33,8 @@ static const struct cmd_option run_options[] = {
 	{ "params", 'p', required_argument, "<params>", "solution parameters", OV_NONE, NULL },
 	{ "solution", 0x102, required_argument, "<file>", "solution parameters from a file",
 	  OV_FILE, NULL },
+	{ "logic", 0x103, required_argument, "<file>",
+	  "the solution a library-logic file selects for the arrays' sizes", OV_FILE, NULL },
 	{ NULL, 0, 0, NULL, NULL, OV_NONE, NULL },
 };
 
@@ -134,7 +137,8 @@ static int sizes_from_shapes(const struct tcx_contraction *c, const struct npy_a
 int cmd_run(int argc, char **argv)
 {
 	const char *file[3] = { NULL, NULL, NULL }, *outpath = NULL, *devid = NULL;
-	const char *params = NULL, *solfile = NULL;
+	const char *params = NULL, *solfile = NULL, *logicfile = NULL;
+	struct logic *lg = NULL;
 	struct npy_array arr[3], result;
 	bool have[3] = { false, false, false };
 	double alpha[2] = { 1, 0 }, beta[2] = { 0, 0 };
@@ -193,6 +197,9 @@ int cmd_run(int argc, char **argv)
 		case 0x102:
 			solfile = optarg;
 			break;
+		case 0x103:
+			logicfile = optarg;
+			break;
 		case 'h':
 			return 0;
 		default:
@@ -215,6 +222,9 @@ int cmd_run(int argc, char **argv)
 		return usage_error(&cmd_run_def,
 				   "'%s' has one input tensor: give -i A=FILE, not -i B=FILE",
 				   argv[optind]);
+	if (logicfile && (params || solfile))
+		return usage_error(&cmd_run_def,
+				   "--logic cannot be combined with --params or --solution");
 	if (!file[T_A] || (!one && !file[T_B]) || !outpath)
 		return usage_error(&cmd_run_def, one ? "give -i A=FILE and -o FILE"
 						     : "give -i A=FILE, -i B=FILE and -o FILE");
@@ -282,13 +292,20 @@ int cmd_run(int argc, char **argv)
 		ret = report(st, &err);
 		goto out;
 	}
+	if (logicfile) { /* before the device: a logic for another problem is bad input */
+		ret = load_logic(logicfile, c, &lg);
+		if (!ret)
+			ret = logic_solution_for(lg, logicfile, p.size, &s);
+		if (ret)
+			goto out;
+	}
 	ret = open_device(devid, &dev);
 	if (ret)
 		goto out;
-	if (planner_wanted(params, solfile, NULL)) {
+	if (planner_wanted(params, solfile, logicfile)) {
 		ret = plan_solution(&p, device_info_of(dev), &pl, &s);
 		planned = !ret;
-	} else {
+	} else if (!logicfile) {
 		ret = load_solution(params, solfile, c, device_info_of(dev), &s);
 	}
 	if (ret)
@@ -328,6 +345,7 @@ out:
 		npy_release(&arr[t]);
 	free(result.data);
 	device_close(dev);
+	logic_free(lg);
 	contraction_free(c);
 	return ret;
 }

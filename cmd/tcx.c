@@ -170,6 +170,29 @@ static void print_words(const char *p)
 	}
 }
 
+/* The global options (-v, --verbose, -q, --quiet) that cmd_getopt takes
+ * after command c too: those c's table does not name otherwise. */
+static void print_globals(const struct cmd *c)
+{
+	static const struct {
+		const char *name;
+		int letter;
+	} globals[] = { { "verbose", 'v' }, { "quiet", 'q' } };
+
+	for (size_t g = 0; g < ARRAY_SIZE(globals); g++) {
+		bool long_taken = false, short_taken = false;
+
+		for (const struct cmd_option *o = c->options; o->name; o++) {
+			long_taken |= strcmp(o->name, globals[g].name) == 0;
+			short_taken |= o->short_name == globals[g].letter;
+		}
+		if (!short_taken)
+			printf("-%c\n", globals[g].letter);
+		if (!long_taken)
+			printf("--%s\n", globals[g].name);
+	}
+}
+
 /* tcx --complete                  -> commands
  * tcx --complete CMD              -> CMD's options ("--name" per line)
  * tcx --complete CMD --opt        -> values of an enumerated option, or a
@@ -181,7 +204,10 @@ static void print_words(const char *p)
  * tcx --complete CMD --options [ACTION]
  *                                 -> the options CMD takes with ACTION, or
  *                                    given no action (all of them for a
- *                                    command without actions)
+ *                                    command without actions): the short
+ *                                    and the long form of each, -h and
+ *                                    --help, and the global options
+ *                                    -v, --verbose, -q, --quiet
  * tcx --complete --devices        -> device ids, one per line */
 static int complete(int argc, char **argv)
 {
@@ -227,10 +253,15 @@ static int complete(int argc, char **argv)
 
 		if (action && cmd_action(c, action) < 0)
 			return 0;
-		for (const struct cmd_option *o = c->options; o->name; o++)
-			if (cmd_option_applies(c, o->short_name, action))
-				printf("--%s\n", o->name);
-		printf("--help\n");
+		for (const struct cmd_option *o = c->options; o->name; o++) {
+			if (!cmd_option_applies(c, o->short_name, action))
+				continue;
+			if (o->short_name > 0 && o->short_name < 256)
+				printf("-%c\n", o->short_name);
+			printf("--%s\n", o->name);
+		}
+		printf("-h\n--help\n");
+		print_globals(c);
 		return 0;
 	}
 	for (const struct cmd_option *o = c->options; o->name; o++) {
@@ -281,12 +312,8 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "--version") == 0) {
 			print_version();
 			return 0;
-		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-			verbosity++;
-		} else if (strcmp(a, "-vv") == 0) {
-			verbosity += 2;
-		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-			verbosity = -1;
+		} else if (cmd_global_option(a)) {
+			continue;
 		} else if (strcmp(a, "--complete") == 0) {
 			return complete(argc - k, argv + k);
 		} else {

@@ -101,6 +101,19 @@ static void log_to_stderr(enum tcx_log_level level, const char *msg, void *ctx)
 	}
 }
 
+bool cmd_global_option(const char *arg)
+{
+	if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0)
+		verbosity++;
+	else if (strcmp(arg, "-vv") == 0)
+		verbosity += 2;
+	else if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0)
+		verbosity = -1;
+	else
+		return false;
+	return true;
+}
+
 void cmd_log_setup(void)
 {
 	enum tcx_log_level max = verbosity < 0	 ? TCX_LOG_ERROR

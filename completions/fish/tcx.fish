@@ -10,7 +10,9 @@
 #   tcx --complete CMD --args     -> what positional arguments are (expr, file, ...)
 #   tcx --complete CMD --actions  -> the words its first argument can be (logic show, ...)
 #   tcx --complete CMD --options [ACTION]
-#                                 -> the options CMD takes with ACTION, or given none
+#                                 -> the options CMD takes with ACTION, or given none:
+#                                    short and long forms, and the global
+#                                    -v, --verbose, -q, --quiet, taken after CMD too
 #   tcx --complete --devices      -> device ids
 #
 # Installed as share/fish/vendor_completions.d/tcx.fish.

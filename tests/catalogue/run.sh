@@ -94,6 +94,7 @@ make_fixtures() {
 	npy a.npy '<f4' '(4, 3)' 12
 	npy b.npy '<f4' '(5, 3)' 15
 	npy b-wrong.npy '<f4' '(5, 7)' 35
+	npy b-kj.npy '<f4' '(5, 4)' 20
 	npy a-3d.npy '<f4' '(4, 3, 2)' 24
 	npy a-i4.npy '<i4' '(4, 3)' 12
 	npy a-be.npy '>f4' '(4, 3)' 12

@@ -66,6 +66,13 @@ for sizes in 1,64,1,64 64,1,5,9 64,64,1,64 100000,3,2,1; do
 	done
 done
 
+# tcx's global options before the action as after it
+run logic -q lookup "$f" --sizes 64,64,1,64
+expect_rc 0 "-q before the action"
+run logic --verbose lookup "$f" --sizes 64,64,1,64 -q
+expect_rc 0 "--verbose before the action, -q after it"
+expect_out '^solution' "the lookup, with global options around the action"
+
 # atomic outputs: nothing but the outputs is left in the directory
 checks=$((checks + 1))
 [ -z "$(ls | grep -v '\.yaml$')" ] || fail "temporary files left: $(ls)"

@@ -9,7 +9,9 @@
 #     the ones its synopses name, in --help and in its man page, and each
 #     synopsis line names exactly the options the table gives its action;
 #   - bash completion, driven for real (COMP_WORDS/COMP_CWORD and the
-#     completion function), offers every command, every option, the actions
+#     completion function), offers every command, every option (long after
+#     --, short and long after -), the global options -v, --verbose, -q and
+#     --quiet after each command as cmd_getopt takes them there, the actions
 #     and the options of each, the values of enumerated options, device ids
 #     and file names;
 #   - zsh and fish completion, when those shells are installed, offer the
@@ -56,6 +58,12 @@ expect_same() {
 }
 
 commands=$("$TCX" --complete | grep -vx help)
+
+# longs: the long options among the words on stdin (the completions offer
+# the short forms too, after a lone -)
+longs() { grep -- '^--'; }
+# the global options, which every command takes after its name too
+globals="-v --verbose -q --quiet"
 [ -n "$commands" ] || { echo "FAIL: tcx --complete lists no command"; exit 1; }
 
 # ---- man pages ------------------------------------------------------------
@@ -153,7 +161,8 @@ check_synopses() {
 		done)
 		# shellcheck disable=SC2046,SC2086
 		expect_same "$where: options of 'tcx $cmd${act:+ $act}'" "$opts" \
-			$("$TCX" --complete "$cmd" --options $act | grep -vx -- --help)
+			$("$TCX" --complete "$cmd" --options $act | longs |
+				grep -vx -e --help -e --verbose -e --quiet)
 	done <<<"$lines"
 	for act in $acts; do
 		checks=$((checks + 1))
@@ -217,7 +226,17 @@ expect_has "bash: 'tcx help <TAB>'" "$(bash_complete 'tcx help ')" $commands
 for cmd in $commands; do
 	# (a command with actions: those it takes given none, see below)
 	expect_same "bash: options of '$cmd'" "$(bash_complete "tcx $cmd --")" \
+		$("$TCX" --complete "$cmd" --options | longs)
+	expect_same "bash: options of '$cmd', short and long" "$(bash_complete "tcx $cmd -")" \
 		$("$TCX" --complete "$cmd" --options)
+	# shellcheck disable=SC2086
+	expect_has "bash: global options after '$cmd'" "$(bash_complete "tcx $cmd -")" $globals
+	# ... which the command takes there
+	for opt in $globals; do
+		checks=$((checks + 1))
+		"$TCX" "$cmd" "$opt" --help >/dev/null 2>&1 ||
+			bad "'tcx $cmd $opt --help' fails, though its completion offers '$opt'"
+	done
 	for opt in $("$TCX" --complete "$cmd"); do
 		what=$("$TCX" --complete "$cmd" "$opt")
 		case $what in
@@ -250,11 +269,12 @@ done
 # each one a word the command takes, then files and the action's options
 expect_same "bash: 'tcx logic <TAB>'" "$(bash_complete 'tcx logic ')" \
 	show import export lookup eval
-expect_same "bash: 'tcx logic --<TAB>'" "$(bash_complete 'tcx logic --')" --help
+expect_same "bash: 'tcx logic --<TAB>'" "$(bash_complete 'tcx logic --')" --help --verbose --quiet
 expect_same "bash: 'tcx logic eval --<TAB>'" "$(bash_complete 'tcx logic eval --')" \
-	--holdout --holdout-range --device --db --choices --min-time --format --output --help
-expect_same "bash: 'tcx logic export --<TAB>'" "$(bash_complete 'tcx logic export --')" \
-	--tensile --output --help
+	--holdout --holdout-range --device --db --choices --min-time --format --output --help \
+	--verbose --quiet
+expect_same "bash: 'tcx logic export -<TAB>'" "$(bash_complete 'tcx logic export -')" \
+	--tensile -o --output -h --help -v --verbose -q --quiet
 expect_same "bash: 'tcx logic export --tensile=<TAB>'" \
 	"$(bash_complete 'tcx logic export --tensile=')" v3 v4
 expect_same "bash: 'tcx logic eval --format <TAB>'" \
@@ -265,9 +285,9 @@ expect_has "bash: 'tcx logic eval --db <file>'" "$(bash_complete 'tcx logic eval
 expect_same "bash: 'tcx results <TAB>'" "$(bash_complete 'tcx results ')" merge
 expect_same "bash: 'tcx results --status ok <TAB>'" "$(bash_complete 'tcx results --status ok ')" merge
 expect_same "bash: 'tcx results --<TAB>'" "$(bash_complete 'tcx results --')" \
-	--db --device --problem --status --format --help
+	--db --device --problem --status --format --help --verbose --quiet
 expect_same "bash: 'tcx results merge --<TAB>'" "$(bash_complete 'tcx results merge --')" \
-	--output --help
+	--output --help --verbose --quiet
 expect_has "bash: 'tcx results merge <file>'" "$(bash_complete 'tcx results merge a.db af')" afile.npy
 for cmd in $commands; do
 	acts=$("$TCX" --complete "$cmd" --actions)
@@ -277,7 +297,10 @@ for cmd in $commands; do
 	for act in $acts; do
 		expect_has "bash: '$cmd $act <file>'" "$(bash_complete "tcx $cmd $act af")" afile.npy
 		expect_same "bash: options of '$cmd $act'" "$(bash_complete "tcx $cmd $act --")" \
-			$("$TCX" --complete "$cmd" --options "$act")
+			$("$TCX" --complete "$cmd" --options "$act" | longs)
+		# shellcheck disable=SC2086
+		expect_has "bash: global options after '$cmd $act'" \
+			"$(bash_complete "tcx $cmd $act -")" $globals
 		checks=$((checks + 1))
 		"$TCX" "$cmd" "$act" 2>&1 | grep -Eq "unknown (action|argument) '$act'" &&
 			bad "'tcx $cmd' does not take the action '$act' its table lists"
@@ -315,7 +338,7 @@ if command -v zsh >/dev/null; then
 				lines+=("tcx $cmd $act --")
 			done
 		done
-		for cmd in $commands; do lines+=("tcx $cmd --"); done
+		for cmd in $commands; do lines+=("tcx $cmd --" "tcx $cmd -"); done
 		zout=$($py "$src/tests/docs/zshcomp.py" "$src/completions/zsh" "${lines[@]}")
 		zsh_for() { printf '%s\n' "$zout" | awk -F '\t' -v l="$1" '$1 == l { print $2 }'; }
 		expect_has "zsh: commands" "$(zsh_for 'tcx ')" $commands
@@ -328,15 +351,20 @@ if command -v zsh >/dev/null; then
 		expect_same "zsh: 'logic eval --format <TAB>'" "$(zsh_for 'tcx logic eval --format ')" \
 			table json yaml
 		expect_same "zsh: 'logic eval --<TAB>'" "$(zsh_for 'tcx logic eval --')" --holdout \
-			--holdout-range --device --db --choices --min-time --format --output --help
+			--holdout-range --device --db --choices --min-time --format --output --help \
+			--verbose --quiet
 		expect_same "zsh: 'results merge --<TAB>'" "$(zsh_for 'tcx results merge --')" \
-			--output --help
+			--output --help --verbose --quiet
 		for cmd in $commands; do
 			expect_same "zsh: options of '$cmd'" "$(zsh_for "tcx $cmd --")" \
+				$("$TCX" --complete "$cmd" --options | longs)
+			expect_same "zsh: options of '$cmd', short and long" "$(zsh_for "tcx $cmd -")" \
 				$("$TCX" --complete "$cmd" --options)
+			# shellcheck disable=SC2086
+			expect_has "zsh: global options after '$cmd'" "$(zsh_for "tcx $cmd -")" $globals
 			for act in $("$TCX" --complete "$cmd" --actions); do
 				expect_same "zsh: options of '$cmd $act'" "$(zsh_for "tcx $cmd $act --")" \
-					$("$TCX" --complete "$cmd" --options "$act")
+					$("$TCX" --complete "$cmd" --options "$act" | longs)
 			done
 		done
 	fi
@@ -357,16 +385,21 @@ if command -v fish >/dev/null; then
 	expect_has "fish: commands" "$(fish_complete 'tcx ')" $commands
 	for cmd in $commands; do
 		expect_same "fish: options of '$cmd'" "$(fish_complete "tcx $cmd --")" \
+			$("$TCX" --complete "$cmd" --options | longs)
+		expect_same "fish: options of '$cmd', short and long" "$(fish_complete "tcx $cmd -")" \
 			$("$TCX" --complete "$cmd" --options)
+		# shellcheck disable=SC2086
+		expect_has "fish: global options after '$cmd'" "$(fish_complete "tcx $cmd -")" $globals
 		for act in $("$TCX" --complete "$cmd" --actions); do
 			expect_same "fish: options of '$cmd $act'" "$(fish_complete "tcx $cmd $act --")" \
-				$("$TCX" --complete "$cmd" --options "$act")
+				$("$TCX" --complete "$cmd" --options "$act" | longs)
 		done
 	done
 	expect_same "fish: 'logic eval --<TAB>'" "$(fish_complete 'tcx logic eval --')" --holdout \
-		--holdout-range --device --db --choices --min-time --format --output --help
+		--holdout-range --device --db --choices --min-time --format --output --help \
+		--verbose --quiet
 	expect_same "fish: 'results merge --<TAB>'" "$(fish_complete 'tcx results merge --')" \
-		--output --help
+		--output --help --verbose --quiet
 	expect_same "fish: 'results --status ok <TAB>'" "$(fish_complete 'tcx results --status ok ')" merge
 	expect_same "fish: 'logic eval --format <TAB>'" "$(fish_complete 'tcx logic eval --format ')" \
 		table json yaml
