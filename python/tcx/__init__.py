@@ -177,18 +177,31 @@ def devices_default():
 
 def _explicit(expr):
     """expr with its output written out (NumPy's implicit form: the letters
-    seen once, in alphabetical order), and its operands' letters."""
+    seen once, in alphabetical order), and its operands' letters (B's ""
+    for an expression of one operand)."""
     expr = expr.replace(" ", "")
     if "." in expr:
         raise ValueError(f"tcx: '{expr}': ellipses (broadcasting) are not supported")
     lhs, arrow, out = expr.partition("->")
     ops = lhs.split(",")
-    if len(ops) != 2:
-        raise ValueError(f"tcx: '{expr}': two operands are needed, not {len(ops)}")
+    if len(ops) not in (1, 2):
+        raise ValueError(f"tcx: '{expr}': one or two operands are needed, not {len(ops)}")
     if not arrow:
         seen = lhs.replace(",", "")
         out = "".join(sorted(ch for ch in set(seen) if seen.count(ch) == 1))
+    if len(ops) == 1:
+        return f"{ops[0]}->{out}", [ops[0], "", out]
     return f"{ops[0]},{ops[1]}->{out}", [ops[0], ops[1], out]
+
+
+def _operand_b(expr, b):
+    """b, checked against the number of operands expr has: None for one."""
+    one = "," not in expr.partition("->")[0]
+    if one and b is not None:
+        raise ValueError(f"tcx: '{expr}' has one operand: give no b")
+    if not one and b is None:
+        raise ValueError(f"tcx: '{expr}' has two operands: give b")
+    return b
 
 
 # --- array views ------------------------------------------------------------------
@@ -260,13 +273,15 @@ class Plan:
     type (tcx_plan_create).  Call it with arrays of that shape, type and
     layout: ``p(a, b, out=None, alpha=1, beta=0)`` returns C."""
 
-    def __init__(self, expr, a, b, out=None, device=None, logic=None):
+    def __init__(self, expr, a, b=None, out=None, device=None, logic=None):
         lib = _load()
         self.expr, letters = _explicit(expr)
-        va, vb = _View(a, "A"), _View(b, "B")
-        if va.key != vb.key:
+        _operand_b(self.expr, b)
+        va = _View(a, "A")
+        vb = _View(b, "B") if b is not None else None
+        if vb is not None and va.key != vb.key:
             raise TypeError(f"tcx: A holds {va.key} but B holds {vb.key}: give both one type")
-        if va.cuda != vb.cuda:
+        if vb is not None and va.cuda != vb.cuda:
             raise TypeError("tcx: A and B must both be CUDA arrays or both host arrays")
         self.cuda = va.cuda
         self.key = va.key
@@ -274,6 +289,8 @@ class Plan:
         self.letters = letters
         sizes = {}
         for v, lt, role in ((va, letters[0], "A"), (vb, letters[1], "B")):
+            if v is None:
+                continue
             if len(v.shape) != len(lt):
                 raise ValueError(f"tcx: {role} has {len(v.shape)} dimensions but "
                                  f"'{self.expr}' gives it {len(lt)}")
@@ -292,7 +309,7 @@ class Plan:
                 raise ValueError(f"tcx: out has shape {tuple(vc.shape)}, not {self.shape}")
             if vc.key != self.key or vc.cuda != self.cuda:
                 raise TypeError("tcx: out must have A's type and live where A does")
-        self.layout = (va.strides, vb.strides, vc.strides if vc else None)
+        self.layout = (va.strides, vb.strides if vb else None, vc.strides if vc else None)
 
         err = _Err()
         c = ctypes.c_void_p()
@@ -356,9 +373,11 @@ class Plan:
         import numpy as np
         return np.empty(self.shape, dtype=np.dtype(self.key))
 
-    def __call__(self, a, b, out=None, alpha=1, beta=0):
+    def __call__(self, a, b=None, out=None, alpha=1, beta=0):
         lib = self._lib
-        va, vb = _View(a, "A"), _View(b, "B")
+        _operand_b(self.expr, b)
+        va = _View(a, "A")
+        vb = _View(b, "B") if b is not None else None
         fresh = out is None
         if fresh:
             if self._cstrides is not None and not self._packed_c():
@@ -367,6 +386,8 @@ class Plan:
             out = self._output(a)
         vc = _View(out, "C")
         for v, role, want in ((va, "A", self.layout[0]), (vb, "B", self.layout[1])):
+            if v is None:
+                continue
             if v.key != self.key or v.cuda != self.cuda:
                 raise TypeError(f"tcx: {role} is not of the plan's type or place")
             if _positive(v.strides, v.shape) != _positive(want, v.shape) or \
@@ -384,11 +405,11 @@ class Plan:
         err = _Err()
         if self.cuda:
             stream = _stream(a, va.stream)
-            _check(lib.tcx_plan_execute(self._plan, stream, va.ptr, vb.ptr, vc.ptr, al, be,
-                                        ctypes.byref(err)), err)
+            _check(lib.tcx_plan_execute(self._plan, stream, va.ptr, vb.ptr if vb else None,
+                                        vc.ptr, al, be, ctypes.byref(err)), err)
         else:
-            _check(lib.tcx_plan_execute_host(self._plan, va.ptr, vb.ptr, vc.ptr, al, be,
-                                             ctypes.byref(err)), err)
+            _check(lib.tcx_plan_execute_host(self._plan, va.ptr, vb.ptr if vb else None,
+                                             vc.ptr, al, be, ctypes.byref(err)), err)
         return out
 
     def _packed_c(self):
@@ -444,13 +465,16 @@ def _stream(a, cai_stream):
 _plans = {}
 
 
-def plan(expr, a, b, out=None, device=None, logic=None):
+def plan(expr, a, b=None, out=None, device=None, logic=None):
     """A Plan for expr on arrays like a, b (and out): their shapes, type,
-    strides and device.  Cached: the same arguments give the same plan."""
-    va, vb = _View(a, "A"), _View(b, "B")
+    strides and device; b is None for an expression of one operand
+    ("ij->ji", "ijk->ik").  Cached: the same arguments give the same plan."""
+    va = _View(a, "A")
+    vb = _View(b, "B") if b is not None else None
     vc = _View(out, "C") if out is not None else None
-    key = (expr, va.key, va.cuda, tuple(va.shape), tuple(vb.shape), tuple(va.strides),
-           tuple(vb.strides), tuple(vc.strides) if vc else None,
+    key = (expr, va.key, va.cuda, tuple(va.shape), tuple(vb.shape) if vb else None,
+           tuple(va.strides), tuple(vb.strides) if vb else None,
+           tuple(vc.strides) if vc else None,
            tuple(vc.shape) if vc else None, device,
            _cuda_device(a) if va.cuda else None, logic)
     with _lock:
@@ -462,11 +486,12 @@ def plan(expr, a, b, out=None, device=None, logic=None):
     return p
 
 
-def einsum(expr, a, b, out=None, device=None, alpha=1, beta=0):
+def einsum(expr, a, b=None, out=None, device=None, alpha=1, beta=0):
     """C = alpha * einsum(expr, a, b) + beta * out, on a tcx device.
 
     expr is NumPy's einsum notation for two operands ("ik,kj->ij"; an implicit
-    output as NumPy forms it).  a and b are NumPy arrays (copied to the
+    output as NumPy forms it), or for one ("ij->ji", "ijk->ik"; then b is
+    None).  a and b are NumPy arrays (copied to the
     device and C back) or CUDA arrays (__cuda_array_interface__: used where
     they are, no copies).  out receives C (a new array when None).  device is
     an id of `tcx devices` ("opencl:0:0", "cuda:0"); None: tcx's default.

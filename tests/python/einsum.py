@@ -1,5 +1,6 @@
 """einsum.py - the Python module (python/tcx) on the default device (PoCL in
-CI) against numpy.einsum: three element types, implicit outputs, views with
+CI) against numpy.einsum: three element types, implicit outputs, one-operand
+expressions, views with
 strides (transposed, sliced), out= and beta, tcx.plan's reuse, and the
 errors a user meets.  Exit 0 passed, 1 a check failed, 77 no device."""
 import sys
@@ -75,6 +76,17 @@ for _ in range(3):
     p(a, b, out=out, beta=1, alpha=0.5)
 check(close(out / 2.5, a, b, "ik,kj->ij", 1e-5)[0], "alpha and beta")
 
+# one operand: a transpose, a reduction, NumPy's implicit output (the
+# letters seen once, sorted: "ji" is a transpose)
+for expr, sa in [("ij->ji", (7, 13)), ("ijk->ik", (5, 3, 11)), ("ji", (4, 9))]:
+    a = rand(sa, np.float32)
+    c = tcx.einsum(expr, a)
+    want = np.einsum(expr, a.astype(np.float64))
+    err = float(np.max(np.abs(c - want))) / max(1.0, float(np.max(np.abs(want))))
+    check(err <= 1e-5 and c.shape == want.shape, f"{expr} one operand: error {err:.3g}")
+p1 = tcx.plan("ijk->ik", rand((5, 3, 11), np.float32))
+check(p1 is tcx.plan("ijk->ik", rand((5, 3, 11), np.float32)), "one-operand plans are cached")
+
 # what a user gets wrong
 for what, call, exc in [
     ("shapes", lambda: tcx.einsum("ik,kj->ij", rand((3, 4), np.float32),
@@ -87,6 +99,9 @@ for what, call, exc in [
                                      rand((2, 2), np.float32)), ValueError),
     ("bad expression", lambda: tcx.einsum("ik,k#->i", rand((2, 2), np.float32),
                                            rand((2, 2), np.float32)), ValueError),
+    ("b for one operand", lambda: tcx.einsum("ij->ji", rand((2, 3), np.float32),
+                                              rand((3, 2), np.float32)), ValueError),
+    ("no b for two", lambda: tcx.einsum("ik,kj->ij", rand((2, 3), np.float32)), ValueError),
     ("out's shape", lambda: tcx.einsum("ik,kj->ij", rand((2, 3), np.float32),
                                         rand((3, 4), np.float32),
                                         out=np.empty((4, 2), np.float32)), ValueError),
