@@ -73,6 +73,7 @@ static const struct {
     {"gpu", false, "the library has a src/gpu.h of its own"},
     {"abi", false, "the library has a src/abi.h and src/abi.c of its own"},
     {"elem", false, "the library has a src/elem.h of its own"},
+    {"clerr", false, "the library has a src/clerr.h of its own"},
     /* CMake's reserved target names */
     {"all", false, "CMake reserves the target name"},
     {"clean", false, "CMake reserves the target name"},
@@ -1090,6 +1091,8 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 			st = copy_template(tree, "runtime.h", "src/runtime.h", tab, err);
 		if (!st)
 			st = copy_template(tree, "runtime.c", "src/runtime.c", tab, err);
+		if (!st)
+			st = copy_template(tree, "clerr.h", "src/clerr.h", tab, err);
 		if (!st)
 			st = copy_template(tree, "gpu.h", "src/gpu.h", tab, err);
 		if (!st)

@@ -12,6 +12,7 @@
 
 #include "backend/backend.h"
 #include "backend/check.h"
+#include "runtime/clerr.h"
 
 /* Vendor queries, spelled out in case an older cl_ext.h lacks them. */
 #ifndef CL_PLATFORM_NOT_FOUND_KHR
@@ -66,48 +67,6 @@ struct buffer {
 	bool borrowed; /* the caller's (ocl_wrap): never released here */
 };
 
-/* The name of an OpenCL error code, as cl.h spells it. */
-static const char *cl_err_name(cl_int rc)
-{
-#define E(code) { code, #code }
-	static const struct {
-		cl_int rc;
-		const char *name;
-	} names[] = {
-		E(CL_SUCCESS), E(CL_DEVICE_NOT_FOUND), E(CL_DEVICE_NOT_AVAILABLE),
-		E(CL_COMPILER_NOT_AVAILABLE), E(CL_MEM_OBJECT_ALLOCATION_FAILURE),
-		E(CL_OUT_OF_RESOURCES), E(CL_OUT_OF_HOST_MEMORY),
-		E(CL_PROFILING_INFO_NOT_AVAILABLE), E(CL_MEM_COPY_OVERLAP),
-		E(CL_IMAGE_FORMAT_MISMATCH), E(CL_IMAGE_FORMAT_NOT_SUPPORTED),
-		E(CL_BUILD_PROGRAM_FAILURE), E(CL_MAP_FAILURE), E(CL_MISALIGNED_SUB_BUFFER_OFFSET),
-		E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST), E(CL_COMPILE_PROGRAM_FAILURE),
-		E(CL_LINKER_NOT_AVAILABLE), E(CL_LINK_PROGRAM_FAILURE),
-		E(CL_DEVICE_PARTITION_FAILED), E(CL_KERNEL_ARG_INFO_NOT_AVAILABLE),
-		E(CL_INVALID_VALUE), E(CL_INVALID_DEVICE_TYPE), E(CL_INVALID_PLATFORM),
-		E(CL_INVALID_DEVICE), E(CL_INVALID_CONTEXT), E(CL_INVALID_QUEUE_PROPERTIES),
-		E(CL_INVALID_COMMAND_QUEUE), E(CL_INVALID_HOST_PTR), E(CL_INVALID_MEM_OBJECT),
-		E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR), E(CL_INVALID_IMAGE_SIZE),
-		E(CL_INVALID_SAMPLER), E(CL_INVALID_BINARY), E(CL_INVALID_BUILD_OPTIONS),
-		E(CL_INVALID_PROGRAM), E(CL_INVALID_PROGRAM_EXECUTABLE), E(CL_INVALID_KERNEL_NAME),
-		E(CL_INVALID_KERNEL_DEFINITION), E(CL_INVALID_KERNEL), E(CL_INVALID_ARG_INDEX),
-		E(CL_INVALID_ARG_VALUE), E(CL_INVALID_ARG_SIZE), E(CL_INVALID_KERNEL_ARGS),
-		E(CL_INVALID_WORK_DIMENSION), E(CL_INVALID_WORK_GROUP_SIZE),
-		E(CL_INVALID_WORK_ITEM_SIZE), E(CL_INVALID_GLOBAL_OFFSET),
-		E(CL_INVALID_EVENT_WAIT_LIST), E(CL_INVALID_EVENT), E(CL_INVALID_OPERATION),
-		E(CL_INVALID_GL_OBJECT), E(CL_INVALID_BUFFER_SIZE), E(CL_INVALID_MIP_LEVEL),
-		E(CL_INVALID_GLOBAL_WORK_SIZE), E(CL_INVALID_PROPERTY),
-		E(CL_INVALID_IMAGE_DESCRIPTOR), E(CL_INVALID_COMPILER_OPTIONS),
-		E(CL_INVALID_LINKER_OPTIONS), E(CL_INVALID_DEVICE_PARTITION_COUNT),
-		E(CL_PLATFORM_NOT_FOUND_KHR),
-	};
-#undef E
-
-	for (size_t k = 0; k < ARRAY_SIZE(names); k++)
-		if (names[k].rc == rc)
-			return names[k].name;
-	return "unknown OpenCL error";
-}
-
 /* As tcx_fail, with ": CL_NAME (code)" appended and err->native = rc. */
 static enum tcx_status cl_fail(struct tcx_error *err, enum tcx_status code, cl_int rc,
 			       const char *fmt, ...) TCX_PRINTF(4, 5);
@@ -117,7 +76,7 @@ static enum tcx_status cl_fail(struct tcx_error *err, enum tcx_status code, cl_i
 	va_list ap;
 
 	va_start(ap, fmt);
-	backend_vfail(err, code, rc, cl_err_name(rc), fmt, ap);
+	backend_vfail(err, code, rc, tl_cl_error(rc), fmt, ap);
 	va_end(ap);
 	return code;
 }
@@ -597,7 +556,7 @@ static enum tcx_status ocl_build_binary(struct device *dev, const unsigned char 
 		/* a binary that loads but does not build is as good as damaged */
 		backend_log_head(p->head.log, 2, head, sizeof(head));
 		tcx_fail(err, TCX_ECORRUPT, "program binary rejected by '%s': %s: %s", dev->info.id,
-			 cl_err_name(rc), head);
+			 tl_cl_error(rc), head);
 		if (err)
 			err->native = rc;
 		*out = p;
