@@ -281,6 +281,14 @@ static int neighbours(const struct solution *s, const struct device_info *di, bo
 	return n;
 }
 
+/* A solution's kernel family: the warpgroup kernel, other tensor-core
+ * kernels, the SIMT kernel staging tiles in local memory, the direct one
+ * (CPUs). */
+static int family(const struct solution *s)
+{
+	return s->mi[0] == 64 ? 0 : s->mi[0] > 0 ? 1 : s->use_lds ? 2 : 3;
+}
+
 static enum tcx_status space_of(const struct tcx_contraction *c, const struct size_list *sizes,
 				const struct device_info *di, int seeds, struct tune_space *sp,
 				struct tcx_error *err)
@@ -337,10 +345,18 @@ static enum tcx_status space_of(const struct tcx_contraction *c, const struct si
 		goto out;
 	}
 	qsort(ranked.v, (size_t)ranked.n, sizeof(*ranked.v), cmp_entry);
-	/* the first `seeds`, then their neighbours */
-	sp->nseeds = ranked.n < seeds ? ranked.n : seeds;
-	for (int k = 0; k < sp->nseeds && !st; k++)
-		st = add_entry(sp, &cap, r, &ranked.v[k].sol, k, "planner", err);
+	/* the first `seeds`, and the best of each kernel family that none of
+	 * them is of (so that a family the model ranks a little lower is
+	 * measured too), then their neighbours */
+	for (int k = 0, fams = 0; k < ranked.n && !st; k++) {
+		const int f = 1 << family(&ranked.v[k].sol);
+
+		if (k >= seeds && (fams & f))
+			continue;
+		fams |= f;
+		st = add_entry(sp, &cap, r, &ranked.v[k].sol, sp->nseeds, "planner", err);
+		ranked.v[sp->nseeds++] = ranked.v[k];
+	}
 	for (int k = 0; k < sp->nseeds && !st; k++) {
 		struct solution nb[16];
 		const char *what[16];

@@ -1,7 +1,8 @@
 /* space.h - tuning a contraction that no config describes (tcx tune EXPR):
  * the config tcx makes for it, and the search space it builds on the
- * device -- the planner's best-ranked solutions and their neighbours, one
- * parameter moved, as the device and the kernel family allow -- in the
+ * device -- the planner's best-ranked solutions (and the best of each
+ * kernel family), and their neighbours, one parameter moved, as the device
+ * and the kernel family allow -- in the
  * order of the planner's model, which the model strategy measures it in. */
 #ifndef TCX_TUNE_SPACE_H
 #define TCX_TUNE_SPACE_H
@@ -23,7 +24,9 @@ struct tune_space {
 	int n;
 	struct space_entry *v; /* the model's order: best predicted first */
 	int listed, valid;     /* solutions the planner listed, and that the device takes */
-	int nseeds;
+	int nseeds;            /* the planner's choices it is built around: its first
+				* `seeds`, and the best of each kernel family none of
+				* them is of */
 	int nsizes;            /* the sizes the model ranked by (a spread sample) */
 };
 
