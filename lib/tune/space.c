@@ -54,8 +54,10 @@ enum tcx_status config_from_expr(struct tcx_contraction *c, const char *name,
 		goto out_nomem;
 	}
 	json_object_foreach(derived, key, v)
+	{
 		if (!json_object_get(cp->problem_type, key))
 			json_object_set(cp->problem_type, key, v);
+	}
 	json_decref(derived);
 	cp->groups = calloc(1, sizeof(*cp->groups));
 	if (!cp->groups)
