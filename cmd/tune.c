@@ -331,8 +331,10 @@ static void print_space(const struct tune_space *sp, const struct config *cfg,
 		printf("searched by the %s strategy\n", strategy_name(o->strategy));
 	else if (o->budget_s > 0)
 		printf("measured in this order until %g s are spent\n", o->budget_s);
-	else
+	else if (o->budget < sp->n)
 		printf("measured in this order, the first %d\n", o->budget);
+	else
+		printf("measured in this order, all %d (the budget is %d)\n", sp->n, o->budget);
 	printf("%5s %13s  %-22s %s\n", "rank", "predicted_ms", "from", "solution");
 	for (int k = 0; k < sp->n; k++) {
 		const struct space_entry *e = &sp->v[k];

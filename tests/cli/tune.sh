@@ -167,6 +167,8 @@ run bench "$ex" --exact 16,8,2,8 --exact 5,3,2,7 --logic "$logic" --min-reps 1 -
 expect_rc 0 "bench reads the logic"
 run logic show "$logic"
 expect_rc 0 "logic show reads it"
+run export-lib -o libe "$logic"
+expect_rc 0 "export-lib reads it"
 run tune "$ex" --sizes i=16,j=8,k=2,l=8 --exact 5,3,2,7 --budget 2 --db expr.db -o logice \
 	--device opencl:0:0
 expect_rc 0 "the same again"
