@@ -668,7 +668,10 @@ int cmd_tune(int argc, char **argv)
 					  strategy_name(o.strategy));
 			goto out;
 		}
-		if (!budget_given && o.strategy == STRAT_MODEL)
+		/* seconds, on this process's clock; where several processes
+		 * must decide alike, the strategies' count */
+		if (!budget_given && o.strategy == STRAT_MODEL && o.shard_n <= 1 && !o.from_store &&
+		    !mpi)
 			o.budget_s = EXPR_BUDGET_S;
 		if (o.budget_s > 0 && (o.shard_n > 1 || o.from_store || mpi)) {
 			ret = usage_error(&cmd_tune_def,
