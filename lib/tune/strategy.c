@@ -671,6 +671,11 @@ enum tcx_status strategy_run(struct protocol *pc, const struct config_group *g,
 					tcx_log(TCX_LOG_INFO, "  %s: best summed time %.4f ms after %lld "
 						"evaluations",
 						label, arr[0]->objective, (long long)n);
+				else if (n)
+					st = tcx_fail(err, TCX_EREJECT,
+						      "%s: none of the %lld candidates evaluated runs on "
+						      "this device (see 'tcx tune --explain')",
+						      label, (long long)n);
 			}
 			free(arr);
 		}
