@@ -141,15 +141,10 @@ static int find_entry(const struct tune_space *sp, const struct solution *s)
 	return -1;
 }
 
-/* Adds s when it is new and the device takes it. */
-static enum tcx_status add_entry(struct tune_space *sp, int *cap, const struct ranker *r,
-				 const struct solution *s, int seed, const char *move,
-				 struct tcx_error *err)
+/* Appends s to sp as it is (not ranked). */
+static enum tcx_status push(struct tune_space *sp, int *cap, const struct solution *s,
+			    struct tcx_error *err)
 {
-	double t;
-
-	if (find_entry(sp, s) >= 0 || !rank_one(r, s, &t))
-		return TCX_OK;
 	if (sp->n == *cap) {
 		int ncap = *cap ? 2 * *cap : 64;
 		struct space_entry *nv = realloc(sp->v, (size_t)ncap * sizeof(*nv));
@@ -159,11 +154,28 @@ static enum tcx_status add_entry(struct tune_space *sp, int *cap, const struct r
 		sp->v = nv;
 		*cap = ncap;
 	}
-	sp->v[sp->n].sol = *s;
-	sp->v[sp->n].predicted_s = t;
-	sp->v[sp->n].seed = seed;
-	sp->v[sp->n].move = move;
-	sp->n++;
+	memset(&sp->v[sp->n], 0, sizeof(sp->v[sp->n]));
+	sp->v[sp->n++].sol = *s;
+	return TCX_OK;
+}
+
+/* Adds s when it is new and the device takes it. */
+static enum tcx_status add_entry(struct tune_space *sp, int *cap, const struct ranker *r,
+				 const struct solution *s, int seed, const char *move,
+				 struct tcx_error *err)
+{
+	double t;
+
+	enum tcx_status st;
+
+	if (find_entry(sp, s) >= 0 || !rank_one(r, s, &t))
+		return TCX_OK;
+	st = push(sp, cap, s, err);
+	if (st)
+		return st;
+	sp->v[sp->n - 1].predicted_s = t;
+	sp->v[sp->n - 1].seed = seed;
+	sp->v[sp->n - 1].move = move;
 	return TCX_OK;
 }
 
@@ -238,7 +250,7 @@ static int neighbours(const struct solution *s, const struct device_info *di, bo
 					continue; /* the CPU family: work-groups of one */
 				x = *s;
 				x.wg[d] = dir ? s->wg[d] * 2 : s->wg[d] / 2;
-				if (x.wg[d] >= 4 && x.wg[0] * x.wg[1] <= di->max_wg_size)
+				if (x.wg[d] >= 4 && x.wg[d] <= 1024)
 					PUSH("WorkGroup");
 			}
 			if (!s->use_lds) {
@@ -297,13 +309,14 @@ static enum tcx_status space_of(const struct tcx_contraction *c, const struct si
 {
 	struct ranker *r = calloc(1, sizeof(*r));
 	struct solution *listed = malloc(PLAN_MAX_CANDIDATES * sizeof(*listed));
-	struct tune_space ranked;
+	struct tune_space ranked, refused; /* what the device takes, ranked; what not */
 	const int64_t *pick[SPACE_RANK_SIZES];
-	int cap = 0, rcap = 0;
+	int cap = 0, rcap = 0, fcap = 0;
 	enum tcx_status st = TCX_OK;
 
 	memset(sp, 0, sizeof(*sp));
 	memset(&ranked, 0, sizeof(ranked));
+	memset(&refused, 0, sizeof(refused));
 	if (!r || !listed) {
 		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
 		goto out;
@@ -330,10 +343,14 @@ static enum tcx_status space_of(const struct tcx_contraction *c, const struct si
 			break;
 		}
 		for (int j = 0; j < n && !st; j++) {
-			if (find_entry(&ranked, &listed[j]) >= 0)
+			const int before = ranked.n;
+
+			if (find_entry(&ranked, &listed[j]) >= 0 || find_entry(&refused, &listed[j]) >= 0)
 				continue;
 			sp->listed++;
 			st = add_entry(&ranked, &rcap, r, &listed[j], 0, "planner", err);
+			if (!st && ranked.n == before)
+				st = push(&refused, &fcap, &listed[j], err);
 		}
 	}
 	if (st)
@@ -371,6 +388,7 @@ static enum tcx_status space_of(const struct tcx_contraction *c, const struct si
 		qsort(sp->v, (size_t)sp->n, sizeof(*sp->v), cmp_entry);
 out:
 	free(ranked.v);
+	free(refused.v);
 	free(listed);
 	free(r);
 	if (st)
