@@ -179,15 +179,24 @@ static enum tcx_status add_entry(struct tune_space *sp, int *cap, const struct r
 	return TCX_OK;
 }
 
+/* The model's order; ties (the model often predicts the same time for
+ * solutions that differ only where it does not look) by seed, then by the
+ * solutions' keys, so that every process (shards, MPI ranks) orders a
+ * space alike. */
 static int cmp_entry(const void *a, const void *b)
 {
 	const struct space_entry *x = a, *y = b;
+	char kx[2048], ky[2048];
 
 	if (x->predicted_s != y->predicted_s)
 		return x->predicted_s < y->predicted_s ? -1 : 1;
 	if (x->seed != y->seed)
 		return x->seed < y->seed ? -1 : 1;
-	return 0;
+	if (strcmp(x->move, "planner") != strcmp(y->move, "planner"))
+		return strcmp(x->move, "planner") == 0 ? -1 : 1;
+	solution_key(&x->sol, kx, sizeof(kx));
+	solution_key(&y->sol, ky, sizeof(ky));
+	return strcmp(kx, ky);
 }
 
 /* The widest VectorWidth up to `want` that divides ThreadTile[0] (as the
@@ -348,7 +357,9 @@ static enum tcx_status space_of(const struct tcx_contraction *c, const struct si
 			if (find_entry(&ranked, &listed[j]) >= 0 || find_entry(&refused, &listed[j]) >= 0)
 				continue;
 			sp->listed++;
-			st = add_entry(&ranked, &rcap, r, &listed[j], 0, "planner", err);
+			/* ranked by the model, ties in the planner's order (as
+			 * planner_plan takes the first of equals) */
+			st = add_entry(&ranked, &rcap, r, &listed[j], ranked.n, "planner", err);
 			if (!st && ranked.n == before)
 				st = push(&refused, &fcap, &listed[j], err);
 		}
