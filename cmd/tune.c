@@ -1,15 +1,24 @@
-/* tune.c - `tcx tune`: find the fastest solutions for a config's problems on
- * a device (Tensile's protocol or a search strategy), keep every
- * measurement in the results store, and write library logic. */
+/* tune.c - `tcx tune`: find the fastest solutions for a config's problems,
+ * or for an expression at the sizes given, on a device (Tensile's protocol,
+ * a search strategy, or for an expression the model-first search of the
+ * space tcx builds around the planner's choices), keep every measurement
+ * in the results store, and write library logic. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "backend/backend.h"
+#include "notation/notation.h"
 #include "tune/mpi.h"
+#include "tune/space.h"
 #include "tune/tune.h"
+
+/* An expression's budget when --budget does not give one, in seconds. */
+#define EXPR_BUDGET_S 60
 
 static const char *const tune_synopsis[] = {
 	"tcx tune [--device <id> | --devices <ids>] [-j <n>] [--db <file>] [-o <dir>] "
@@ -17,6 +26,8 @@ static const char *const tune_synopsis[] = {
 	"[--dry-run | --explain | --from-store] [--no-validate] [--min-reps <n>] "
 	"[--min-time <s>] [--timer <timer>] [--kernel-timeout <s>] [--strides <strides>] "
 	"<config.yaml>",
+	"tcx tune (--sizes <sizes> | --range <spec> | --exact <spec>)... [--type <t>] "
+	"[--budget <n> | --budget <s>s] [<options>] <expr>",
 	"mpirun -n <ranks> tcx tune [<options>] <config.yaml>",
 	NULL,
 };
@@ -39,11 +50,22 @@ static const struct cmd_option tune_options[] = {
 	  "results store (default $XDG_CACHE_HOME/tcx/results.db)", OV_FILE, NULL },
 	{ "output", 'o', required_argument, "<dir>",
 	  "write library logic into this directory (default ./logic)", OV_DIR, NULL },
+	{ "sizes", 's', required_argument, "<sizes>",
+	  "an expression's sizes, 'i=64,j=32,...' or '64,32,...' (repeatable)", OV_NONE, NULL },
+	{ "range", 'r', required_argument, "<spec>",
+	  "an expression's sizes as a Tensile Range (repeatable)", OV_NONE, NULL },
+	{ "exact", 'e', required_argument, "<spec>",
+	  "an expression's exact sizes, one per index (repeatable)", OV_NONE, NULL },
+	{ "type", 't', required_argument, "<t>",
+	  "an expression's element type: s d c z h b (default s)", OV_ENUM, "s d c z h b" },
 	{ "strategy", 0x10d, required_argument, "<s>",
-	  "protocol (Tensile's, default), exhaustive, random, anneal or genetic", OV_ENUM,
-	  "protocol exhaustive random anneal genetic" },
+	  "protocol (Tensile's, a config's default), model (an expression's default), "
+	  "exhaustive, random, anneal or genetic",
+	  OV_ENUM, "protocol model exhaustive random anneal genetic" },
 	{ "budget", 'b', required_argument, "<n>",
-	  "candidates to evaluate for random, anneal and genetic (default 32)", OV_NONE, NULL },
+	  "candidates to evaluate (random, anneal, genetic, model; default 32), or seconds "
+	  "as '60s' (model; an expression's default)",
+	  OV_NONE, NULL },
 	{ "seed", 0x101, required_argument, "<n>", "seed of the search and of the data (default 1)",
 	  OV_NONE, NULL },
 	{ "force", 0x10c, no_argument, NULL, "measure again what the store already holds", OV_NONE,
@@ -73,6 +95,8 @@ static const struct cmd_option tune_options[] = {
 
 static const char *const tune_examples[] = {
 	"tcx tune share/examples/sgemm.yaml",
+	"tcx tune 'ilk,jlk->ijk' --sizes i=512,j=512,k=8,l=512 --budget 120s -o logic/",
+	"tcx tune 'C[ij]=A[ik]*B[kj]' --range '[64,64,1024],0,0' --budget 40 --dry-run",
 	"tcx tune --dry-run tensile_config.yaml",
 	"tcx tune --strategy random --budget 64 --seed 7 config.yaml -o logic/",
 	"tcx tune --explain config.yaml",
@@ -86,8 +110,8 @@ static const char *const tune_examples[] = {
 int cmd_tune(int argc, char **argv);
 const struct cmd cmd_tune_def = {
 	"tune", cmd_tune, tune_synopsis,
-	"Tune solutions for a config's problems and write library logic", tune_options,
-	tune_examples, "file", CMD_NEEDS_DEVICE | CMD_INTERRUPTIBLE,
+	"Tune solutions for a config's problems, or an expression's, and write library logic",
+	tune_options, tune_examples, "file", CMD_NEEDS_DEVICE | CMD_INTERRUPTIBLE,
 	NULL,
 };
 
@@ -283,6 +307,143 @@ static int open_devices(const char *list, struct device **devs, int *n)
 	return *n ? 0 : (error("--devices lists no device"), TCX_EXIT_USAGE);
 }
 
+/* --budget: a count of candidates ("40"), or seconds ("90s", "2.5s"). */
+static int parse_budget(const char *text, struct tune_opts *o)
+{
+	size_t n = strlen(text);
+	char num[64];
+	int64_t count;
+	double secs;
+
+	if (n > 1 && n < sizeof(num) && text[n - 1] == 's') {
+		memcpy(num, text, n - 1);
+		num[n - 1] = '\0';
+		if (common_parse_double(num, &secs) && isfinite(secs) && secs > 0 && secs <= 1e9) {
+			o->budget_s = secs;
+			return 0;
+		}
+	} else if (common_parse_i64(text, &count) && count >= 1) {
+		o->budget = count > 1000000 ? 1000000 : (int)count;
+		o->budget_s = 0;
+		return 0;
+	}
+	error("budget '%s' is neither a count of candidates >= 1 ('40') nor a number of seconds > "
+	      "0 ('60s')",
+	      text);
+	return TCX_EXIT_USAGE;
+}
+
+/* The space tcx built for an expression, in the order it is measured. */
+static void print_space(const struct tune_space *sp, const struct config *cfg,
+			const struct device_info *di, const struct tune_opts *o, bool json)
+{
+	const struct tcx_contraction *c = cfg->problems[0].type;
+	char name[256];
+
+	if (json) {
+		json_t *arr = json_array(), *doc;
+
+		for (int k = 0; k < sp->n; k++) {
+			const struct space_entry *e = &sp->v[k];
+
+			solution_name(&e->sol, name, sizeof(name));
+			json_array_append_new(
+				arr, json_pack("{s:i,s:o,s:i,s:s,s:s,s:o}", "rank", k + 1,
+					       "predicted_ms", json_num(e->predicted_s * 1e3), "seed",
+					       e->seed + 1, "move", e->move, "solution", name,
+					       "parameters", solution_to_json(&e->sol)));
+		}
+		doc = json_pack("{s:s,s:s,s:i,s:i,s:i,s:i,s:o,s:o,s:o}", "expression", c->expr,
+				"device", di->name, "listed", sp->listed, "valid", sp->valid,
+				"seeds", sp->nseeds, "ranked_sizes", sp->nsizes, "budget_candidates",
+				o->budget_s > 0 ? json_null() : json_integer(o->budget),
+				"budget_seconds", o->budget_s > 0 ? json_real(o->budget_s) : json_null(),
+				"candidates", arr);
+		print_json(stdout, doc);
+		json_decref(doc);
+		return;
+	}
+	printf("%s on %s: %d candidate%s around the planner's first %d (the device takes %d of "
+	       "the %d it lists), ranked by the model over %d size%s\n",
+	       c->expr, di->name, sp->n, sp->n == 1 ? "" : "s", sp->nseeds, sp->valid,
+	       sp->listed, sp->nsizes, sp->nsizes == 1 ? "" : "s");
+	if (o->strategy != STRAT_MODEL)
+		printf("searched by the %s strategy\n", strategy_name(o->strategy));
+	else if (o->budget_s > 0)
+		printf("measured in this order until %g s are spent\n", o->budget_s);
+	else if (o->budget < sp->n)
+		printf("measured in this order, the first %d\n", o->budget);
+	else
+		printf("measured in this order, all %d (the budget is %d)\n", sp->n, o->budget);
+	printf("%5s %13s  %-22s %s\n", "rank", "predicted_ms", "from", "solution");
+	for (int k = 0; k < sp->n; k++) {
+		const struct space_entry *e = &sp->v[k];
+		char from[64];
+
+		solution_name(&e->sol, name, sizeof(name));
+		if (strcmp(e->move, "planner") == 0)
+			snprintf(from, sizeof(from), "planner #%d", e->seed + 1);
+		else
+			snprintf(from, sizeof(from), "#%d %s", e->seed + 1, e->move);
+		printf("%5d %13.4f  %-22s %s\n", k + 1, e->predicted_s * 1e3, from, name);
+	}
+}
+
+/* The positional argument as an expression, when no file of that name
+ * exists: its contraction (two inputs, of --type), or an exit code with a
+ * message that gives both readings. */
+static int load_expression(const char *arg, const char *type, struct tcx_contraction **out)
+{
+	enum tcx_dtype dt = TCX_DTYPE_S;
+	struct tcx_error perr = { 0 };
+
+	*out = NULL;
+	if (type && !dtype_parse(type, &dt))
+		return option_value_error(&cmd_tune_def, 't', "element type", type);
+	if (notation_parse(arg, dt, LAYOUT_BY_STYLE, out, &perr) != TCX_OK) {
+		error("'%s' is neither a config file (cannot open '%s': %s) nor an expression (%s)",
+		      arg, arg, strerror(ENOENT), perr.msg);
+		return TCX_EXIT_USAGE;
+	}
+	if ((*out)->implicit_b) {
+		error("expression '%s' has one input tensor: tuning and library logic take two "
+		      "(tcx run, validate and bench compute it)",
+		      arg);
+		contraction_free(*out);
+		*out = NULL;
+		return TCX_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* An expression's config: its sizes from --sizes, --exact and --range. */
+static int expression_config(struct tcx_contraction *c, const char *arg, const char **exacts,
+			     int ne, const char **ranges, int nr, struct config **out)
+{
+	struct tcx_error err = { 0 };
+	struct size_range *r = calloc((size_t)(nr ? nr : 1), sizeof(*r));
+	int64_t *ex = calloc((size_t)(ne ? ne : 1) * (size_t)c->nidx, sizeof(*ex));
+	enum tcx_status st = TCX_OK;
+
+	if (!r || !ex) {
+		st = tcx_fail(&err, TCX_ENOMEM, "out of memory");
+		contraction_free(c);
+		goto out;
+	}
+	for (int k = 0; k < nr && !st; k++)
+		st = size_range_parse_for(c, ranges[k], &r[k], &err);
+	for (int k = 0; k < ne && !st; k++)
+		st = size_exact_parse_for(c, exacts[k], ex + (size_t)k * (size_t)c->nidx, &err);
+	if (st)
+		contraction_free(c);
+	else
+		st = config_from_expr(c, arg, r, nr, ex, ne, out, &err);
+out:
+	free(r);
+	free(ex);
+	return st ? report(st, &err) : 0;
+}
+
 /* complete: false when a shard stopped at a step other shards' measurements
  * are still missing from (another round is needed). */
 static void print_summary(const struct tune_summary *sum, const char *cfg,
@@ -335,6 +496,12 @@ int cmd_tune(int argc, char **argv)
 	struct store *store = NULL;
 	struct tcx_error err = { 0 };
 	struct tune_mpi *mpi = NULL;
+	struct tcx_contraction *expr = NULL;
+	struct tune_space space = { 0 };
+	const char **exacts = NULL, **ranges = NULL, *type = NULL, *target;
+	int ne = 0, nr = 0;
+	struct stat sb;
+	bool is_expr = false, budget_given = false, strategy_given = false;
 	bool do_explain = false, json = false, rank0 = true;
 	enum tcx_status st = TCX_OK;
 	int ret = 0, opt;
@@ -359,8 +526,25 @@ int cmd_tune(int argc, char **argv)
 			     "rank would tune alone"),
 		       TCX_EXIT_USAGE;
 #endif
+	exacts = calloc((size_t)argc + 1, sizeof(*exacts));
+	ranges = calloc((size_t)argc + 1, sizeof(*ranges));
+	if (!exacts || !ranges) {
+		error("out of memory");
+		ret = TCX_EXIT_RUNTIME;
+		goto out;
+	}
 	while ((opt = cmd_getopt(&cmd_tune_def, argc, argv)) != -1) {
 		switch (opt) {
+		case 's':
+		case 'e':
+			exacts[ne++] = optarg;
+			break;
+		case 'r':
+			ranges[nr++] = optarg;
+			break;
+		case 't':
+			type = optarg;
+			break;
 		case 'd':
 			devid = optarg;
 			break;
@@ -399,11 +583,12 @@ int cmd_tune(int argc, char **argv)
 				ret = option_value_error(&cmd_tune_def, 0x10d, "strategy", optarg);
 				goto out;
 			}
+			strategy_given = true;
 			break;
 		case 'b':
-			if ((ret = parse_count(optarg, "budget", 1, &v)))
+			if ((ret = parse_budget(optarg, &o)))
 				goto out;
-			o.budget = v > 1000000 ? 1000000 : (int)v;
+			budget_given = true;
 			break;
 		case 0x101:
 			if ((ret = parse_count(optarg, "seed", 0, &v)))
@@ -480,9 +665,63 @@ int cmd_tune(int argc, char **argv)
 		}
 	}
 	if (optind + 1 != argc) {
-		ret = usage_error(&cmd_tune_def,
-				  optind >= argc ? "missing the config file" : "too many arguments");
+		ret = usage_error(&cmd_tune_def, optind >= argc
+							 ? "missing the config file (or the expression)"
+							 : "too many arguments");
 		goto out;
+	}
+	/* a file of that name (or "-", standard input) is a config; anything
+	 * else is read as an expression */
+	target = argv[optind];
+	is_expr = strcmp(target, "-") != 0 && stat(target, &sb) != 0 &&
+		  (errno == ENOENT || errno == ENOTDIR);
+	if (!is_expr && (ne || nr || type)) {
+		ret = usage_error(&cmd_tune_def, "--sizes, --range, --exact and --type are for an "
+				  "expression: config '%s' gives its own ProblemSizes and DataType",
+				  target);
+		goto out;
+	}
+	if (!is_expr && (o.strategy == STRAT_MODEL || o.budget_s > 0)) {
+		ret = usage_error(&cmd_tune_def,
+				  "%s is for an expression (tcx tune EXPR): a config's space has no "
+				  "model order, and its strategies count candidates",
+				  o.budget_s > 0 ? "a budget in seconds" : "--strategy model");
+		goto out;
+	}
+	if (is_expr) {
+		if ((ret = load_expression(target, type, &expr)))
+			goto out;
+		if (ne + nr == 0) {
+			ret = usage_error(&cmd_tune_def,
+					  "expression '%s' needs its sizes: --sizes, --range or --exact",
+					  target);
+			goto out;
+		}
+		if (!strategy_given)
+			o.strategy = STRAT_MODEL;
+		if (o.strategy == STRAT_PROTOCOL) {
+			ret = usage_error(&cmd_tune_def,
+					  "--strategy protocol needs a config's steps: an expression takes "
+					  "model (the default), exhaustive, random, anneal or genetic");
+			goto out;
+		}
+		if (o.budget_s > 0 && o.strategy != STRAT_MODEL) {
+			ret = usage_error(&cmd_tune_def, "a budget in seconds is for the model "
+					  "strategy; the %s strategy counts candidates",
+					  strategy_name(o.strategy));
+			goto out;
+		}
+		/* seconds, on this process's clock; where several processes
+		 * must decide alike, the strategies' count */
+		if (!budget_given && o.strategy == STRAT_MODEL && o.shard_n <= 1 && !o.from_store &&
+		    !mpi)
+			o.budget_s = EXPR_BUDGET_S;
+		if (o.budget_s > 0 && (o.shard_n > 1 || o.from_store || mpi)) {
+			ret = usage_error(&cmd_tune_def,
+					  "a budget in seconds runs on this process's clock: with "
+					  "--shard, --from-store or mpirun give a count (--budget 64)");
+			goto out;
+		}
 	}
 	if ((o.dry_run + do_explain + o.from_store) > 1) {
 		ret = usage_error(&cmd_tune_def,
@@ -510,14 +749,41 @@ int cmd_tune(int argc, char **argv)
 		    verbosity < 0 || (!rank0 && verbosity < 1) ? TCX_LOG_ERROR
 		    : verbosity > 1			       ? TCX_LOG_DEBUG
 							       : TCX_LOG_INFO);
-	st = config_load(argv[optind], &cfg, &err);
-	if (st) {
-		ret = report(st, &err);
-		goto out;
+	if (is_expr) {
+		ret = expression_config(expr, target, exacts, ne, ranges, nr, &cfg);
+		expr = NULL; /* the config's, or freed */
+		if (ret)
+			goto out;
+	} else {
+		st = config_load(target, &cfg, &err);
+		if (st) {
+			ret = report(st, &err);
+			goto out;
+		}
 	}
 	ret = check_config_strides(cfg, o.strides);
 	if (ret)
 		goto out;
+	if (o.dry_run && is_expr) {
+		/* no store, but the device: the space is what it allows */
+		ret = open_device(devid, &devs[0]);
+		if (ret)
+			goto out;
+		ndev = 1;
+		st = tune_space_attach(cfg, device_info_of(devs[0]), SPACE_SEEDS, &space, &err);
+		if (st) {
+			ret = report(st, &err);
+			goto out;
+		}
+		print_space(&space, cfg, device_info_of(devs[0]), &o, json);
+		memset(&t, 0, sizeof(t));
+		t.di = device_info_of(devs[0]);
+		t.o = &o;
+		t.sum = &sum;
+		st = tune_config(&t, cfg, &err);
+		ret = st ? report(st, &err) : 0;
+		goto out;
+	}
 	if (o.dry_run) {
 		/* no device and no store: plan and count */
 		struct device_info none;
@@ -591,6 +857,16 @@ int cmd_tune(int argc, char **argv)
 		ret = rank0 ? explain(store, cfg, device_info_of(devs[0]), o.strides, json) : 0;
 		goto out;
 	}
+	if (is_expr) {
+		st = tune_space_attach(cfg, device_info_of(devs[0]), SPACE_SEEDS, &space, &err);
+		if (st) {
+			ret = report(st, &err);
+			goto out;
+		}
+		if (rank0)
+			info("%d candidates around the planner's first %d, in the model's order",
+			     space.n, space.nseeds);
+	}
 	if (stderr_is_tty() && verbosity >= 0 && rank0)
 		o.progress = show_progress;
 	o.stop = &interrupted;
@@ -607,7 +883,7 @@ int cmd_tune(int argc, char **argv)
 	t.shard_k = o.shard_k;
 	t.shard_n = o.shard_n;
 	if (rank0)
-		info("tuning %s on %s%s (%s)%s; results in %s", argv[optind], t.di->id,
+		info("tuning %s on %s%s (%s)%s; results in %s", target, t.di->id,
 		     ndev > 1 ? " and more" : "", t.di->name,
 		     mpi ? " across MPI ranks" : "", db);
 	st = tune_config(&t, cfg, &err);
@@ -625,7 +901,7 @@ int cmd_tune(int argc, char **argv)
 		 * stores and run another round */
 		if (rank0) {
 			info("%s", err.msg);
-			print_summary(&sum, argv[optind], t.di, db, json, false);
+			print_summary(&sum, target, t.di, db, json, false);
 		}
 		ret = TCX_EXIT_INCOMPLETE;
 		goto out;
@@ -635,8 +911,12 @@ int cmd_tune(int argc, char **argv)
 		goto out;
 	}
 	if (rank0)
-		print_summary(&sum, argv[optind], t.di, db, json, true);
+		print_summary(&sum, target, t.di, db, json, true);
 out:
+	tune_space_release(&space);
+	contraction_free(expr);
+	free(exacts);
+	free(ranges);
 	json_decref(sum.report);
 	store_close(store);
 	for (int k = 0; k < ndev; k++)

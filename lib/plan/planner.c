@@ -303,7 +303,7 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 
 /* ---- candidates ------------------------------------------------------------ */
 
-#define MAX_CANDIDATES 4096
+#define MAX_CANDIDATES PLAN_MAX_CANDIDATES
 
 struct cands {
 	int n;
@@ -551,6 +551,23 @@ static void list_candidates(const struct problem *kp, const struct plan_device *
 		for (int j = 1; j < extra.n; j++)
 			add(cs, &extra.s[j]);
 	}
+}
+
+int planner_list(const struct problem *p, const struct device_info *dev, struct solution *out,
+		 int max)
+{
+	struct plan_device m;
+	struct cands *cs = malloc(sizeof(*cs));
+	int n;
+
+	if (!cs)
+		return -1;
+	plan_device_defaults(dev, p->c->dtype, &m);
+	list_candidates(p, &m, cs);
+	n = cs->n < max ? cs->n : max;
+	memcpy(out, cs->s, (size_t)n * sizeof(*out));
+	free(cs);
+	return n;
 }
 
 /* One way to run p: directly, or with A and/or B permuted first. */

@@ -133,6 +133,18 @@ void plan_release(struct plan_result *pl);
  * False for a name it does not know. */
 bool plan_known_device(const char *name, struct device_info *out);
 
+/* The most solutions planner_list lists for one problem. */
+#define PLAN_MAX_CANDIDATES 4096
+
+/* The solutions the planner considers for p itself (not merged, nothing
+ * permuted): the shapes of the device's kernel families with the role
+ * choices and GlobalSplitU options worth a try, unranked and not yet
+ * checked against the device (plan_make, plan_accepts), at most max into
+ * out.  Returns how many, or -1 when out of memory.  For tuning around
+ * the planner's choices (tcx tune EXPR). */
+int planner_list(const struct problem *p, const struct device_info *dev, struct solution *out,
+		 int max);
+
 /* The model's prediction for one solution on problem kp (already made
  * into kernel plan k). */
 void plan_predict(const struct plan_device *m, const struct problem *kp,

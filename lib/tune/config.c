@@ -779,6 +779,8 @@ void config_free(struct config *c)
 					free_step(&x->steps[s]);
 				free(x->steps);
 			}
+		for (int g = 0; g < p->ngroups; g++)
+			json_decref(p->groups[g].candidates);
 		free(p->groups);
 		contraction_free(p->type);
 		json_decref(p->problem_type);

@@ -115,10 +115,15 @@ struct config_phase {
 	struct config_step *steps;
 };
 
-/* A size group (v3.x) or the phases of a v2.x entry. */
+/* A size group (v3.x) or the phases of a v2.x entry.  `candidates` is
+ * NULL in a config read from a file; in one tcx makes for an expression
+ * (tune/space.h) it is the search space itself: a JSON array of whole
+ * solutions (solution_to_json), in the order the model strategy measures
+ * them. */
 struct config_group {
 	struct config_phase phase[PH_COUNT];
 	unsigned line;
+	json_t *candidates;
 };
 
 /* One entry of BenchmarkProblems.  `type` is the parsed contraction, with

@@ -1,8 +1,11 @@
 /* strategy.c - searches for large spaces: exhaustive, random, simulated
  * annealing and a genetic algorithm over the Cartesian space of every
- * benchmarked parameter of a config group.  All share the candidate space,
- * the validity rules and the results store; each candidate is evaluated on
- * the final sizes and scored by its summed time. */
+ * benchmarked parameter of a config group, or over the list of candidates
+ * tcx builds for an expression (tune/space.h), which the model strategy
+ * measures in the model's order until the budget is spent.  All share the
+ * candidate space, the validity rules and the results store; each
+ * candidate is evaluated on the final sizes and scored by its summed
+ * time. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,8 @@
 #define MAX_DIMS 64
 #define EXHAUSTIVE_LIMIT 1000000
 
+/* A space of one dimension without a name is a list of whole candidates
+ * (config_group's candidates). */
 struct space {
 	int ndims;
 	const char *name[MAX_DIMS];
@@ -53,6 +58,13 @@ static enum tcx_status space_build(struct protocol *pc, const struct config_grou
 	memset(sp, 0, sizeof(*sp));
 	sp->base = json_deep_copy(pc->initial);
 	sp->size = 1;
+	if (g->candidates) {
+		sp->ndims = 1;
+		sp->name[0] = NULL;
+		sp->values[0] = json_incref(g->candidates);
+		sp->size = (int64_t)json_array_size(g->candidates);
+		return TCX_OK;
+	}
 	for (size_t f = 0; f < ARRAY_SIZE(phases); f++)
 		for (int s = 0; s < g->phase[phases[f]].nsteps; s++) {
 			const struct config_step *st = &g->phase[phases[f]].steps[s];
@@ -110,8 +122,12 @@ static json_t *candidate(const struct space *sp, int64_t idx)
 
 	for (int d = 0; d < sp->ndims; d++) {
 		int64_t n = (int64_t)json_array_size(sp->values[d]);
+		json_t *v = json_array_get(sp->values[d], (size_t)(idx % n));
 
-		json_object_set(o, sp->name[d], json_array_get(sp->values[d], (size_t)(idx % n)));
+		if (sp->name[d])
+			json_object_set(o, sp->name[d], v);
+		else
+			json_object_update(o, v);
 		idx /= n;
 	}
 	return o;
@@ -208,7 +224,14 @@ static enum tcx_status evaluate_batch(struct search *se, const int64_t *idx, int
 		}
 		if (pc->dry_run)
 			total = 0;
-		{
+		if (se->sp->ndims == 1 && !se->sp->name[0]) {
+			/* a whole solution: its short name */
+			char name[256];
+
+			solution_name(&tasks[k * nsz].sol, name, sizeof(name));
+			tcx_log(TCX_LOG_INFO, "  %s %lld/%lld: %s at %.4f ms", pc->step_label,
+				(long long)se->count + 1, (long long)se->limit, name, total);
+		} else {
 			json_t *shown = candidate(se->sp, idx[k]);
 			char *text = json_dumps(shown, JSON_COMPACT);
 
@@ -346,6 +369,49 @@ static enum tcx_status run_random(struct search *se, int budget, struct pcg32 *r
 	return batches_end(st, incomplete, &first, err);
 }
 
+/* The candidates in the order given (tcx builds an expression's space in
+ * its model's order, best predicted first), until --budget candidates or
+ * seconds: a count takes batches that every shard and MPI rank cuts
+ * alike; seconds are checked before each candidate (one per device and
+ * compiler thread at a time), since the start of the run, and the first
+ * is always measured. */
+static enum tcx_status run_model(struct search *se, int budget, struct pcg32 *rng,
+				 struct tcx_error *err)
+{
+	const struct tune_ctx *t = se->pc->t;
+	const double limit_s = t->o->budget_s;
+	const int per = (t->ndev > 1 ? t->ndev : 1) * (t->o->jobs > 1 ? t->o->jobs : 1);
+	const int batch = limit_s > 0 ? (per < BATCH ? per : BATCH) : BATCH;
+	int64_t want = limit_s > 0 ? se->sp->size : budget < se->sp->size ? budget : se->sp->size;
+	struct tcx_error first = { 0 };
+	bool incomplete = false;
+
+	for (int64_t i = 0; i < want; i += batch) {
+		int64_t idx[BATCH];
+		double obj[BATCH];
+		int n = 0;
+		enum tcx_status st;
+
+		if (limit_s > 0 && i > 0 && !se->pc->dry_run &&
+		    common_now_seconds() - t->t_start >= limit_s) {
+			tcx_log(TCX_LOG_INFO, "  %s: the budget of %g s is spent after %lld of %lld "
+				"candidates",
+				se->pc->step_label, limit_s, (long long)i, (long long)se->sp->size);
+			break;
+		}
+		while (n < batch && i + n < want) {
+			idx[n] = i + n;
+			n++;
+		}
+		st = evaluate_batch(se, idx, n, obj, err);
+		batch_go_on(se, &st, &incomplete, &first, err);
+		if (st)
+			return st;
+	}
+	(void)rng;
+	return batches_end(TCX_OK, incomplete, &first, err);
+}
+
 /* A random neighbour: one parameter moved to another of its values. */
 static int64_t neighbour(const struct space *sp, int64_t idx, struct pcg32 *rng)
 {
@@ -454,6 +520,7 @@ static const struct strategy {
 	[STRAT_RANDOM] = { "random", run_random, false },
 	[STRAT_ANNEAL] = { "anneal", run_anneal, false },
 	[STRAT_GENETIC] = { "genetic", run_genetic, false },
+	[STRAT_MODEL] = { "model", run_model, false },
 };
 
 bool strategy_parse(const char *s, enum tune_strategy *out)
@@ -495,8 +562,16 @@ enum tcx_status strategy_run(struct protocol *pc, const struct config_group *g,
 
 	if (!row)
 		return tcx_fail(err, TCX_EINVAL, "not a search strategy");
+	if (!row->run && g->candidates)
+		return tcx_fail(err, TCX_EINVAL,
+				"the protocol needs a config's steps: an expression is searched by "
+				"the model, exhaustive, random, anneal or genetic strategy");
 	if (!row->run)
 		return protocol_run(pc, g, err);
+	if (strat == STRAT_MODEL && !g->candidates)
+		return tcx_fail(err, TCX_EINVAL,
+				"the model strategy searches the space tcx builds for an expression "
+				"(tcx tune EXPR), not a config's");
 	solution_default(&d);
 	pc->defaults = solution_to_json(&d);
 	pc->initial = json_object();
@@ -540,15 +615,28 @@ enum tcx_status strategy_run(struct protocol *pc, const struct config_group *g,
 	if (budget <= 0)
 		budget = 32;
 	{
-		int64_t evals = row->whole_space ? sp.size : (budget < sp.size ? budget : sp.size);
+		const bool timed = strat == STRAT_MODEL && pc->t->o->budget_s > 0;
+		int64_t evals = row->whole_space || timed ? sp.size
+							  : (budget < sp.size ? budget : sp.size);
 
 		se.limit = evals;
 		pc->done = 0;
 		pc->total = evals * (int64_t)pc->final_sizes.count;
 		snprintf(label, sizeof(label), "%s", row->name);
 		pc->step_label = label;
-		tcx_log(TCX_LOG_INFO, "  %s: %lld of %lld candidates (%d parameters) x %zu sizes",
-			label, (long long)evals, (long long)sp.size, sp.ndims, pc->final_sizes.count);
+		if (g->candidates && timed)
+			tcx_log(TCX_LOG_INFO, "  %s: the %lld candidates in the model's order, until "
+				"%g s are spent, x %zu sizes",
+				label, (long long)sp.size, pc->t->o->budget_s,
+				pc->final_sizes.count);
+		else if (g->candidates)
+			tcx_log(TCX_LOG_INFO, "  %s: %lld of %lld candidates x %zu sizes", label,
+				(long long)evals, (long long)sp.size, pc->final_sizes.count);
+		else
+			tcx_log(TCX_LOG_INFO,
+				"  %s: %lld of %lld candidates (%d parameters) x %zu sizes", label,
+				(long long)evals, (long long)sp.size, sp.ndims,
+				pc->final_sizes.count);
 	}
 	st = row->run(&se, budget, &rng, err);
 	if (!st && !pc->dry_run) {
@@ -583,6 +671,11 @@ enum tcx_status strategy_run(struct protocol *pc, const struct config_group *g,
 					tcx_log(TCX_LOG_INFO, "  %s: best summed time %.4f ms after %lld "
 						"evaluations",
 						label, arr[0]->objective, (long long)n);
+				else if (n)
+					st = tcx_fail(err, TCX_EREJECT,
+						      "%s: none of the %lld candidates evaluated runs on "
+						      "this device (see 'tcx tune --explain')",
+						      label, (long long)n);
 			}
 			free(arr);
 		}

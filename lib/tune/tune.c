@@ -598,7 +598,10 @@ static enum tcx_status tune_problem(struct tune_ctx *t, const struct config *cfg
 		pc.ngroups = cp->ngroups;
 		pc.dry_run = t->o->dry_run;
 		pc.stop = t->o->stop;
-		tcx_log(TCX_LOG_INFO, " group %02d (line %u)", g, cp->groups[g].line);
+		if (cp->groups[g].line)
+			tcx_log(TCX_LOG_INFO, " group %02d (line %u)", g, cp->groups[g].line);
+		else /* made for an expression */
+			tcx_log(TCX_LOG_INFO, " group %02d", g);
 		/* a group's tasks are numbered from 0, so that the shards of a
 		 * round, which all read the same store, slice each group alike
 		 * whatever another group left them to do */

@@ -19,6 +19,7 @@ enum tune_strategy {
 	STRAT_RANDOM,     /* a uniform sample of --budget candidates */
 	STRAT_ANNEAL,     /* simulated annealing over one-parameter moves */
 	STRAT_GENETIC,    /* a small genetic algorithm */
+	STRAT_MODEL,      /* an expression's space in the model's order (tune/space.h) */
 };
 bool strategy_parse(const char *s, enum tune_strategy *out);
 const char *strategy_name(enum tune_strategy s);
@@ -36,7 +37,8 @@ typedef void (*tune_progress_fn)(const struct tune_progress *p, void *ctx);
 
 struct tune_opts {
 	enum tune_strategy strategy;
-	int budget;             /* evaluations for random/anneal/genetic */
+	int budget;             /* evaluations for random/anneal/genetic/model */
+	double budget_s;        /* > 0: the model strategy's budget in seconds instead */
 	uint64_t seed;
 	bool force;             /* measure again what the store holds */
 	bool dry_run;           /* plan and count, run nothing */

@@ -1,8 +1,10 @@
 #!/bin/bash
 # tune.sh - tcx tune: every Tensile config plans (--dry-run), a small tune
 # writes logic that validate uses, random search is reproducible, a re-run
-# reuses the store, --explain lists skips, and runs killed with SIGKILL at
-# random points resume to the same measurements as an uninterrupted run.
+# reuses the store, --explain lists skips, runs killed with SIGKILL at
+# random points resume to the same measurements as an uninterrupted run,
+# and an expression with no config is tuned within its budget (a count or
+# seconds) into logic that bench reads.
 . "$(dirname "$0")/lib.sh"
 
 data=$TCX_TEST_DATA
@@ -137,5 +139,47 @@ checks=$((checks + 2))
 [ "$(pairs killed.db | uniq -d | wc -l)" -eq 0 ] || fail "duplicate measurements"
 [ "$(sqlite3 killed.db 'PRAGMA integrity_check')" = ok ] || fail "store damaged"
 ls ./*.tmp.* logick/*.tmp.* 2>/dev/null && fail "temporary files left behind"
+
+# an expression instead of a config: the space around the planner's
+# choices, measured in the model's order until the budget is spent
+ex='ilk,jlk->ijk'
+run tune --dry-run "$ex" --sizes i=16,j=8,k=2,l=8 --budget 3 --device opencl:0:0 --db dry.db
+expect_rc 0 "dry run of an expression"
+expect_out "^$ex on .*: [0-9]+ candidates around the planner's first [0-9]+" "the space is shown"
+expect_out 'measured in this order, the first 3' "with its budget"
+expect_out '^ +1 +[0-9.]+ +(planner #1|#1 [A-Za-z]+) ' "ranked from the planner's first choice"
+expect_out '#[0-9]+ (DepthU|ThreadTile|VectorWidth) ' "its neighbours"
+expect_err 'model: 3 of [0-9]+ candidates' "the steps planned"
+checks=$((checks + 1))
+[ ! -e dry.db ] && [ ! -e logic ] || fail "a dry run wrote a store or logic"
+run -v tune "$ex" --sizes i=16,j=8,k=2,l=8 --exact 5,3,2,7 --budget 2 --db expr.db -o logice \
+	--device opencl:0:0
+expect_rc 0 "an expression tuned"
+expect_out 'Cijk_[A-Za-z]+_[A-Za-z]+_S: [0-9]+ solutions? -> logice/' "logic written"
+expect_err 'winner .* validated' "winners validated"
+checks=$((checks + 2))
+[ "$(printf '%s' "$err" | grep -cE '^ *model [0-9]+/')" -eq 2 ] || fail "a budget of 2 measures 2"
+[ "$(sqlite3 expr.db 'SELECT count(*) FROM measurements')" -eq 4 ] ||
+	fail "2 candidates x 2 sizes in the store"
+logic=$(ls logice/*_S.yaml 2>/dev/null)
+run bench "$ex" --exact 16,8,2,8 --exact 5,3,2,7 --logic "$logic" --min-reps 1 --min-time 0 \
+	--device opencl:0:0
+expect_rc 0 "bench reads the logic"
+run logic show "$logic"
+expect_rc 0 "logic show reads it"
+run export-lib -o libe "$logic"
+expect_rc 0 "export-lib reads it"
+run tune "$ex" --sizes i=16,j=8,k=2,l=8 --exact 5,3,2,7 --budget 2 --db expr.db -o logice \
+	--device opencl:0:0
+expect_rc 0 "the same again"
+expect_out 'measured 0, reused [1-9]' "from the store"
+# seconds: checked before each candidate after the first, which always runs
+run -v tune "$ex" --sizes i=16,j=8,k=2,l=8 --budget 0.001s --db exprs.db -o logics \
+	--device opencl:0:0
+expect_rc 0 "a budget in seconds"
+expect_err 'the budget of 0.001 s is spent after 1 of [0-9]+ candidates' "stops at it"
+checks=$((checks + 1))
+[ "$(printf '%s' "$err" | grep -cE '^ *model [0-9]+/')" -eq 1 ] || fail "one candidate in 0.001 s"
+ls logics/*_S.yaml >/dev/null 2>&1 || fail "logic from the one candidate"
 
 done_testing

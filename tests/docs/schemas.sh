@@ -1,6 +1,6 @@
 #!/bin/bash
 # schemas.sh - the --format json output of parse, plan, sizes, devices, validate,
-# results, tune (the summary and --explain) and logic (show, lookup, eval)
+# results, tune (the summary, --explain and an expression's --dry-run) and logic (show, lookup, eval)
 # validates against its schema in share/schemas/ (tests/docs/jsonschema.py,
 # standard library only), over outputs that reach every optional part of the
 # schemas; and the validator rejects documents that break them, so that
@@ -110,6 +110,12 @@ check tune-explain "skipped candidates" tune "$TCX_SOURCE_DIR/tests/data/tune/ti
 	--device host --db "$scratch/host.db" --explain --format json
 check tune-explain "nothing skipped" tune "$TCX_SOURCE_DIR/share/examples/sgemm.yaml" \
 	--device host --db "$scratch/host.db" --explain --format json
+# tune EXPR --dry-run: the space on the host reference's description, with a
+# count and with seconds
+check tune-space "an expression's space, a count" tune 'ilk,jlk->ijk' --sizes 16,8,2,8 \
+	--device host --budget 5 --dry-run --format json
+check tune-space "an expression's space over a range, seconds" tune 'C[ij]=A[ik]*B[kj]' \
+	--range '[8,8,32],0,[4,4,16]' --device host --budget 30s --dry-run --format json
 # On a device that runs kernels: the summary of a real tuning run, a measured
 # evaluation of the logic it wrote, and that logic with the evaluation's
 # default and report recorded (the report itself is logic eval's JSON)
@@ -179,6 +185,13 @@ reject tune-explain "$scratch/good-tune-explain.json" \
 	'del d["count"]' \
 	'd["skipped_or_failed"][0]["status"] = "ok"' \
 	'd["skipped_or_failed"][0]["sizes"] = "32,16,2,24"'
+keep tune-space "an expression's space" tune 'ilk,jlk->ijk' --sizes 16,8,2,8 --device host \
+	--budget 5 --dry-run --format json
+reject tune-space "$scratch/good-tune-space.json" \
+	'del d["candidates"]' \
+	'd["candidates"] = []' \
+	'd["candidates"][0]["move"] = "Magic"' \
+	'd["budget_seconds"] = 0'
 if [ -f "$scratch/good-tune.json" ]; then
 	reject tune "$scratch/good-tune.json" \
 		'del d["problems"]' \

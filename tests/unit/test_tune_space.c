@@ -1,0 +1,171 @@
+/* test_tune_space.c - tcx tune EXPR's config and search space
+ * (lib/tune/space.h), on a GPU described without opening one: the space
+ * holds the planner's own choice, is in the model's order, holds only what
+ * the device takes, moves the parameters of each kernel family of the
+ * device, and keeps fp32 at fp32's accuracy. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gen/gen.h"
+#include "notation/notation.h"
+#include "plan/planner.h"
+#include "tune/space.h"
+
+static struct tcx_contraction *parse(const char *e, enum tcx_dtype t)
+{
+	struct tcx_contraction *c = NULL;
+	struct tcx_error err;
+
+	if (notation_parse(e, t, LAYOUT_BY_STYLE, &c, &err) != TCX_OK)
+		fprintf(stderr, "parse '%s': %s\n", e, err.msg);
+	return c;
+}
+
+static bool has_move(const struct tune_space *sp, const char *move)
+{
+	for (int k = 0; k < sp->n; k++)
+		if (strcmp(sp->v[k].move, move) == 0)
+			return true;
+	return false;
+}
+
+/* The config made for an expression: one problem, one group whose final
+ * sizes are the exact sizes and ranges given. */
+static void test_config(void)
+{
+	struct tcx_contraction *c = parse("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S);
+	const int64_t exact[] = { 64, 32, 16, 8, 8, 8 };
+	struct size_range r;
+	struct config *cfg = NULL;
+	struct tcx_error err;
+	const struct config_step *st;
+
+	CHECK(c != NULL);
+	CHECK(size_range_parse_for(c, "[16,16,32],0,0", &r, &err) == TCX_OK);
+	CHECK(config_from_expr(c, "C[ij]=A[ik]*B[kj]", &r, 1, exact, 2, &cfg, &err) == TCX_OK);
+	CHECK(cfg && cfg->nproblems == 1 && cfg->problems[0].ngroups == 1);
+	if (!cfg)
+		return;
+	CHECK(strcmp(json_string_value(json_object_get(cfg->problems[0].problem_type, "Name")),
+		     "Cij_Aik_Bkj_S") == 0);
+	st = &cfg->problems[0].groups[0].phase[PH_FINAL].steps[0];
+	CHECK(cfg->problems[0].groups[0].phase[PH_FINAL].nsteps == 1 && st->has_sizes);
+	CHECK(st->sizes.nranges == 1 && st->sizes.nexact == 2);
+	CHECK(st->sizes.exact[3] == 8);
+	CHECK(cfg->problems[0].groups[0].candidates == NULL);
+	config_free(cfg);
+}
+
+/* The space of one contraction on a described GPU. */
+static void check_space(const char *expr, enum tcx_dtype t, const int64_t *sizes,
+			const char *gpu)
+{
+	struct tcx_contraction *c = parse(expr, t);
+	struct device_info di;
+	struct config *cfg = NULL;
+	struct tune_space sp;
+	struct tcx_error err;
+	struct problem p;
+	struct plan_result pl;
+	json_t *cands;
+	int nexact = 1;
+
+	CHECK(c != NULL && plan_known_device(gpu, &di));
+	if (!c)
+		return;
+	CHECK(config_from_expr(c, expr, NULL, 0, sizes, nexact, &cfg, &err) == TCX_OK);
+	if (!cfg)
+		return;
+	c = cfg->problems[0].type;
+	CHECK_MSG(tune_space_attach(cfg, &di, SPACE_SEEDS, &sp, &err) == TCX_OK, "%s: %s", expr,
+		  err.msg);
+	cands = cfg->problems[0].groups[0].candidates;
+	CHECK(json_array_size(cands) == (size_t)sp.n);
+	CHECK_MSG(sp.nseeds >= SPACE_SEEDS && sp.n > 2 * sp.nseeds, "%s: %d around %d", expr,
+		  sp.n, sp.nseeds);
+	CHECK(sp.valid > 0 && sp.valid <= sp.listed && sp.nsizes == 1);
+	/* the planner's own choice is its first seed (a neighbour the model
+	 * ranks higher may come before it) */
+	CHECK(problem_init(&p, c, sizes, &err) == TCX_OK);
+	CHECK(planner_plan(&p, &di, 0, &pl, &err) == TCX_OK);
+	for (int k = 0; k < sp.n && !pl.merged; k++)
+		if (strcmp(sp.v[k].move, "planner") == 0 && sp.v[k].seed == 0) {
+			CHECK_MSG(solution_equal(&sp.v[k].sol, &pl.best.sol),
+				  "%s: the planner's best is the first seed", expr);
+			CHECK(sp.v[k].predicted_s <= pl.best.time_s * 1.000001);
+			CHECK(k == 0 || sp.v[0].predicted_s <= sp.v[k].predicted_s);
+		}
+	plan_release(&pl);
+	for (int k = 0; k < sp.n; k++) {
+		struct kernel_plan kp;
+		struct solution back;
+
+		if (k > 0)
+			CHECK(sp.v[k].predicted_s >= sp.v[k - 1].predicted_s);
+		CHECK(sp.v[k].seed < sp.nseeds);
+		/* only what the device takes, each once */
+		CHECK_MSG(plan_make(c, &p, &sp.v[k].sol, &di, &kp, &err) == TCX_OK &&
+				  plan_accepts(&kp, &p, &err) == TCX_OK,
+			  "%s: entry %d: %s", expr, k, err.msg);
+		for (int j = 0; j < k; j++)
+			CHECK(!solution_equal(&sp.v[j].sol, &sp.v[k].sol));
+		/* fp32 on tensor cores keeps fp32's accuracy */
+		if (sp.v[k].sol.mi[0] && t == TCX_DTYPE_S)
+			CHECK(sp.v[k].sol.tf32x3);
+		if (t != TCX_DTYPE_S)
+			CHECK(!sp.v[k].sol.tf32x3);
+		/* the candidates the strategy reads are these solutions */
+		solution_default(&back);
+		CHECK(solution_from_json(&back, json_array_get(cands, (size_t)k), &err) == TCX_OK);
+		CHECK(solution_equal(&back, &sp.v[k].sol));
+	}
+	CHECK(has_move(&sp, "DepthU") && has_move(&sp, "WorkGroupMapping"));
+	/* the warpgroup family's instruction shapes and packing, both ways */
+	{
+		bool packed[2] = { false, false }, n[3] = { false, false, false };
+
+		for (int k = 0; k < sp.n; k++)
+			if (sp.v[k].sol.mi[0] == 64) {
+				packed[sp.v[k].sol.pack_free] = true;
+				n[sp.v[k].sol.mi[1] == 64 ? 0 : sp.v[k].sol.mi[1] == 128 ? 1 : 2] = true;
+			}
+		CHECK_MSG(packed[0] && packed[1] && n[0] + n[1] + n[2] >= 2,
+			  "%s: warpgroup tiles moved", expr);
+	}
+	tune_space_release(&sp);
+	config_free(cfg);
+}
+
+static void test_spaces(void)
+{
+	const int64_t gemm[] = { 4096, 4096, 4096 };
+	const int64_t batched[] = { 512, 512, 8, 512 };
+	const int64_t skinny[] = { 256, 256, 65536 };
+
+	check_space("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, gemm, "h100");
+	check_space("ilk,jlk->ijk", TCX_DTYPE_S, batched, "h200");
+	check_space("C[ij]=A[ik]*B[kj]", TCX_DTYPE_H, gemm, "h100");
+	/* a short output over a long sum: GlobalSplitU moves */
+	{
+		struct tcx_contraction *c = parse("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S);
+		struct device_info di;
+		struct config *cfg = NULL;
+		struct tune_space sp;
+		struct tcx_error err;
+
+		CHECK(plan_known_device("h100", &di));
+		CHECK(config_from_expr(c, "skinny", NULL, 0, skinny, 1, &cfg, &err) == TCX_OK);
+		CHECK(cfg && tune_space_attach(cfg, &di, SPACE_SEEDS, &sp, &err) == TCX_OK);
+		CHECK(has_move(&sp, "GlobalSplitU"));
+		tune_space_release(&sp);
+		config_free(cfg);
+	}
+}
+
+int main(void)
+{
+	test_config();
+	test_spaces();
+	return check_done();
+}
