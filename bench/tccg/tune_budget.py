@@ -4,7 +4,7 @@ solution of the space it searches, and in how few evaluations, on the TCCG
 cases (bench/tccg/cases.py).
 
     bench/tccg/tune_budget.py [--tcx PATH] [--device ID] [--mib N] [--only REGEX]
-                              [--share F] [--min-time S] [--json FILE]
+                              [--share F] [--min-time S] [-j N] [--json FILE]
 
 For every case: the space tcx builds for it (`tcx tune --dry-run --format
 json`), then every candidate of it measured (`--strategy exhaustive`) into
@@ -62,6 +62,8 @@ def one(args, case, work):
     if args.min_time is not None:
         base += ["--min-time", str(args.min_time)]
     space = json.loads(run(base + ["--dry-run", "--format", "json"]))
+    if args.jobs > 1:
+        base += ["-j", str(args.jobs)]
     n = len(space["candidates"])
     budget = max(1, int(math.floor(args.share * n)))
     db = os.path.join(work, case["name"] + ".db")
@@ -82,6 +84,8 @@ def main():
     ap.add_argument("--mib", type=float, default=200.0,
                     help="MiB of the largest tensor (TCCG: 200)")
     ap.add_argument("--only", default=None, help="regex on the case name")
+    ap.add_argument("--jobs", "-j", type=int, default=1,
+                    help="compile kernels on this many host threads (tcx tune -j)")
     ap.add_argument("--share", type=float, default=0.1,
                     help="the budget as a share of the space (default 0.1)")
     ap.add_argument("--min-time", type=float, default=None,
