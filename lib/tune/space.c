@@ -183,6 +183,40 @@ static enum tcx_status add_entry(struct tune_space *sp, int *cap, const struct r
  * solutions that differ only where it does not look) by seed, then by the
  * solutions' keys, so that every process (shards, MPI ranks) orders a
  * space alike. */
+/* The space holds kernels of the problem as written, as library logic
+ * describes them; the planner may also merge indices or permute the
+ * operands first (TTGT), which logic cannot record yet.  Where that is
+ * predicted much faster than the space's best (`best_s`, summed over the
+ * ranked sizes), tuning would make the contraction slower than no tuning:
+ * say so. */
+static void warn_outside(const struct ranker *r, const struct tcx_contraction *c,
+			 struct tune_space *sp)
+{
+	const double best_s = sp->v[0].predicted_s;
+	double planned = 0;
+	bool outside = false;
+
+	for (int k = 0; k < r->np; k++) {
+		struct plan_result pl;
+		struct tcx_error e;
+
+		if (planner_plan(&r->p[k], r->di, PLAN_PERMUTE, &pl, &e) != TCX_OK)
+			return;
+		planned += pl.best.time_s;
+		outside |= pl.merged != NULL || pl.best.permute[0].on || pl.best.permute[1].on ||
+			   pl.best.permute[2].on;
+		plan_release(&pl);
+	}
+	sp->untuned_s = planned;
+	sp->untuned_outside = outside && planned > 0 && planned < 0.8 * best_s;
+	if (sp->untuned_outside)
+		tcx_log(TCX_LOG_WARN,
+			"'%s' is predicted %.1fx faster untuned: the planner merges its indices "
+			"or permutes its operands, which library logic cannot record yet, and the "
+			"kernels tuned here take it as written",
+			c->expr, best_s / planned);
+}
+
 static int cmp_entry(const void *a, const void *b)
 {
 	const struct space_entry *x = a, *y = b;
@@ -397,6 +431,8 @@ static enum tcx_status space_of(const struct tcx_contraction *c, const struct si
 	}
 	if (!st)
 		qsort(sp->v, (size_t)sp->n, sizeof(*sp->v), cmp_entry);
+	if (!st && sp->n > 0)
+		warn_outside(r, c, sp);
 out:
 	free(ranked.v);
 	free(refused.v);

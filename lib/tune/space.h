@@ -28,6 +28,12 @@ struct tune_space {
 				* `seeds`, and the best of each kernel family none of
 				* them is of */
 	int nsizes;            /* the sizes the model ranked by (a spread sample) */
+	/* the planner's own plan over the same sizes, which may merge indices
+	 * or permute operands (what logic cannot record): its predicted time,
+	 * and whether it is outside the space and much faster than its best
+	 * (tune_space_attach then logs a warning) */
+	double untuned_s;
+	bool untuned_outside;
 };
 
 /* A config for contraction c (taken: the config owns it, also on failure)
