@@ -553,6 +553,23 @@ static void list_candidates(const struct problem *kp, const struct plan_device *
 	}
 }
 
+/* The launch bound a chosen SIMT tile needs to reach the occupancy the
+ * model takes for it: a work-item of 8 x 8 (64 accumulators, 256 a
+ * work-group) gets more than 128 registers from the CUDA compiler when
+ * nothing caps them, which leaves one work-group an SM; Occupancy 2 caps
+ * them at 128 (H200, fp32 C[ij]=A[ik]*B[kj]: 11520 x 8000 x 24 0.241 to
+ * 0.193 ms, 4096^3 35.6 to 39.0 TFLOP/s, 9216^2 x 64 26.7 to 32.0;
+ * Occupancy 3 spills and runs at a fifth).  With DepthU 16 the cap did
+ * not pay (4096^3 34.2 capped; TCCG's ao2mo-abcs 16.7 to 15.5 TFLOP/s), so
+ * only DepthU 8 gets it.  The model's SIMT rates were
+ * fitted on uncapped kernels, so the prediction stays as it is. */
+static void add_launch_bound(const struct plan_device *m, struct solution *s)
+{
+	if (m->launch_bounds && s->mi[0] == 0 && s->occupancy == 0 && s->tt[0] * s->tt[1] == 64 &&
+	    s->wg[0] * s->wg[1] * s->wg[2] == 256 && s->depth_u <= 8)
+		s->occupancy = 2;
+}
+
 int planner_list(const struct problem *p, const struct device_info *dev, struct solution *out,
 		 int max)
 {
@@ -567,6 +584,8 @@ int planner_list(const struct problem *p, const struct device_info *dev, struct 
 	n = cs->n < max ? cs->n : max;
 	memcpy(out, cs->s, (size_t)n * sizeof(*out));
 	free(cs);
+	for (int k = 0; k < n; k++)
+		add_launch_bound(&m, &out[k]); /* as planner_plan gives its choice */
 	return n;
 }
 
@@ -742,23 +761,6 @@ static bool make_variant(const struct problem *p, const struct plan_device *m,
 	if (!v->merged)
 		v->kp = v->tp;
 	return true;
-}
-
-/* The launch bound a chosen SIMT tile needs to reach the occupancy the
- * model takes for it: a work-item of 8 x 8 (64 accumulators, 256 a
- * work-group) gets more than 128 registers from the CUDA compiler when
- * nothing caps them, which leaves one work-group an SM; Occupancy 2 caps
- * them at 128 (H200, fp32 C[ij]=A[ik]*B[kj]: 11520 x 8000 x 24 0.241 to
- * 0.193 ms, 4096^3 35.6 to 39.0 TFLOP/s, 9216^2 x 64 26.7 to 32.0;
- * Occupancy 3 spills and runs at a fifth).  With DepthU 16 the cap did
- * not pay (4096^3 34.2 capped; TCCG's ao2mo-abcs 16.7 to 15.5 TFLOP/s), so
- * only DepthU 8 gets it.  The model's SIMT rates were
- * fitted on uncapped kernels, so the prediction stays as it is. */
-static void add_launch_bound(const struct plan_device *m, struct solution *s)
-{
-	if (m->launch_bounds && s->mi[0] == 0 && s->occupancy == 0 && s->tt[0] * s->tt[1] == 64 &&
-	    s->wg[0] * s->wg[1] * s->wg[2] == 256 && s->depth_u <= 8)
-		s->occupancy = 2;
 }
 
 enum tcx_status planner_plan(const struct problem *p, const struct device_info *dev,

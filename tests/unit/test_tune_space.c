@@ -198,10 +198,43 @@ static void test_outside(void)
 	}
 }
 
+/* On CUDA the SIMT 8 x 8 DepthU 8 tile comes with the launch bound the
+ * planner gives it (Occupancy 2), in the space as in planner_plan. */
+static void test_launch_bound(void)
+{
+	const int64_t sizes[] = { 11520, 8000, 24 };
+	struct tcx_contraction *c = parse("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S);
+	struct device_info di;
+	struct config *cfg = NULL;
+	struct tune_space sp;
+	struct tcx_error err;
+	int bounded = 0, unbounded = 0;
+
+	CHECK(c && plan_known_device("h200", &di));
+	CHECK(config_from_expr(c, "short sum", NULL, 0, sizes, 1, &cfg, &err) == TCX_OK);
+	if (!cfg)
+		return;
+	CHECK(tune_space_attach(cfg, &di, SPACE_SEEDS, &sp, &err) == TCX_OK);
+	for (int k = 0; k < sp.n; k++) {
+		const struct solution *s = &sp.v[k].sol;
+
+		if (!s->mi[0] && s->tt[0] == 8 && s->tt[1] == 8 && s->depth_u == 8 &&
+		    strcmp(sp.v[k].move, "planner") == 0) {
+			bounded += s->occupancy == 2;
+			unbounded += s->occupancy == 0;
+		}
+	}
+	CHECK_MSG(bounded > 0 && unbounded == 0, "8x8 DepthU 8 seeds: %d bounded, %d not", bounded,
+		  unbounded);
+	tune_space_release(&sp);
+	config_free(cfg);
+}
+
 int main(void)
 {
 	test_config();
 	test_spaces();
 	test_outside();
+	test_launch_bound();
 	return check_done();
 }
