@@ -303,24 +303,30 @@ static enum tcx_status batches_end(enum tcx_status st, bool incomplete,
 	return TCX_EINCOMPLETE;
 }
 
-static enum tcx_status run_exhaustive(struct search *se, int budget, struct pcg32 *rng,
-				      struct tcx_error *err)
+/* Candidates 0 to want - 1 of the space, in that order, `batch` at a time;
+ * with limit_s > 0, until limit_s seconds have passed since the run began
+ * (checked before each batch after the first). */
+static enum tcx_status run_in_order(struct search *se, int64_t want, int batch, double limit_s,
+				    struct tcx_error *err)
 {
+	const struct tune_ctx *t = se->pc->t;
 	struct tcx_error first = { 0 };
 	bool incomplete = false;
 
-	if (se->sp->size > EXHAUSTIVE_LIMIT)
-		return tcx_fail(err, TCX_ERANGE,
-				"the space has %lld candidates; use --strategy random, anneal or "
-				"genetic with --budget",
-				(long long)se->sp->size);
-	for (int64_t i = 0; i < se->sp->size; i += BATCH) {
+	for (int64_t i = 0; i < want; i += batch) {
 		int64_t idx[BATCH];
 		double obj[BATCH];
 		int n = 0;
 		enum tcx_status st;
 
-		while (n < BATCH && i + n < se->sp->size) {
+		if (limit_s > 0 && i > 0 && !se->pc->dry_run &&
+		    common_now_seconds() - t->t_start >= limit_s) {
+			tcx_log(TCX_LOG_INFO, "  %s: the budget of %g s is spent after %lld of %lld "
+				"candidates",
+				se->pc->step_label, limit_s, (long long)i, (long long)se->sp->size);
+			break;
+		}
+		while (n < batch && i + n < want) {
 			idx[n] = i + n;
 			n++;
 		}
@@ -329,9 +335,20 @@ static enum tcx_status run_exhaustive(struct search *se, int budget, struct pcg3
 		if (st)
 			return st;
 	}
+	return batches_end(TCX_OK, incomplete, &first, err);
+}
+
+static enum tcx_status run_exhaustive(struct search *se, int budget, struct pcg32 *rng,
+				      struct tcx_error *err)
+{
+	if (se->sp->size > EXHAUSTIVE_LIMIT)
+		return tcx_fail(err, TCX_ERANGE,
+				"the space has %lld candidates; use --strategy random, anneal or "
+				"genetic with --budget",
+				(long long)se->sp->size);
 	(void)budget;
 	(void)rng;
-	return batches_end(TCX_OK, incomplete, &first, err);
+	return run_in_order(se, se->sp->size, BATCH, 0, err);
 }
 
 static enum tcx_status run_random(struct search *se, int budget, struct pcg32 *rng,
@@ -382,34 +399,12 @@ static enum tcx_status run_model(struct search *se, int budget, struct pcg32 *rn
 	const double limit_s = t->o->budget_s;
 	const int per = (t->ndev > 1 ? t->ndev : 1) * (t->o->jobs > 1 ? t->o->jobs : 1);
 	const int batch = limit_s > 0 ? (per < BATCH ? per : BATCH) : BATCH;
-	int64_t want = limit_s > 0 ? se->sp->size : budget < se->sp->size ? budget : se->sp->size;
-	struct tcx_error first = { 0 };
-	bool incomplete = false;
+	const int64_t want = limit_s > 0		? se->sp->size
+			     : budget < se->sp->size ? budget
+						     : se->sp->size;
 
-	for (int64_t i = 0; i < want; i += batch) {
-		int64_t idx[BATCH];
-		double obj[BATCH];
-		int n = 0;
-		enum tcx_status st;
-
-		if (limit_s > 0 && i > 0 && !se->pc->dry_run &&
-		    common_now_seconds() - t->t_start >= limit_s) {
-			tcx_log(TCX_LOG_INFO, "  %s: the budget of %g s is spent after %lld of %lld "
-				"candidates",
-				se->pc->step_label, limit_s, (long long)i, (long long)se->sp->size);
-			break;
-		}
-		while (n < batch && i + n < want) {
-			idx[n] = i + n;
-			n++;
-		}
-		st = evaluate_batch(se, idx, n, obj, err);
-		batch_go_on(se, &st, &incomplete, &first, err);
-		if (st)
-			return st;
-	}
 	(void)rng;
-	return batches_end(TCX_OK, incomplete, &first, err);
+	return run_in_order(se, want, batch, limit_s, err);
 }
 
 /* A random neighbour: one parameter moved to another of its values. */
