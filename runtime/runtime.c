@@ -331,19 +331,6 @@ struct tl_ident {
 	char name[256], vendor[256], arch[128];
 };
 
-/* "a  b " -> "a b", as tcx names devices */
-static void tl_squeeze(char *s)
-{
-	char *w = s, *r;
-
-	for (r = s; *r; r++)
-		if (*r != ' ' || (w > s && w[-1] != ' '))
-			*w++ = *r;
-	while (w > s && w[-1] == ' ')
-		w--;
-	*w = '\0';
-}
-
 static int tl_streq(const char *a, const char *b)
 {
 	return a && b && strcmp(a, b) == 0;
@@ -503,45 +490,13 @@ struct tl_code {
 	cl_program prog;
 };
 
-static void tl_cl_str(cl_device_id d, cl_device_info what, char *buf, size_t len)
-{
-	buf[0] = '\0';
-	if (clGetDeviceInfo(d, what, len, buf, NULL) != CL_SUCCESS)
-		buf[0] = '\0';
-	buf[len - 1] = '\0';
-}
-
-/* Names the device as tcx does (lib/backend/opencl: name, vendor, arch). */
+/* Names the device as tcx does (clerr.h). */
 static void tl_describe(struct tl_device *dev)
 {
-	cl_device_id d = (cl_device_id)dev->handle;
 	struct tl_ident *id = &dev->ident;
-	char ext[8192], ver[512];
-	const char *h;
 
-	tl_cl_str(d, CL_DEVICE_NAME, id->name, sizeof(id->name));
-	tl_squeeze(id->name);
-	tl_cl_str(d, CL_DEVICE_VENDOR, id->vendor, sizeof(id->vendor));
-	tl_squeeze(id->vendor);
-	tl_cl_str(d, CL_DEVICE_EXTENSIONS, ext, sizeof(ext));
-	tl_cl_str(d, CL_DEVICE_VERSION, ver, sizeof(ver));
-	h = strstr(ver, "HSTR: ");
-	if (strstr(ext, "cl_nv_device_attribute_query")) {
-		cl_uint ma = 0, mi = 0;
-
-		clGetDeviceInfo(d, 0x4000 /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */, sizeof(ma),
-				&ma, NULL);
-		clGetDeviceInfo(d, 0x4001 /* CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV */, sizeof(mi),
-				&mi, NULL);
-		snprintf(id->arch, sizeof(id->arch), "sm_%u%u", ma, mi);
-	} else if (h) {
-		snprintf(id->arch, sizeof(id->arch), "%.127s", h + strlen("HSTR: "));
-		id->arch[strcspn(id->arch, " ")] = '\0';
-	} else {
-		snprintf(id->arch, sizeof(id->arch), "%.127s", id->name);
-		if (strncmp(id->arch, "gfx", 3) == 0)
-			id->arch[strcspn(id->arch, ":")] = '\0';
-	}
+	tl_cl_ident((cl_device_id)dev->handle, id->name, sizeof(id->name), id->vendor,
+		    sizeof(id->vendor), id->arch, sizeof(id->arch));
 }
 
 /* The queue's context and device. */

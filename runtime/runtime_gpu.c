@@ -112,13 +112,13 @@ struct tl_code {
 	int dyn_set; /* dynamic shared memory opted in to (CUDA) */
 };
 
-/* Names device d: its name, vendor, architecture and compiler target. */
+/* Names device d as tcx's cuda and hip backends do (the driver's name as
+ * it is): its name, vendor, architecture and compiler target. */
 static void tl_describe(struct tl_device *d)
 {
 	tl_gpu_dev dev = (tl_gpu_dev)d->handle;
 
 	tl_gpu.DeviceGetName(d->ident.name, (int)sizeof(d->ident.name), dev);
-	tl_squeeze(d->ident.name);
 	snprintf(d->ident.vendor, sizeof(d->ident.vendor), "%s", TL_GPU_VENDOR);
 	tl_gpu_arch(dev, d->ident.arch, sizeof(d->ident.arch), d->target, sizeof(d->target));
 }

@@ -14,15 +14,10 @@
 #include "backend/check.h"
 #include "runtime/clerr.h"
 
-/* Vendor queries, spelled out in case an older cl_ext.h lacks them. */
+/* Vendor queries, spelled out in case an older cl_ext.h lacks them (and
+ * NVIDIA's compute capability in clerr.h). */
 #ifndef CL_PLATFORM_NOT_FOUND_KHR
 #define CL_PLATFORM_NOT_FOUND_KHR -1001
-#endif
-#ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
-#define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000
-#endif
-#ifndef CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV
-#define CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
 #endif
 #ifndef CL_DEVICE_REGISTERS_PER_BLOCK_NV
 #define CL_DEVICE_REGISTERS_PER_BLOCK_NV 0x4002
@@ -83,32 +78,6 @@ static enum tcx_status cl_fail(struct tcx_error *err, enum tcx_status code, cl_i
 
 /* --- device discovery ------------------------------------------------ */
 
-/* A heap copy of a string-valued device or platform query ("" on failure;
- * NULL only when out of memory). */
-static char *dev_str(cl_device_id d, cl_device_info param)
-{
-	size_t n = 0;
-	char *s;
-
-	if (clGetDeviceInfo(d, param, 0, NULL, &n) != CL_SUCCESS)
-		n = 0;
-	s = malloc(n + 1);
-	if (!s)
-		return NULL;
-	if (n && clGetDeviceInfo(d, param, n, s, NULL) != CL_SUCCESS)
-		n = 0;
-	s[n] = '\0';
-	return s;
-}
-
-static void dev_str_into(cl_device_id d, cl_device_info param, char *buf, size_t size)
-{
-	char *s = dev_str(d, param);
-
-	snprintf(buf, size, "%s", s ? s : "");
-	free(s);
-}
-
 static void platform_str_into(cl_platform_id p, cl_platform_info param, char *buf, size_t size)
 {
 	buf[0] = '\0';
@@ -148,35 +117,10 @@ static int64_t clamp_i64(unsigned long long v)
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
-/* True when the space-separated list `exts` names `ext`. */
-static bool has_ext(const char *exts, const char *ext)
-{
-	size_t n = strlen(ext);
-
-	for (const char *p = exts; p && (p = strstr(p, ext)) != NULL; p += n)
-		if ((p == exts || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
-			return true;
-	return false;
-}
-
-/* Collapses runs of spaces and trims the ends, in place. */
-static void squeeze_spaces(char *s)
-{
-	char *w = s;
-
-	for (const char *r = s; *r; r++)
-		if (*r != ' ' || (w > s && w[-1] != ' '))
-			*w++ = *r;
-	while (w > s && w[-1] == ' ')
-		w--;
-	*w = '\0';
-}
-
 static void describe(cl_platform_id plat, cl_device_id d, int pi, int di, struct device_info *info)
 {
-	char pver[256], dver[256];
-	char *exts = dev_str(d, CL_DEVICE_EXTENSIONS);
-	const char *hstr;
+	char pver[256];
+	char *exts = tl_cl_str(d, CL_DEVICE_EXTENSIONS);
 	cl_device_type type = 0;
 	size_t *dims;
 	cl_uint ndims;
@@ -185,16 +129,16 @@ static void describe(cl_platform_id plat, cl_device_id d, int pi, int di, struct
 	snprintf(info->id, sizeof(info->id), "opencl:%d:%d", pi, di);
 	snprintf(info->backend, sizeof(info->backend), "opencl");
 	snprintf(info->lang, sizeof(info->lang), "opencl");
-	dev_str_into(d, CL_DEVICE_NAME, info->name, sizeof(info->name));
-	squeeze_spaces(info->name);
-	dev_str_into(d, CL_DEVICE_VENDOR, info->vendor, sizeof(info->vendor));
-	squeeze_spaces(info->vendor);
+	/* name, vendor and arch (what kernels are compiled for) as the
+	 * exported libraries name the device */
+	tl_cl_ident(d, info->name, sizeof(info->name), info->vendor, sizeof(info->vendor),
+		    info->arch, sizeof(info->arch));
 
 	/* driver: the device driver's version, then the platform's, which
 	 * together identify the compiler for the kernel cache */
-	dev_str_into(d, CL_DRIVER_VERSION, info->driver, sizeof(info->driver));
+	tl_cl_str_into(d, CL_DRIVER_VERSION, info->driver, sizeof(info->driver));
 	platform_str_into(plat, CL_PLATFORM_VERSION, pver, sizeof(pver));
-	squeeze_spaces(pver);
+	tl_squeeze(pver);
 	if (pver[0]) {
 		char drv[sizeof(info->driver)];
 
@@ -223,33 +167,21 @@ static void describe(cl_platform_id plat, cl_device_id d, int pi, int di, struct
 	free(dims);
 	info->clock_mhz = clamp_int(dev_uint(d, CL_DEVICE_MAX_CLOCK_FREQUENCY));
 	info->pref_vector_float = clamp_int(dev_uint(d, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT));
-	info->fp64 = has_ext(exts, "cl_khr_fp64") || dev_ulong(d, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
-	info->fp16 = has_ext(exts, "cl_khr_fp16");
+	info->fp64 =
+	    tl_cl_has_ext(exts, "cl_khr_fp64") || dev_ulong(d, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
+	info->fp16 = tl_cl_has_ext(exts, "cl_khr_fp16");
 	info->simd_width = info->type == DEV_CPU ? 1 : 32;
 	/* PoCL's events say 0.5 us for launches that cost 24-119 us */
 	info->timer_events = info->type != DEV_CPU;
 
-	/* arch: what kernels are compiled for */
-	dev_str_into(d, CL_DEVICE_VERSION, dver, sizeof(dver));
-	hstr = strstr(dver, "HSTR: ");
-	if (has_ext(exts, "cl_nv_device_attribute_query")) {
+	if (tl_cl_has_ext(exts, "cl_nv_device_attribute_query")) {
 		info->cc_major = clamp_int(dev_uint(d, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV));
 		info->cc_minor = clamp_int(dev_uint(d, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV));
 		info->max_regs_per_wg = clamp_int(dev_uint(d, CL_DEVICE_REGISTERS_PER_BLOCK_NV));
 		if (dev_uint(d, CL_DEVICE_WARP_SIZE_NV))
 			info->simd_width = clamp_int(dev_uint(d, CL_DEVICE_WARP_SIZE_NV));
-		snprintf(info->arch, sizeof(info->arch), "sm_%d%d", info->cc_major, info->cc_minor);
-	} else if (hstr) {
-		/* PoCL: "OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu-skylake-avx512" */
-		snprintf(info->arch, sizeof(info->arch), "%s", hstr + strlen("HSTR: "));
-		info->arch[strcspn(info->arch, " ")] = '\0';
-	} else {
-		/* AMD names devices "gfx90a:sramecc+:xnack-"; others by model */
-		snprintf(info->arch, sizeof(info->arch), "%s", info->name);
-		if (strncmp(info->arch, "gfx", 3) == 0)
-			info->arch[strcspn(info->arch, ":")] = '\0';
 	}
-	if (has_ext(exts, "cl_amd_device_attribute_query") && info->type == DEV_GPU &&
+	if (tl_cl_has_ext(exts, "cl_amd_device_attribute_query") && info->type == DEV_GPU &&
 	    dev_uint(d, CL_DEVICE_WAVEFRONT_WIDTH_AMD))
 		info->simd_width = clamp_int(dev_uint(d, CL_DEVICE_WAVEFRONT_WIDTH_AMD));
 	free(exts);
