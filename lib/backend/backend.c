@@ -210,7 +210,7 @@ const struct tcx_backend_ops *device_ops(const struct device *dev)
 
 const struct device_info *device_info_of(const struct device *dev)
 {
-	return base_of(dev)->ops->info(dev);
+	return base_of(dev)->info;
 }
 
 bool device_is_host(const struct device *dev)

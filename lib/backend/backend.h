@@ -90,10 +90,10 @@ struct tcx_backend_ops {
 				 struct tcx_error *err);
 
 	/* Opens device `index` of this backend's list (probe order).  The
-	 * device's struct device_base comes zeroed; device_open sets its ops. */
+	 * device's struct device_base comes zeroed; open points its `info` at
+	 * the device's description, device_open sets its ops. */
 	enum tcx_status (*open)(int index, struct device **out, struct tcx_error *err);
 	void (*close)(struct device *dev);
-	const struct device_info *(*info)(const struct device *dev);
 
 	/* Compiles `src` (len bytes) with backend options `opts` (may be NULL).
 	 * On TCX_EBUILD *out may still be set so program_log can read it;
@@ -197,6 +197,7 @@ bool device_is_host(const struct device *dev);
  * code can find the ops and the in-process program cache. */
 struct device_base {
 	const struct tcx_backend_ops *ops;
+	const struct device_info *info; /* the backend's, device_info_of's */
 	struct program_cache *cache;
 	unsigned long builds, cache_hits, disk_hits; /* device_cache_stats's counters */
 	/* the on-disk kernel cache (kcache.h): off for this device when set */

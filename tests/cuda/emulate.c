@@ -282,11 +282,6 @@ struct buffer {
 	void *p;
 };
 
-static const struct device_info *emu_info(const struct device *dev)
-{
-	return &dev->info;
-}
-
 static void emu_program_free(struct program *p)
 {
 	if (!p)
@@ -472,7 +467,6 @@ static void emu_close(struct device *dev)
 static struct tcx_backend_ops emu_ops = {
     .name = "cuda-emu",
     .close = emu_close,
-    .info = emu_info,
     .build = emu_build,
     .program_free = emu_program_free,
     .alloc = emu_alloc,
@@ -618,6 +612,7 @@ int main(int argc, char **argv)
 	 * GPU rules and emits what the cuda backend would compile */
 	memset(&dev, 0, sizeof(dev));
 	dev.base.ops = &emu_ops;
+	dev.base.info = &dev.info;
 	dev.cxx = cxx;
 	snprintf(dev.dir, sizeof(dev.dir), "/tmp/tcx-emu-XXXXXX");
 	if (!mkdtemp(dev.dir)) {

@@ -218,18 +218,13 @@ static struct tcx_args recorded_args[MAX_REC];
 static size_t recorded_param_bytes[MAX_REC];
 static int nrecorded;
 
-static const struct device_info *rec_info(const struct device *dev)
-{
-	return &((const struct rec_device *)dev)->info;
-}
-
 /* Records the launch, its struct tcx_args, and its parameters' bytes (as
  * the kernel takes them: a pointer per buffer); refuses what the device's
  * limits refuse, as the CUDA backend's check does. */
 static enum tcx_status rec_launch(struct device *dev, struct program *prog, const struct launch *l,
 				  double *event_ms, struct tcx_error *err)
 {
-	const struct device_info *di = rec_info(dev);
+	const struct device_info *di = device_info_of(dev);
 	size_t bytes = 0;
 
 	(void)prog;
@@ -328,10 +323,10 @@ static void test_launch_grid(void)
 
 	memset(&ops, 0, sizeof(ops));
 	ops.name = "record";
-	ops.info = rec_info;
 	ops.launch = rec_launch;
 	memset(&rd, 0, sizeof(rd));
 	rd.base.ops = &ops;
+	rd.base.info = &rd.info;
 	cuda_info(&rd.info);
 
 	/* TCCG's CCSD(T) contraction at 24: the GPU default tiles i and k
@@ -391,10 +386,10 @@ static void test_max_indices(void)
 
 	memset(&ops, 0, sizeof(ops));
 	ops.name = "record";
-	ops.info = rec_info;
 	ops.launch = rec_launch;
 	memset(&rd, 0, sizeof(rd));
 	rd.base.ops = &ops;
+	rd.base.info = &rd.info;
 	cuda_info(&rd.info);
 	for (size_t e = 0; e < ARRAY_SIZE(cases); e++) {
 		const struct tcx_args *a = &recorded_args[0];

@@ -122,11 +122,6 @@ static struct launch recorded[4];
 static unsigned char recorded_bytes[4][LAUNCH_MAX_ARGS][sizeof(struct tcx_args)];
 static int nrecorded;
 
-static const struct device_info *rec_info(const struct device *dev)
-{
-	return &((const struct rec_device *)dev)->info;
-}
-
 static enum tcx_status rec_launch(struct device *dev, struct program *prog, const struct launch *l,
 				  double *event_ms, struct tcx_error *err)
 {
@@ -187,10 +182,10 @@ static void test_launch_args(void)
 		return;
 	memset(&ops, 0, sizeof(ops));
 	ops.name = "record";
-	ops.info = rec_info;
 	ops.launch = rec_launch;
 	memset(&rd, 0, sizeof(rd));
 	rd.base.ops = &ops;
+	rd.base.info = &rd.info;
 	cpu_info(&rd.info, "opencl");
 
 	/* i = 3 * 2^30 + 1 (past 2^31), j = 3, b = 5, k = 2: C has past 2^33 elements */

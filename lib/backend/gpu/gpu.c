@@ -299,6 +299,7 @@ static enum tcx_status gpu_open(int index, struct device **out, struct tcx_error
 	if (st)
 		goto out_free_dev;
 	gpu_describe(d->handle, index, &d->info, d->target, sizeof(d->target));
+	d->base.info = &d->info;
 	d->smem_default =
 	    gpu_attr(d->handle, GPU_ATTR(MAX_SHARED_MEMORY_PER_BLOCK, MaxSharedMemoryPerBlock));
 	st = gpu_retain(d, err);
@@ -333,11 +334,6 @@ static void gpu_close(struct device *dev)
 	}
 	gpu_release(dev);
 	free(dev);
-}
-
-static const struct device_info *gpu_info(const struct device *dev)
-{
-	return &dev->info;
 }
 
 /* --- programs --------------------------------------------------------- */
@@ -731,7 +727,6 @@ static void gpu_ops(struct tcx_backend_ops *ops)
 	ops->probe = gpu_probe;
 	ops->open = gpu_open;
 	ops->close = gpu_close;
-	ops->info = gpu_info;
 	ops->build = gpu_build;
 	ops->program_free = gpu_program_free;
 	ops->binary = gpu_binary;

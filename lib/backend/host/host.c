@@ -70,6 +70,7 @@ static enum tcx_status host_open(int index, struct device **out, struct tcx_erro
 	if (!d)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	host_describe(&d->info);
+	d->base.info = &d->info;
 	*out = d;
 	return TCX_OK;
 }
@@ -77,11 +78,6 @@ static enum tcx_status host_open(int index, struct device **out, struct tcx_erro
 static void host_close(struct device *dev)
 {
 	free(dev);
-}
-
-static const struct device_info *host_info(const struct device *dev)
-{
-	return &dev->info;
 }
 
 static enum tcx_status host_alloc(struct device *dev, size_t bytes, struct buffer **out,
@@ -125,7 +121,6 @@ void tcx_backend_host_ops(struct tcx_backend_ops *ops)
 	ops->probe = host_probe;
 	ops->open = host_open;
 	ops->close = host_close;
-	ops->info = host_info;
 	ops->alloc = host_alloc;
 	ops->free = host_free;
 	ops->copy = host_copy;

@@ -309,6 +309,7 @@ static enum tcx_status ocl_open(int index, struct device **out, struct tcx_error
 	d->platform = all[index].platform;
 	d->id = all[index].device;
 	describe(d->platform, d->id, all[index].pi, all[index].di, &d->info);
+	d->base.info = &d->info;
 	d->base.platform_cache = platform_caches_kernels(d->platform);
 
 	props[0] = CL_CONTEXT_PLATFORM;
@@ -350,11 +351,6 @@ static void ocl_close(struct device *dev)
 	if (dev->ctx)
 		clReleaseContext(dev->ctx);
 	free(dev);
-}
-
-static const struct device_info *ocl_info(const struct device *dev)
-{
-	return &dev->info;
 }
 
 /* --- programs -------------------------------------------------------- */
@@ -745,7 +741,6 @@ void tcx_backend_opencl_ops(struct tcx_backend_ops *ops)
 	ops->probe = ocl_probe;
 	ops->open = ocl_open;
 	ops->close = ocl_close;
-	ops->info = ocl_info;
 	ops->build = ocl_build;
 	ops->program_free = ocl_program_free;
 	ops->binary = ocl_binary;
