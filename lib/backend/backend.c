@@ -600,7 +600,6 @@ enum tcx_status device_kernel_ready(struct device *dev, struct program *prog, co
 				    struct tcx_error *err)
 {
 	const struct tcx_backend_ops *ops = base_of(dev)->ops;
-
 	struct program_head *h = (struct program_head *)prog;
 	struct kernel_head *k;
 	enum tcx_status st;

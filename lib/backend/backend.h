@@ -7,8 +7,9 @@
  * backend they have; they read struct device_info.
  *
  * Ownership: objects a hook creates (device, program, buffer) are freed by
- * the matching hook (close, program_free, free).  Strings a hook returns are
- * borrowed from the object they describe.
+ * the matching hook (close, program_free, free; close and free are never
+ * given NULL).  Strings a hook returns are borrowed from the object they
+ * describe.
  */
 #ifndef TCX_BACKEND_H
 #define TCX_BACKEND_H
@@ -103,17 +104,19 @@ struct tcx_backend_ops {
 				 struct program **out, struct tcx_error *err);
 	void (*program_free)(struct program *prog);
 	/* Optional: the compiled binary, for the on-disk kernel cache (caller
-	 * frees *bin), and a build from such a binary. */
+	 * frees *bin), and a build from such a binary (never empty: kcache.c
+	 * refuses an empty entry). */
 	enum tcx_status (*binary)(const struct program *prog, unsigned char **bin, size_t *len,
 				  struct tcx_error *err);
 	enum tcx_status (*build_binary)(struct device *dev, const unsigned char *bin, size_t len,
 					struct program **out, struct tcx_error *err);
 
-	/* Device memory.  A backend's struct buffer begins with its size in
-	 * bytes (a size_t), against which buffer_write and buffer_read check
-	 * a transfer before `copy` is called: `bytes` (not 0) between the host
-	 * and `buf` from byte `offset`, to the device when `to_dev`, else
-	 * back, done when it returns. */
+	/* Device memory: `alloc` is asked for 1 byte or more.  A backend's
+	 * struct buffer begins with its size in bytes (a size_t), against
+	 * which buffer_write and buffer_read check a transfer before `copy` is
+	 * called: `bytes` (not 0) between the host and `buf` from byte
+	 * `offset`, to the device when `to_dev`, else back, done when it
+	 * returns. */
 	enum tcx_status (*alloc)(struct device *dev, size_t bytes, struct buffer **out,
 				 struct tcx_error *err);
 	void (*free)(struct buffer *buf);
@@ -132,11 +135,11 @@ struct tcx_backend_ops {
 				      const int64_t *stride, const int *box, void *out,
 				      struct tcx_error *err);
 
-	/* Enqueues a kernel.  With event_ms non-NULL the call waits for the
-	 * kernel and stores its device-side duration in milliseconds.
-	 * device_launch has refused a launch without a kernel name or with
-	 * other than 0 to LAUNCH_MAX_ARGS arguments; check.h's launch_check
-	 * says what a backend checks next. */
+	/* Enqueues a kernel.  With event_ms non-NULL (*event_ms is 0) the call
+	 * waits for the kernel and stores its device-side duration in
+	 * milliseconds.  device_launch has refused a launch without a kernel
+	 * name or with other than 0 to LAUNCH_MAX_ARGS arguments; check.h's
+	 * launch_check says what a backend checks next. */
 	enum tcx_status (*launch)(struct device *dev, struct program *prog,
 				  const struct launch *l, double *event_ms, struct tcx_error *err);
 	/* Waits until everything enqueued has finished. */

@@ -326,8 +326,6 @@ out_free_dev:
 
 static void gpu_close(struct device *dev)
 {
-	if (!dev)
-		return;
 	if (dev->stream && tl_gpu.SetCurrent(dev->ctx) == TL_GPU_OK) {
 		tl_gpu.StreamSynchronize(dev->stream);
 		tl_gpu.StreamDestroy(dev->stream);
@@ -414,8 +412,6 @@ static enum tcx_status gpu_build_binary(struct device *dev, const unsigned char 
 	enum tcx_status st;
 
 	*out = NULL;
-	if (!bin || len == 0)
-		return tcx_fail(err, TCX_ECORRUPT, "empty program binary for '%s'", dev->info.id);
 	p = program_head_new(sizeof(*p), dev);
 	if (!p || !(p->head.log = strdup("")) || !(p->bin = malloc(len + 1))) {
 		gpu_program_free(p);
@@ -485,8 +481,6 @@ static enum tcx_status gpu_alloc(struct device *dev, size_t bytes, struct buffer
 	tl_gpu_rc rc;
 
 	*out = NULL;
-	if (bytes == 0)
-		bytes = 1;
 	st = use_ctx(dev, err);
 	if (st)
 		return st;
@@ -508,8 +502,6 @@ static enum tcx_status gpu_alloc(struct device *dev, size_t bytes, struct buffer
 
 static void gpu_free(struct buffer *buf)
 {
-	if (!buf)
-		return;
 	if (buf->ptr && !buf->borrowed && tl_gpu.SetCurrent(buf->ctx) == TL_GPU_OK)
 		tl_gpu.MemFree(buf->ptr);
 	free(buf);
@@ -620,8 +612,6 @@ static enum tcx_status gpu_launch(struct device *dev, struct program *prog, cons
 	enum tcx_status st;
 	tl_gpu_rc rc;
 
-	if (event_ms)
-		*event_ms = 0;
 	st = use_ctx(dev, err);
 	if (st)
 		return st;

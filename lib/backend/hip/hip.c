@@ -195,9 +195,6 @@ static void gpu_release(struct device *dev)
 {
 }
 
-/* --- memory ----------------------------------------------------------- */
-
-/* Written from a host copy of the repeated pattern. */
 void tcx_backend_hip_ops(struct tcx_backend_ops *ops)
 {
 	gpu_ops(ops);

@@ -99,8 +99,7 @@ static enum tcx_status host_alloc(struct device *dev, size_t bytes, struct buffe
 
 static void host_free(struct buffer *buf)
 {
-	if (buf)
-		free(buf->data);
+	free(buf->data);
 	free(buf);
 }
 

@@ -342,8 +342,6 @@ out_free_all:
 
 static void ocl_close(struct device *dev)
 {
-	if (!dev)
-		return;
 	if (dev->queue) {
 		clFinish(dev->queue);
 		clReleaseCommandQueue(dev->queue);
@@ -464,8 +462,6 @@ static enum tcx_status ocl_build_binary(struct device *dev, const unsigned char 
 	char head[320];
 
 	*out = NULL;
-	if (!bin || len == 0)
-		return tcx_fail(err, TCX_ECORRUPT, "empty program binary for '%s'", dev->info.id);
 	p = program_head_new(sizeof(*p), dev);
 	if (!p)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
@@ -534,8 +530,6 @@ static enum tcx_status ocl_alloc(struct device *dev, size_t bytes, struct buffer
 	cl_int rc;
 
 	*out = NULL;
-	if (bytes == 0)
-		bytes = 1;
 	if (dev->info.max_alloc > 0 && (uint64_t)bytes > (uint64_t)dev->info.max_alloc)
 		return tcx_fail(err, TCX_EDEVICE,
 				"cannot allocate %zu bytes on '%s': above the device's largest "
@@ -563,8 +557,6 @@ static enum tcx_status ocl_alloc(struct device *dev, size_t bytes, struct buffer
 
 static void ocl_free(struct buffer *buf)
 {
-	if (!buf)
-		return;
 	if (buf->mem && !buf->borrowed)
 		clReleaseMemObject(buf->mem);
 	free(buf);
@@ -648,8 +640,6 @@ static enum tcx_status ocl_launch(struct device *dev, struct program *prog, cons
 	cl_event ev = NULL;
 	cl_int rc;
 
-	if (event_ms)
-		*event_ms = 0;
 	pthread_mutex_lock(&prog->head.lock);
 	st = program_kernel(&prog->head, l->kernel, sizeof(*k), kernel_init,
 			    (struct kernel_head **)&k, err);
