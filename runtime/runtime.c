@@ -65,26 +65,18 @@ static void tl_set_error_locked(const char *fmt, ...)
 
 TL_UP(API) const char *TL(status_str)(TL_STATUS s)
 {
-	switch (s) {
-	case TL_UP(OK):
-		return "success";
-	case TL_UP(EINVAL):
-		return "invalid argument";
-	case TL_UP(ENOMEM):
-		return "out of memory";
-	case TL_UP(ENOSOLUTION):
-		return "no solution of the library can run these sizes";
-	case TL_UP(EDEVICE):
-		return "device or runtime error";
-	case TL_UP(EBUILD):
-		return "a kernel failed to compile";
-	case TL_UP(ELAUNCH):
-		return "a kernel failed to launch";
-	case TL_UP(EUNSUPPORTED):
-		return "not supported by this library or device";
-	default:
-		return "unknown status";
-	}
+	static const char *const text[TL_UP(STATUS_COUNT)] = {
+	    [TL_UP(OK)] = "success",
+	    [TL_UP(EINVAL)] = "invalid argument",
+	    [TL_UP(ENOMEM)] = "out of memory",
+	    [TL_UP(ENOSOLUTION)] = "no solution of the library can run these sizes",
+	    [TL_UP(EDEVICE)] = "device or runtime error",
+	    [TL_UP(EBUILD)] = "a kernel failed to compile",
+	    [TL_UP(ELAUNCH)] = "a kernel failed to launch",
+	    [TL_UP(EUNSUPPORTED)] = "not supported by this library or device",
+	};
+
+	return (int)s >= 0 && s < TL_UP(STATUS_COUNT) && text[s] ? text[s] : "unknown status";
 }
 
 TL_UP(API) size_t TL(last_error)(char *buf, size_t len)
@@ -240,13 +232,10 @@ out_too_big:
 static TL_STATUS tl_problem_make(const struct tl_type *T, const size_t *sizes, const size_t *sc,
 				 const size_t *sa, const size_t *sb, struct tl_problem *p)
 {
-	const size_t *given[3];
+	const size_t *given[3] = {sc, sa, sb};
 	TL_STATUS st;
 	int id, t, k;
 
-	given[0] = sc;
-	given[1] = sa;
-	given[2] = sb;
 	memset(p, 0, sizeof(*p));
 	p->packed = 1;
 	if (!sizes) {
@@ -732,17 +721,6 @@ static TL_STATUS tl_module_get(uintptr_t ctx, const struct tl_device *d, const s
 	return st;
 }
 
-static TL_STATUS tl_device(TL(queue) queue, struct tl_ident *ident)
-{
-	uintptr_t ctx;
-	struct tl_device *d;
-	TL_STATUS st = tl_current(queue, &ctx, &d);
-
-	if (!st)
-		*ident = d->ident;
-	return st;
-}
-
 static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const struct tl_kernel *K,
 			    const struct tl_problem *p, const double *alpha, const double *beta,
 			    TL(mem) c, TL(mem) a, TL(mem) b)
@@ -805,7 +783,8 @@ static TL_STATUS tl_prepare(int problem, TL(queue) queue, const size_t *sizes,
 			    const size_t *strides_b, struct tl_problem *p, struct tl_pick *pick)
 {
 	const struct tl_type *T;
-	struct tl_ident ident;
+	uintptr_t ctx;
+	struct tl_device *d;
 	TL_STATUS st;
 
 	memset(pick, 0, sizeof(*pick));
@@ -817,9 +796,9 @@ static TL_STATUS tl_prepare(int problem, TL(queue) queue, const size_t *sizes,
 	T = &tl_types[problem];
 	st = tl_problem_make(T, sizes, strides_c, strides_a, strides_b, p);
 	if (!st)
-		st = tl_device(queue, &ident);
+		st = tl_current(queue, &ctx, &d);
 	if (!st && !p->empty) /* an empty problem runs no solution */
-		st = tl_choose(T, &ident, p, pick);
+		st = tl_choose(T, &d->ident, p, pick);
 	return st;
 }
 
