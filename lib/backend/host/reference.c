@@ -211,16 +211,11 @@ enum tcx_status host_contract(const struct problem *p, const void *a, const void
 			      const double alpha[2], const double beta[2], int threads,
 			      struct tcx_error *err)
 {
-	struct ref_job j;
+	struct ref_job j = {
+		.p = p, .a = a, .b = b, .c_in = c, .c_out = c,
+		.alpha = { alpha[0], alpha[1] }, .beta = { beta[0], beta[1] },
+	};
 
-	memset(&j, 0, sizeof(j));
-	j.p = p;
-	j.a = a;
-	j.b = b;
-	j.c_in = c;
-	j.c_out = c;
-	memcpy(j.alpha, alpha, sizeof(j.alpha));
-	memcpy(j.beta, beta, sizeof(j.beta));
 	return run_jobs(&j, problem_count(p, T_C), threads, err);
 }
 
@@ -229,16 +224,10 @@ enum tcx_status host_reference_at(const struct problem *p, const void *a, const 
 				  const double alpha[2], const double beta[2], double *out,
 				  int threads, struct tcx_error *err)
 {
-	struct ref_job j;
+	struct ref_job j = {
+		.p = p, .a = a, .b = b, .c_in = c_in, .lin = lin, .out = out,
+		.alpha = { alpha[0], alpha[1] }, .beta = { beta[0], beta[1] },
+	};
 
-	memset(&j, 0, sizeof(j));
-	j.p = p;
-	j.a = a;
-	j.b = b;
-	j.c_in = c_in;
-	j.lin = lin;
-	j.out = out;
-	memcpy(j.alpha, alpha, sizeof(j.alpha));
-	memcpy(j.beta, beta, sizeof(j.beta));
 	return run_jobs(&j, (int64_t)n, threads, err);
 }
