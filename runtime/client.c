@@ -153,13 +153,14 @@ static int parse_sizes(const char *text, const struct TL(problem_info) * in, int
 }
 
 /* The reference: C = alpha * sum A*B + beta * C_in, in double, and the
- * magnitude sum |alpha| |a| |b| + |beta| |c| for the error bound. */
-static void reference(const struct TL(problem_info) * in, const int64_t *size,
+ * magnitude sum |alpha| |a| |b| + |beta| |c| for the error bound.  The
+ * number of products in each sum. */
+static int64_t reference(const struct TL(problem_info) * in, const int64_t *size,
 		      const struct tensor *x, const double alpha[2], const double beta[2],
 		      double *ref, double *mag)
 {
 	int nfree = in->rank[0], nb = 0, bound[MAXIDX], k, id;
-	int64_t ci[MAXIDX], n = 1, e;
+	int64_t ci[MAXIDX], n = 1, m = 1, e;
 	char t = in->type;
 
 	for (id = 0; id < in->num_indices; id++) {
@@ -172,8 +173,10 @@ static void reference(const struct TL(problem_info) * in, const int64_t *size,
 	}
 	for (k = 0; k < nfree; k++)
 		n *= size[in->indices[0][k]];
+	for (k = 0; k < nb; k++)
+		m *= size[bound[k]];
 	for (e = 0; e < n; e++) {
-		int64_t rest = e, oc = 0, oa0 = 0, ob0 = 0, bi[MAXIDX], m = 1, j;
+		int64_t rest = e, oc = 0, oa0 = 0, ob0 = 0, bi[MAXIDX], j;
 		double s[2] = {0, 0}, am = 0, cv[2];
 
 		for (k = 0; k < nfree; k++) {
@@ -184,8 +187,6 @@ static void reference(const struct TL(problem_info) * in, const int64_t *size,
 			oa0 += ci[k] * x[1].stride[id];
 			ob0 += ci[k] * x[2].stride[id];
 		}
-		for (k = 0; k < nb; k++)
-			m *= size[bound[k]];
 		for (j = 0; j < m; j++) {
 			int64_t r2 = j, oa = oa0, ob = ob0;
 			double a[2], b[2];
@@ -215,8 +216,8 @@ static void reference(const struct TL(problem_info) * in, const int64_t *size,
 		    alpha[0] * s[1] + alpha[1] * s[0] + beta[0] * cv[1] + beta[1] * cv[0];
 		mag[e] =
 		    hypot(alpha[0], alpha[1]) * am + hypot(beta[0], beta[1]) * hypot(cv[0], cv[1]);
-		(void)m;
 	}
+	return m;
 }
 
 /* Writes n elements as a NumPy .npy file in Fortran order (the first index
@@ -265,7 +266,6 @@ static int write_npy(const char *path, char t, const struct TL(problem_info) * i
 struct dev {
 	cl_context ctx;
 	cl_command_queue q;
-	char name[256];
 };
 
 static int dev_open(const char *spec, struct dev *d)
@@ -289,7 +289,6 @@ static int dev_open(const char *spec, struct dev *d)
 		fprintf(stderr, "client: no OpenCL device %u:%u\n", pi, di);
 		return 4;
 	}
-	clGetDeviceInfo(devs[di], CL_DEVICE_NAME, sizeof(d->name), d->name, NULL);
 	d->ctx = clCreateContext(NULL, 1, &devs[di], NULL, NULL, &rc);
 	if (rc != CL_SUCCESS) {
 		fprintf(stderr, "client: cannot create an OpenCL context (%d)\n", (int)rc);
@@ -585,19 +584,10 @@ int main(int argc, char **argv)
 		if (ret)
 			goto out_mem;
 	}
-	reference(in, size, x, alpha, beta, ref, mag);
 	{
-		int64_t e, products = 1;
+		int64_t e, products = reference(in, size, x, alpha, beta, ref, mag);
 		int id;
 
-		for (id = 0; id < in->num_indices; id++) {
-			int inc = 0;
-
-			for (k = 0; k < in->rank[0]; k++)
-				inc |= in->indices[0][k] == id;
-			if (!inc)
-				products *= size[id];
-		}
 		for (e = 0; e < nc; e++) {
 			int64_t rest = e, oc = 0;
 			double g[2], err, bound;

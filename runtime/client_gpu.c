@@ -7,7 +7,6 @@ struct dev {
 	void *lib;
 	tl_gpu_dev dev;
 	tl_gpu_ctx ctx;
-	char name[256];
 };
 
 /* Makes d's device the calling thread's. */
@@ -63,7 +62,6 @@ static int dev_open(const char *spec, struct dev *d)
 		dlclose(d->lib);
 		return 4;
 	}
-	tl_gpu.DeviceGetName(d->name, (int)sizeof(d->name), d->dev);
 	rc = dev_use(d);
 	if (rc != TL_GPU_OK) {
 		fprintf(stderr, "client: cannot use %s device %d (%d)\n", TL_GPU_NAME, ordinal,

@@ -200,7 +200,7 @@ static const struct tl_gpu_sym tl_gpu_syms[] = {
     TL_GPU_SYM(DeviceGetCount, "cuDeviceGetCount", "hipGetDeviceCount", TL_GPU_TCX),
     TL_GPU_SYM(DeviceGet, "cuDeviceGet", "hipDeviceGet",
 	       TL_GPU(TL_GPU_TCX | TL_GPU_CLIENT, TL_GPU_CLIENT)),
-    TL_GPU_SYM(DeviceGetName, "cuDeviceGetName", "hipDeviceGetName", TL_GPU_ALL),
+    TL_GPU_SYM(DeviceGetName, "cuDeviceGetName", "hipDeviceGetName", TL_GPU_TCX | TL_GPU_LIB),
     TL_GPU_SYM(DeviceGetAttribute, "cuDeviceGetAttribute", "hipDeviceGetAttribute",
 	       TL_GPU(TL_GPU_TCX | TL_GPU_LIB, TL_GPU_TCX)),
     TL_GPU_SYM(DeviceTotalMem, "cuDeviceTotalMem_v2", "hipDeviceTotalMem", TL_GPU_TCX),
