@@ -577,6 +577,21 @@ static TL_STATUS tl_cl_fail(const char *what, const char *kernel, cl_int rc)
 	return TL_UP(ELAUNCH);
 }
 
+/* Sets kernel k's arguments 0..n): value[i], of size[i] bytes, and
+ * enqueues it over global (local) work-items. */
+static cl_int tl_cl_enqueue(cl_command_queue q, cl_kernel k, int n, const void *const value[],
+			    const size_t size[], const size_t global[3], const size_t local[3])
+{
+	cl_int rc = CL_SUCCESS;
+	int i;
+
+	for (i = 0; i < n && rc == CL_SUCCESS; i++)
+		rc = clSetKernelArg(k, (cl_uint)i, size[i], value[i]);
+	if (rc == CL_SUCCESS)
+		rc = clEnqueueNDRangeKernel(q, k, 3, NULL, global, local, 0, NULL, NULL);
+	return rc;
+}
+
 static TL_STATUS tl_run(TL(queue) queue, uintptr_t ctx, struct tl_code *code,
 			const struct tl_type *T, const struct tl_kernel *K,
 			struct abi_launch *L, TL(mem) cm, TL(mem) am, TL(mem) bm)
@@ -585,6 +600,13 @@ static TL_STATUS tl_run(TL(queue) queue, uintptr_t ctx, struct tl_code *code,
 	cl_kernel k = NULL;
 	cl_mem c = (cl_mem)cm, a = (cl_mem)am, b = (cl_mem)bm;
 	cl_mem ws = NULL, P = T->p_is_a ? a : b, Q = T->p_is_a ? b : a;
+	/* the arguments in common/abi.h's order: tcx_contract's (the
+	 * workspace C where there is none), and tcx_gsu_reduce's */
+	const void *value[TCX_PARAMS] = {&c, &P, &Q, &c, &L->args, &L->alpha, &L->beta};
+	const size_t mem = sizeof(cl_mem), args = sizeof(L->args), sb = L->scalar_bytes;
+	const size_t size[TCX_PARAMS] = {mem, mem, mem, mem, args, sb, sb};
+	const void *rvalue[TCX_REDUCE_PARAMS] = {&c, &ws, &L->args, &L->alpha, &L->beta, &L->total};
+	const size_t rsize[TCX_REDUCE_PARAMS] = {mem, mem, args, sb, sb, sizeof(L->total)};
 	cl_int rc;
 	TL_STATUS st = TL_UP(OK);
 
@@ -593,27 +615,14 @@ static TL_STATUS tl_run(TL(queue) queue, uintptr_t ctx, struct tl_code *code,
 		if (rc != CL_SUCCESS)
 			return tl_cl_fail("cannot allocate the GlobalSplitU workspace", K->name,
 					  rc);
+		value[TCX_PARAM_W] = &ws;
 	}
 	k = clCreateKernel(code->prog, TCX_CONTRACT_NAME, &rc);
 	if (rc != CL_SUCCESS) {
 		st = tl_cl_fail("cannot create the kernel", K->name, rc);
 		goto out;
 	}
-	rc = clSetKernelArg(k, TCX_PARAM_C, sizeof(cl_mem), &c);
-	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, TCX_PARAM_P, sizeof(cl_mem), &P);
-	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, TCX_PARAM_Q, sizeof(cl_mem), &Q);
-	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, TCX_PARAM_W, sizeof(cl_mem), ws ? &ws : &c);
-	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, TCX_PARAM_ARGS, sizeof(L->args), &L->args);
-	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, TCX_PARAM_ALPHA, L->scalar_bytes, &L->alpha);
-	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, TCX_PARAM_BETA, L->scalar_bytes, &L->beta);
-	if (rc == CL_SUCCESS)
-		rc = clEnqueueNDRangeKernel(q, k, 3, NULL, L->global, L->local, 0, NULL, NULL);
+	rc = tl_cl_enqueue(q, k, TCX_PARAMS, value, size, L->global, L->local);
 	if (rc != CL_SUCCESS) {
 		st = tl_cl_fail("cannot launch", K->name, rc);
 		goto out;
@@ -626,19 +635,7 @@ static TL_STATUS tl_run(TL(queue) queue, uintptr_t ctx, struct tl_code *code,
 		st = tl_cl_fail("cannot create the reduction kernel", K->name, rc);
 		goto out;
 	}
-	rc = clSetKernelArg(k, TCX_REDUCE_C, sizeof(cl_mem), &c);
-	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, TCX_REDUCE_W, sizeof(cl_mem), &ws);
-	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, TCX_REDUCE_ARGS, sizeof(L->args), &L->args);
-	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, TCX_REDUCE_ALPHA, L->scalar_bytes, &L->alpha);
-	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, TCX_REDUCE_BETA, L->scalar_bytes, &L->beta);
-	if (rc == CL_SUCCESS)
-		rc = clSetKernelArg(k, TCX_REDUCE_TOTAL, sizeof(L->total), &L->total);
-	if (rc == CL_SUCCESS)
-		rc = clEnqueueNDRangeKernel(q, k, 3, NULL, L->rglobal, L->rlocal, 0, NULL, NULL);
+	rc = tl_cl_enqueue(q, k, TCX_REDUCE_PARAMS, rvalue, rsize, L->rglobal, L->rlocal);
 	if (rc != CL_SUCCESS)
 		st = tl_cl_fail("cannot launch the GlobalSplitU reduction", K->name, rc);
 out:
