@@ -367,36 +367,16 @@ static const struct tl_variant *tl_match(const struct tl_type *T, const struct t
 	return T->nvariants ? &T->variants[T->nvariants - 1] : NULL;
 }
 
-/* The choice for a problem on a device: the logic variant and solution. */
+/* The choice for a problem on a device: the call's context and device,
+ * the logic variant and solution. */
 struct tl_pick {
+	uintptr_t ctx;
+	struct tl_device *dev;
 	const struct tl_variant *var;
 	int sol;    /* the logic's solution */
 	int kernel; /* the type's kernel */
 	char why[512];
 };
-
-static TL_STATUS tl_choose(const struct tl_type *T, const struct tl_ident *id,
-			   const struct tl_problem *p, struct tl_pick *out)
-{
-	char dev_why[384], sel_why[512];
-
-	memset(out, 0, sizeof(*out));
-	out->sol = out->kernel = -1;
-	out->var = tl_match(T, id, dev_why, sizeof(dev_why));
-	if (!out->var) {
-		tl_set_error("the library has no logic for %s", T->info.name);
-		return TL_UP(ENOSOLUTION);
-	}
-	out->sol = sel_choose(&out->var->sel, (enum sel_kind)out->var->kind, p->size, sel_why,
-			      sizeof(sel_why));
-	snprintf(out->why, sizeof(out->why), "%.300s; %.200s", sel_why, dev_why);
-	if (out->sol < 0) {
-		tl_set_error("%s: no solution can run these sizes (%s)", T->info.name, out->why);
-		return TL_UP(ENOSOLUTION);
-	}
-	out->kernel = out->var->kernel_of[out->sol];
-	return TL_UP(OK);
-}
 
 /* The launch of kernel K of type T for problem p, as tcx's plan_launch
  * makes it (abi.c), with work sizes within every device's limits. */
@@ -718,25 +698,6 @@ static TL_STATUS tl_module_get(uintptr_t ctx, const struct tl_device *d, const s
 	return st;
 }
 
-static TL_STATUS tl_execute(TL(queue) queue, const struct tl_type *T, const struct tl_kernel *K,
-			    const struct tl_problem *p, const double *alpha, const double *beta,
-			    TL(mem) c, TL(mem) a, TL(mem) b)
-{
-	uintptr_t ctx;
-	struct tl_device *d;
-	struct tl_module *m;
-	struct abi_launch L;
-	TL_STATUS st = tl_current(queue, &ctx, &d);
-
-	if (!st)
-		st = tl_module_get(ctx, d, K, !p->packed, &m);
-	if (!st)
-		st = tl_launch_make(T, K, p, alpha, beta, &L);
-	if (st)
-		return st;
-	return tl_run(queue, ctx, &m->code, T, K, &L, c, a, b);
-}
-
 TL_UP(API) TL_STATUS TL(compile)(TL(queue) queue, const char *target)
 {
 	uintptr_t ctx = 0;
@@ -775,13 +736,13 @@ TL_UP(API) void TL(release)(void)
 
 /* ---- the calls ------------------------------------------------------------------------ */
 
+/* The problem of a call, and the choice for it on the queue's device. */
 static TL_STATUS tl_prepare(int problem, TL(queue) queue, const size_t *sizes,
 			    const size_t *strides_c, const size_t *strides_a,
 			    const size_t *strides_b, struct tl_problem *p, struct tl_pick *pick)
 {
 	const struct tl_type *T;
-	uintptr_t ctx;
-	struct tl_device *d;
+	char dev_why[384], sel_why[512];
 	TL_STATUS st;
 
 	memset(pick, 0, sizeof(*pick));
@@ -793,10 +754,23 @@ static TL_STATUS tl_prepare(int problem, TL(queue) queue, const size_t *sizes,
 	T = &tl_types[problem];
 	st = tl_problem_make(T, sizes, strides_c, strides_a, strides_b, p);
 	if (!st)
-		st = tl_current(queue, &ctx, &d);
-	if (!st && !p->empty) /* an empty problem runs no solution */
-		st = tl_choose(T, &d->ident, p, pick);
-	return st;
+		st = tl_current(queue, &pick->ctx, &pick->dev);
+	if (st || p->empty) /* an empty problem runs no solution */
+		return st;
+	pick->var = tl_match(T, &pick->dev->ident, dev_why, sizeof(dev_why));
+	if (!pick->var) {
+		tl_set_error("the library has no logic for %s", T->info.name);
+		return TL_UP(ENOSOLUTION);
+	}
+	pick->sol = sel_choose(&pick->var->sel, (enum sel_kind)pick->var->kind, p->size, sel_why,
+			       sizeof(sel_why));
+	snprintf(pick->why, sizeof(pick->why), "%.300s; %.200s", sel_why, dev_why);
+	if (pick->sol < 0) {
+		tl_set_error("%s: no solution can run these sizes (%s)", T->info.name, pick->why);
+		return TL_UP(ENOSOLUTION);
+	}
+	pick->kernel = pick->var->kernel_of[pick->sol];
+	return TL_UP(OK);
 }
 
 /* An empty problem (an index of size 0): no kernel, since there is nothing
@@ -869,8 +843,12 @@ TL_STATUS TL(run)(int problem, TL(queue) queue, const size_t *sizes, const size_
 		  const size_t *strides_a, const size_t *strides_b, const double *alpha,
 		  const double *beta, TL(mem) c, TL(mem) a, TL(mem) b)
 {
+	const struct tl_type *T;
+	const struct tl_kernel *K;
 	struct tl_problem p;
 	struct tl_pick pick;
+	struct tl_module *m;
+	struct abi_launch L;
 	TL_STATUS st;
 
 	if (!alpha) {
@@ -880,12 +858,16 @@ TL_STATUS TL(run)(int problem, TL(queue) queue, const size_t *sizes, const size_
 	st = tl_prepare(problem, queue, sizes, strides_c, strides_a, strides_b, &p, &pick);
 	if (st)
 		return st;
+	T = &tl_types[problem];
 	if (p.empty)
-		return tl_empty(queue, &tl_types[problem], &p, beta, c);
+		return tl_empty(queue, T, &p, beta, c);
 	if (!c || !a || !b) {
 		tl_set_error("a buffer is missing (C, A and B are needed)");
 		return TL_UP(EINVAL);
 	}
-	return tl_execute(queue, &tl_types[problem], &tl_types[problem].kernels[pick.kernel], &p,
-			  alpha, beta, c, a, b);
+	K = &T->kernels[pick.kernel];
+	st = tl_module_get(pick.ctx, pick.dev, K, !p.packed, &m);
+	if (!st)
+		st = tl_launch_make(T, K, &p, alpha, beta, &L);
+	return st ? st : tl_run(queue, pick.ctx, &m->code, T, K, &L, c, a, b);
 }
