@@ -259,18 +259,21 @@ static TL_STATUS tl_run(TL(queue) queue, uintptr_t ctx, struct tl_code *m,
 {
 	tl_gpu_stream stream = (tl_gpu_stream)queue;
 	tl_gpu_ptr C = (tl_gpu_ptr)(uintptr_t)c, A = (tl_gpu_ptr)(uintptr_t)a;
-	tl_gpu_ptr B = (tl_gpu_ptr)(uintptr_t)b, P, Q, W = 0;
-	void *params[TCX_PARAMS_WGMMA];
+	tl_gpu_ptr B = (tl_gpu_ptr)(uintptr_t)b, W = 0;
+	tl_gpu_ptr P = T->p_is_a ? A : B, Q = T->p_is_a ? B : A;
 	/* the warpgroup kernel's tensor maps and their use: none, so that
 	 * its producer copies with cp.async */
 	static const unsigned char no_map[TCX_TMAP_BYTES];
 	static const struct tcx_tma no_tma = {0, {-1, -1, -1}, {-1, -1, -1}};
+	/* the arguments in common/abi.h's order: tcx_contract's (the
+	 * workspace C where there is none), and tcx_gsu_reduce's */
+	void *params[TCX_PARAMS_WGMMA] = {&C, &P, &Q, &C, &L->args, &L->alpha, &L->beta,
+					  (void *)no_map, (void *)no_map, (void *)&no_tma};
+	void *rparams[TCX_REDUCE_PARAMS] = {&C, &W, &L->args, &L->alpha, &L->beta, &L->total};
 	unsigned dyn;
 	tl_gpu_rc rc;
 
 	(void)ctx;
-	P = T->p_is_a ? A : B;
-	Q = T->p_is_a ? B : A;
 	dyn = K->lds_bytes > 0 ? (unsigned)K->lds_bytes : 0;
 	tl_gpu_shared(m, dyn);
 	if (L->ws_bytes) {
@@ -280,35 +283,19 @@ static TL_STATUS tl_run(TL(queue) queue, uintptr_t ctx, struct tl_code *m,
 				     tl_gpu_error(rc));
 			return TL_UP(ENOMEM);
 		}
+		params[TCX_PARAM_W] = &W;
 	}
-	params[TCX_PARAM_C] = &C;
-	params[TCX_PARAM_P] = &P;
-	params[TCX_PARAM_Q] = &Q;
-	params[TCX_PARAM_W] = W ? &W : &C;
-	params[TCX_PARAM_ARGS] = &L->args;
-	params[TCX_PARAM_ALPHA] = &L->alpha;
-	params[TCX_PARAM_BETA] = &L->beta;
-	params[TCX_PARAM_TMAP_P] = (void *)no_map;
-	params[TCX_PARAM_TMAP_Q] = (void *)no_map;
-	params[TCX_PARAM_TMA] = (void *)&no_tma;
 	rc = tl_gpu.LaunchKernel(m->contract, (unsigned)(L->global[0] / L->local[0]),
 				 (unsigned)(L->global[1] / L->local[1]),
 				 (unsigned)(L->global[2] / L->local[2]), (unsigned)L->local[0],
 				 (unsigned)L->local[1], (unsigned)L->local[2], dyn, stream, params,
 				 NULL);
-	if (rc == TL_GPU_OK && W) {
-		params[TCX_REDUCE_C] = &C;
-		params[TCX_REDUCE_W] = &W;
-		params[TCX_REDUCE_ARGS] = &L->args;
-		params[TCX_REDUCE_ALPHA] = &L->alpha;
-		params[TCX_REDUCE_BETA] = &L->beta;
-		params[TCX_REDUCE_TOTAL] = &L->total;
+	if (rc == TL_GPU_OK && W)
 		rc = tl_gpu.LaunchKernel(m->reduce, (unsigned)(L->rglobal[0] / L->rlocal[0]),
 					 (unsigned)(L->rglobal[1] / L->rlocal[1]),
 					 (unsigned)(L->rglobal[2] / L->rlocal[2]),
 					 (unsigned)L->rlocal[0], (unsigned)L->rlocal[1],
-					 (unsigned)L->rlocal[2], 0, stream, params, NULL);
-	}
+					 (unsigned)L->rlocal[2], 0, stream, rparams, NULL);
 	if (W)
 		tl_gpu.MemFreeAsync(W, stream);
 	if (rc != TL_GPU_OK) {
