@@ -312,25 +312,17 @@ static int sel_choose(const struct sel_table *t, enum sel_kind kind, const int64
 	    {SEL_NEAREST, SEL_MODEL, SEL_LOGIC},
 	    {SEL_MODEL, SEL_NEAREST, SEL_LOGIC},
 	};
+	/* the selectors, by kind */
+	static int (*const by_kind[SEL_KINDS])(const struct sel_table *, const int64_t *, char *,
+						size_t) = {sel_logic, sel_nearest, sel_model};
 	int j, k;
 
 	if ((int)kind < 0 || kind >= SEL_KINDS)
 		kind = SEL_MODEL;
 	for (j = 0; j < SEL_KINDS; j++) {
 		char w[384];
-		int s = -1;
+		int s = by_kind[order[kind][j]](t, sizes, w, sizeof(w));
 
-		switch (order[kind][j]) {
-		case SEL_LOGIC:
-			s = sel_logic(t, sizes, w, sizeof(w));
-			break;
-		case SEL_NEAREST:
-			s = sel_nearest(t, sizes, w, sizeof(w));
-			break;
-		default:
-			s = sel_model(t, sizes, w, sizeof(w));
-			break;
-		}
 		if (s >= 0 && sel_accepts(t, s, sizes)) {
 			snprintf(why, len, "%s%s", w, j ? " (fallback)" : "");
 			return s;
