@@ -179,14 +179,11 @@ enum tcx_status kcache_load(const char *dir, const struct kcache_key *k, unsigne
 		unlink(strbuf_str(&path));
 		goto out_free_data;
 	}
+	/* the binary, in the place of the entry it was read from */
 	*len = (size_t)get_le((const unsigned char *)data + 32, 8);
-	*bin = malloc(*len);
-	if (!*bin) {
-		*len = 0;
-		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
-		goto out_free_data;
-	}
-	memcpy(*bin, data + KCACHE_HEADER_SIZE, *len);
+	memmove(data, data + KCACHE_HEADER_SIZE, *len);
+	*bin = (unsigned char *)data;
+	data = NULL;
 	/* recently used: for a future least-recently-used eviction */
 	if (utimensat(AT_FDCWD, strbuf_str(&path), NULL, 0) != 0)
 		tcx_log(TCX_LOG_DEBUG, "cannot touch '%s': %s", strbuf_str(&path),
