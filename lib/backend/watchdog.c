@@ -171,7 +171,6 @@ static enum tcx_status job_copy(struct launch_job *j, const struct launch *l, st
 
 	j->l = *l;
 	snprintf(j->kernel, sizeof(j->kernel), "%s", l->kernel ? l->kernel : "");
-	j->l.kernel = l->kernel;
 	for (int a = 0; a < l->nargs; a++)
 		if (l->args[a].kind == KARG_BYTES)
 			total += l->args[a].size;
@@ -194,7 +193,6 @@ enum tcx_status watchdog_launch(struct watchdog *wd, struct device *dev,
 {
 	struct launch_job *j;
 	struct timespec deadline;
-	pthread_attr_t attr;
 	pthread_condattr_t ca;
 	pthread_t tid;
 	uint64_t key = shape_key(prog, l);
@@ -234,14 +232,11 @@ enum tcx_status watchdog_launch(struct watchdog *wd, struct device *dev,
 		job_free(j);
 		return st;
 	}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&tid, &attr, worker, j) != 0) {
-		pthread_attr_destroy(&attr);
+	if (pthread_create(&tid, NULL, worker, j) != 0) {
 		job_free(j);
 		return tcx_fail(err, TCX_EDEVICE, "cannot start the kernel watchdog thread");
 	}
-	pthread_attr_destroy(&attr);
+	pthread_detach(tid);
 
 	deadline_after(timeout, &deadline);
 	pthread_mutex_lock(&wd_lock);
