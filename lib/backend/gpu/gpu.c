@@ -136,13 +136,11 @@ static enum tcx_status rtc_compile(const char *src, size_t len, const char *arch
 		}
 	}
 	/* the compiler reads a C string */
-	text = malloc(len + 1);
+	text = strndup(src, len);
 	if (!text) {
 		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
 		goto out_free;
 	}
-	memcpy(text, src, len);
-	text[len] = '\0';
 	step = tl_rtc_build(text, argv, argc, ptx, &code, &n, &msgs, &rc);
 	if (step == TL_RTC_CREATE) {
 		st = tcx_fail(err,
