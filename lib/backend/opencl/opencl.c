@@ -358,8 +358,6 @@ static void fetch_log(struct program *p)
 {
 	size_t n = 0;
 
-	free(p->head.log);
-	p->head.log = NULL;
 	if (clGetProgramBuildInfo(p->prog, p->head.dev->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) !=
 	    CL_SUCCESS)
 		n = 0;
