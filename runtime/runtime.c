@@ -194,11 +194,10 @@ static TL_STATUS tl_strides(const struct tl_type *T, struct tl_problem *p, int t
 		int64_t span = 0;
 
 		for (n = 0; n < in->rank[0]; n++) {
-			int best = -1, j;
+			int best = -1, j, id;
 
 			for (j = 0; j < in->rank[0]; j++) {
-				int id = in->indices[0][j];
-
+				id = in->indices[0][j];
 				if (!used[j] && p->size[id] > 1 &&
 				    (best < 0 ||
 				     p->stride[0][id] < p->stride[0][in->indices[0][best]]))
@@ -207,18 +206,14 @@ static TL_STATUS tl_strides(const struct tl_type *T, struct tl_problem *p, int t
 			if (best < 0)
 				break;
 			used[best] = 1;
-			{
-				int id = in->indices[0][best];
-
-				if (p->stride[0][id] <= span) {
-					tl_set_error("the strides of C let two elements share an "
-						     "address (index '%s', stride %lld)",
-						     in->index_names[id],
-						     (long long)p->stride[0][id]);
-					return TL_UP(EINVAL);
-				}
-				span += (p->size[id] - 1) * p->stride[0][id];
+			id = in->indices[0][best];
+			if (p->stride[0][id] <= span) {
+				tl_set_error("the strides of C let two elements share an address "
+					     "(index '%s', stride %lld)",
+					     in->index_names[id], (long long)p->stride[0][id]);
+				return TL_UP(EINVAL);
 			}
+			span += (p->size[id] - 1) * p->stride[0][id];
 		}
 	}
 	return TL_UP(OK);
