@@ -210,20 +210,15 @@ static TL_STATUS tl_compile_target(const char *target, const struct tl_kernel *K
 }
 
 /* Copies C to the host (to_device 0) or back, and waits for the stream:
- * after the work queued before it, and done when it returns. */
+ * after the work queued before it, and done when it returns.  The call
+ * found a current context (tl_current) before. */
 static TL_STATUS tl_copy(TL(queue) queue, TL(mem) c, void *buf, size_t bytes, int to_device)
 {
 	tl_gpu_stream stream = (tl_gpu_stream)queue;
 	tl_gpu_ptr C = (tl_gpu_ptr)(uintptr_t)c;
-	uintptr_t ctx;
-	struct tl_device *d;
-	tl_gpu_rc rc;
-	TL_STATUS st = tl_current(queue, &ctx, &d);
+	tl_gpu_rc rc = to_device ? tl_gpu.MemcpyHtoDAsync(C, buf, bytes, stream)
+				 : tl_gpu.MemcpyDtoHAsync(buf, C, bytes, stream);
 
-	if (st)
-		return st;
-	rc = to_device ? tl_gpu.MemcpyHtoDAsync(C, buf, bytes, stream)
-		       : tl_gpu.MemcpyDtoHAsync(buf, C, bytes, stream);
 	if (rc == TL_GPU_OK)
 		rc = tl_gpu.StreamSynchronize(stream);
 	if (rc == TL_GPU_OK)
