@@ -494,16 +494,13 @@ static TL_STATUS tl_code_build(uintptr_t context, const struct tl_device *d,
 {
 	cl_context ctx = (cl_context)context;
 	cl_device_id dev = (cl_device_id)d->handle;
-	const char *srcs[2];
-	size_t lens[2];
+	const char *srcs[2] = {(const char *)K->prelude[0][generic],
+			       (const char *)tl_template_opencl};
+	size_t lens[2] = {K->prelude_len[0][generic], sizeof(tl_template_opencl)};
 	cl_int rc;
 	cl_program prog;
 	cl_device_type type = 0;
 
-	srcs[0] = (const char *)K->prelude[0][generic];
-	lens[0] = K->prelude_len[0][generic];
-	srcs[1] = (const char *)tl_template_opencl;
-	lens[1] = sizeof(tl_template_opencl);
 	prog = clCreateProgramWithSource(ctx, 2, srcs, lens, &rc);
 	if (rc != CL_SUCCESS) {
 		tl_set_error_locked("cannot create a program for %s: %s (%d)", K->name,
