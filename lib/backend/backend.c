@@ -186,11 +186,11 @@ enum tcx_status device_open(const char *id, struct device **out, struct tcx_erro
  * source and options (compared in full on a hit). */
 struct cache_entry {
 	uint64_t key;
-	char *src;
 	size_t len;
 	char *opts;
 	struct program *prog;
 	struct cache_entry *next;
+	char src[]; /* len bytes */
 };
 
 struct program_cache {
@@ -233,7 +233,6 @@ void device_close(struct device *dev)
 		for (e = b->cache->head; e; e = next) {
 			next = e->next;
 			b->ops->program_free(e->prog);
-			free(e->src);
 			free(e->opts);
 			free(e);
 		}
@@ -436,22 +435,15 @@ enum tcx_status device_build(struct device *dev, const char *src, size_t len, co
 	if (use_disk && !from_disk)
 		disk_cache_store(dev, strbuf_str(&dir), &kk, prog);
 	strbuf_release(&dir);
-	e = calloc(1, sizeof(*e));
-	if (e) {
-		e->src = malloc(len + 1);
+	e = calloc(1, sizeof(*e) + len);
+	if (e)
 		e->opts = strdup(opts);
-	}
-	if (!e || !e->src || !e->opts) {
-		if (e) {
-			free(e->src);
-			free(e->opts);
-			free(e);
-		}
+	if (!e || !e->opts) {
+		free(e);
 		b->ops->program_free(prog);
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	}
 	memcpy(e->src, src, len);
-	e->src[len] = '\0';
 	e->len = len;
 	e->key = key;
 	e->prog = prog;
