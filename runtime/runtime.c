@@ -379,14 +379,12 @@ static TL_STATUS tl_launch_make(const struct tl_type *T, const struct tl_kernel 
 				const struct tl_problem *p, const double *alpha, const double *beta,
 				struct abi_launch *L)
 {
-	struct abi_sizes s;
+	const struct abi_sizes s = {.size = p->size,
+				    .stride_p = p->stride[T->p_is_a ? 1 : 2],
+				    .stride_q = p->stride[T->p_is_a ? 2 : 1],
+				    .stride_c = p->stride[0], .extent_c = p->extent_c};
 	int64_t cap[3] = {0, 0, 0}, rcap[3] = {0, 0, 0};
 
-	s.size = p->size;
-	s.stride_p = p->stride[T->p_is_a ? 1 : 2];
-	s.stride_q = p->stride[T->p_is_a ? 2 : 1];
-	s.stride_c = p->stride[0];
-	s.extent_c = p->extent_c;
 	abi_launch_make(&K->plan, &s, T->info.type, alpha, beta, L);
 	if (abi_grid(L->args.groups, L->local, cap, L->global) == ABI_FITS &&
 	    (K->plan.gsu <= 1 || abi_grid(L->rgroups, L->rlocal, rcap, L->rglobal) == ABI_FITS))
