@@ -140,10 +140,9 @@ static void describe(cl_platform_id plat, cl_device_id d, int pi, int di, struct
 	platform_str_into(plat, CL_PLATFORM_VERSION, pver, sizeof(pver));
 	tl_squeeze(pver);
 	if (pver[0]) {
-		char drv[sizeof(info->driver)];
+		size_t n = strlen(info->driver);
 
-		memcpy(drv, info->driver, sizeof(drv));
-		snprintf(info->driver, sizeof(info->driver), "%s; %s", drv, pver);
+		snprintf(info->driver + n, sizeof(info->driver) - n, "; %s", pver);
 	}
 
 	clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof(type), &type, NULL);
