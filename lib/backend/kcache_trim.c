@@ -11,7 +11,7 @@
 
 uint64_t kcache_max_bytes(void)
 {
-	const char *v = getenv("TCX_KERNEL_CACHE_MAX");
+	const char *v = getenv("TCX_KERNEL_CACHE_MAX"), *units = "kKmMgG", *unit;
 	char *end;
 	unsigned long long n;
 	uint64_t scale = 1;
@@ -22,24 +22,11 @@ uint64_t kcache_max_bytes(void)
 	n = strtoull(v, &end, 10);
 	if (end == v || errno == ERANGE)
 		return KCACHE_DEFAULT_MAX;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		scale = (uint64_t)1 << 10;
+	/* a unit: k, m or g in either case, 2^10, 2^20 or 2^30 */
+	unit = *end ? strchr(units, *end) : NULL;
+	if (unit) {
+		scale = (uint64_t)1 << (10 * (1 + (unit - units) / 2));
 		end++;
-		break;
-	case 'm':
-	case 'M':
-		scale = (uint64_t)1 << 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		scale = (uint64_t)1 << 30;
-		end++;
-		break;
-	default:
-		break;
 	}
 	if (*end == 'i' || *end == 'B')
 		end += *end == 'i' && end[1] == 'B' ? 2 : 1;

@@ -127,6 +127,10 @@ int main(void)
 	CHECK(kcache_max_bytes() == (uint64_t)512 << 20);
 	setenv("TCX_KERNEL_CACHE_MAX", "2GiB", 1);
 	CHECK(kcache_max_bytes() == (uint64_t)2 << 30);
+	setenv("TCX_KERNEL_CACHE_MAX", "64k", 1);
+	CHECK(kcache_max_bytes() == (uint64_t)64 << 10);
+	setenv("TCX_KERNEL_CACHE_MAX", "3g", 1);
+	CHECK(kcache_max_bytes() == (uint64_t)3 << 30);
 	setenv("TCX_KERNEL_CACHE_MAX", "12345", 1);
 	CHECK(kcache_max_bytes() == 12345);
 	setenv("TCX_KERNEL_CACHE_MAX", "0", 1);
