@@ -280,7 +280,7 @@ static enum tcx_status ocl_open(int index, struct device **out, struct tcx_error
 {
 	struct found *all;
 	struct device *d;
-	cl_context_properties props[3];
+	cl_context_properties props[3] = {CL_CONTEXT_PLATFORM, 0, 0};
 	enum tcx_status st;
 	cl_int rc;
 	int n, max = index + 1;
@@ -311,9 +311,7 @@ static enum tcx_status ocl_open(int index, struct device **out, struct tcx_error
 	d->base.info = &d->info;
 	d->base.platform_cache = platform_caches_kernels(d->platform);
 
-	props[0] = CL_CONTEXT_PLATFORM;
 	props[1] = (cl_context_properties)d->platform;
-	props[2] = 0;
 	d->ctx = clCreateContext(props, 1, &d->id, NULL, NULL, &rc);
 	if (!d->ctx) {
 		st = cl_fail(err, TCX_EDEVICE, rc, "cannot create an OpenCL context on '%s'",
