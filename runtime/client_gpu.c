@@ -9,20 +9,6 @@ struct dev {
 	tl_gpu_ctx ctx;
 };
 
-/* Makes d's device the calling thread's. */
-static tl_gpu_rc dev_use(struct dev *d)
-{
-#if TL_WITH_CUDA
-	CUresult rc = tl_gpu.PrimaryCtxRetain(&d->ctx, d->dev);
-
-	if (rc != CUDA_SUCCESS)
-		return rc;
-#else
-	d->ctx = d->dev;
-#endif
-	return tl_gpu.SetCurrent(d->ctx);
-}
-
 static int dev_open(const char *spec, struct dev *d)
 {
 	static const char *const names[] = TL_GPU_LIBS;
@@ -62,7 +48,14 @@ static int dev_open(const char *spec, struct dev *d)
 		dlclose(d->lib);
 		return 4;
 	}
-	rc = dev_use(d);
+	/* the device made the calling thread's: on CUDA its primary context */
+#if TL_WITH_CUDA
+	rc = tl_gpu.PrimaryCtxRetain(&d->ctx, d->dev);
+#else
+	d->ctx = d->dev;
+#endif
+	if (rc == TL_GPU_OK)
+		rc = tl_gpu.SetCurrent(d->ctx);
 	if (rc != TL_GPU_OK) {
 		fprintf(stderr, "client: cannot use %s device %d (%d)\n", TL_GPU_NAME, ordinal,
 			(int)rc);
