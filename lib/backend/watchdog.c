@@ -149,10 +149,8 @@ static void deadline_after(double s, struct timespec *ts)
 	clock_gettime(CLOCK_MONOTONIC, ts);
 	ts->tv_sec += (time_t)s;
 	ts->tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
+	ts->tv_sec += ts->tv_nsec / 1000000000L;
+	ts->tv_nsec %= 1000000000L;
 }
 
 /* Waits, with wd_lock held, until j is done or the deadline passes. */
