@@ -565,6 +565,23 @@ void solution_key(const struct solution *s, char *buf, size_t len)
 	json_decref(o);
 }
 
+void solution_store_key(const struct tcx_contraction *c, const struct solution *s, char *buf,
+			size_t len)
+{
+	struct solution x = *s;
+	char *names[3] = { x.tile_index[0], x.tile_index[1], x.unroll_index };
+	int tid[TCX_MAX_INDICES];
+
+	model_tensile_ids(c, NULL, tid);
+	for (int k = 0; k < 3; k++) {
+		int id = names[k][0] ? contraction_find(c, names[k]) : -1;
+
+		if (id >= 0)
+			snprintf(names[k], TCX_INDEX_NAME_MAX, "%c", model_tensile_char(tid[id]));
+	}
+	solution_key(&x, buf, len);
+}
+
 void solution_name(const struct solution *s, char *buf, size_t len)
 {
 	static const char edge_letter[] = { 'B', 'S', 'N' };

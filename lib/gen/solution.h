@@ -82,6 +82,12 @@ json_t *solution_to_json(const struct solution *s);
 enum tcx_status solution_from_json(struct solution *s, json_t *obj, struct tcx_error *err);
 /* A canonical text key: every parameter, name=value, in a fixed order. */
 void solution_key(const struct solution *s, char *buf, size_t len);
+/* The key of s in the results store for contraction c: solution_key with
+ * the indices it names (TileIndex, UnrollIndex) written as the letters of
+ * c's Tensile name (contraction_tensile_name), the store's problem key, so
+ * that a row reads the same whatever the expression called its indices. */
+void solution_store_key(const struct tcx_contraction *c, const struct solution *s, char *buf,
+			size_t len);
 /* A short human name: "MT64x64x16_WG16x16x1_TT4x4_VW1_..." */
 void solution_name(const struct solution *s, char *buf, size_t len);
 bool solution_equal(const struct solution *a, const struct solution *b);

@@ -492,7 +492,7 @@ enum tcx_status selector_add_store(struct selector *s, const struct logic *l, st
 			st = tcx_fail(err, TCX_ENOMEM, "out of memory");
 			goto out;
 		}
-		solution_key(&l->sols[k].sol, x.keys[k], 2048);
+		solution_store_key(l->type, &l->sols[k].sol, x.keys[k], 2048);
 	}
 	contraction_tensile_name(l->type, problem, sizeof(problem));
 	memset(&f, 0, sizeof(f));

@@ -569,6 +569,11 @@ int model_memory_order(const struct tcx_contraction *c, const struct problem *p,
 	return n;
 }
 
+char model_tensile_char(int tid)
+{
+	return tid >= 0 && tid < (int)sizeof(index_chars) - 1 ? index_chars[tid] : '?';
+}
+
 void model_tensile_ids(const struct tcx_contraction *c, const struct problem *p, int *tid)
 {
 	int ids[TCX_MAX_INDICES], n = model_memory_order(c, p, T_C, ids);

@@ -176,6 +176,8 @@ int model_memory_order(const struct tcx_contraction *c, const struct problem *p,
 /* Tensile's numbering for these strides: C's indices by C stride (fastest
  * 0), then the bound ones in tcx's order.  tid[id] = Tensile's id. */
 void model_tensile_ids(const struct tcx_contraction *c, const struct problem *p, int *tid);
+/* The letter of Tensile id tid in problem_tensile_name ('i', 'j', ...). */
+char model_tensile_char(int tid);
 
 /* Classifies with strides from p, or with all sizes equal when p is NULL. */
 void model_classify(const struct tcx_contraction *c, const struct problem *p,

@@ -43,7 +43,7 @@ static void fill_key(struct measurement *m, const struct tune_ctx *t,
 	tune_problem_key(c, t->o->strides, m->problem, sizeof(m->problem));
 	m->nidx = c->nidx;
 	memcpy(m->sizes, sizes, sizeof(int64_t) * (size_t)c->nidx);
-	solution_key(s, m->solution, sizeof(m->solution));
+	solution_store_key(c, s, m->solution, sizeof(m->solution));
 	snprintf(m->version, sizeof(m->version), "%s", tcx_version());
 }
 
