@@ -8,11 +8,14 @@
 #include "cmd.h"
 #include "gen/solution.h"
 #include "notation/notation.h"
+#include "plan/fit.h"
 #include "plan/planner.h"
 
 static const char *const planner_synopsis[] = {
 	"tcx plan --sizes <sizes> [--type <t>] [--device <id> | --for <gpu>] [--strides <strides>] "
 	"[--layout <layout>] [--format <fmt>] <expr>",
+	"tcx plan --fit [--db <file>] [--device <id> | --for <gpu>] [--type <t>] [-o <file>] "
+	"[--format <fmt>]",
 	NULL,
 };
 
@@ -31,6 +34,12 @@ static const struct cmd_option planner_options[] = {
 	  "first-fastest last-fastest" },
 	{ "format", 'f', required_argument, "<fmt>", "table (default) or json", OV_ENUM,
 	  "table json" },
+	{ "fit", 0x102, no_argument, NULL,
+	  "fit the planner's model to the measurements in the results store", OV_NONE, NULL },
+	{ "db", 0x103, required_argument, "<file>",
+	  "results store to fit from (default $XDG_CACHE_HOME/tcx/results.db)", OV_FILE, NULL },
+	{ "output", 'o', required_argument, "<file>",
+	  "write the fitted model here (default: beside the store, in models/)", OV_FILE, NULL },
 	{ NULL, 0, 0, NULL, NULL, OV_NONE, NULL },
 };
 
@@ -38,6 +47,8 @@ static const char *const planner_examples[] = {
 	"tcx plan 'C[a,b,c,i,j,k]=A[i,j,m,a]*B[m,k,b,c]' --sizes a=24,b=20,c=20,i=24,j=20,k=20,m=24 "
 	"--for h100",
 	"tcx plan 'ik,kj->ij' --sizes i=4096,j=4096,k=4096 --format json",
+	"tcx plan --fit",
+	"tcx plan --fit --db h200.db --for h200 -o h200-s.json",
 	NULL,
 };
 
@@ -180,6 +191,12 @@ static json_t *plan_json(const struct tcx_contraction *c, const struct problem *
 	json_object_set_new(o, "considered", json_integer(pl->considered));
 	json_object_set_new(o, "valid", json_integer(pl->valid));
 	json_object_set_new(o, "plan_ms", json_num(pl->plan_s * 1e3));
+	json_object_set_new(o, "model", pl->model.source[0] ? json_string(pl->model.source)
+							  : json_string("built-in"));
+	if (pl->model.source[0]) {
+		json_object_set_new(o, "model_measurements", json_integer(pl->model.fit_rows));
+		json_object_set_new(o, "model_problems", json_integer(pl->model.fit_problems));
+	}
 	return o;
 }
 
@@ -248,12 +265,105 @@ static void print_table(json_t *o)
 	       (long long)json_integer_value(json_object_get(o, "considered")),
 	       (long long)json_integer_value(json_object_get(o, "valid")),
 	       json_real_value(json_object_get(o, "plan_ms")));
+	if (json_object_get(o, "model_measurements"))
+		printf("model       fitted to %lld measurements of %lld problems (%s)\n",
+		       (long long)json_integer_value(json_object_get(o, "model_measurements")),
+		       (long long)json_integer_value(json_object_get(o, "model_problems")),
+		       json_string_value(json_object_get(o, "model")));
+	else
+		printf("model       built-in\n");
+}
+
+static json_t *quality_json(const struct fit_quality *q)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "problems", json_integer(q->problems));
+	json_object_set_new(o, "mean", json_num(q->mean));
+	json_object_set_new(o, "p10", json_num(q->p10));
+	return o;
+}
+
+/* tcx plan --fit: the model fitted to a store's measurements of one
+ * device and type, written as a model file, and how good its choices are
+ * against the built-in model's. */
+static int run_fit(const struct device_info *di, enum tcx_dtype t, const char *db,
+		   const char *out, enum out_format fmt)
+{
+	struct fit_report rep;
+	struct plan_device m;
+	struct tcx_error err = { 0 };
+	char path[4096], name[160], dbbuf[4096];
+	enum tcx_status st;
+	json_t *o;
+
+	if (!db) {
+		default_store_path(dbbuf, sizeof(dbbuf));
+		db = dbbuf;
+	}
+	st = plan_fit(db, di, t, &m, &rep, &err);
+	if (st)
+		return report(st, &err);
+	if (out) {
+		snprintf(path, sizeof(path), "%s", out);
+	} else {
+		const char *slash = strrchr(db, '/');
+		int dl = slash ? (int)(slash - db) : 1;
+
+		plan_model_name(di->name, t, name, sizeof(name));
+		snprintf(path, sizeof(path), "%.*s/models", dl, slash ? db : ".");
+		st = common_make_dirs(path, &err);
+		if (st)
+			return report(st, &err);
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", name);
+	}
+	st = plan_model_write(path, &m, t, &rep, &err);
+	if (st)
+		return report(st, &err);
+	o = json_object();
+	json_object_set_new(o, "device_name", json_string(di->name));
+	json_object_set_new(o, "type", json_string(dtype_info(t)->name));
+	json_object_set_new(o, "store", json_string(db));
+	json_object_set_new(o, "measurements", json_integer(rep.rows));
+	json_object_set_new(o, "problems", json_integer(rep.problems));
+	json_object_set_new(o, "skipped", json_integer(rep.skipped));
+	json_object_set_new(o, "folds", json_integer(rep.folds));
+	json_object_set_new(o, "held_out_builtin", quality_json(&rep.builtin_held));
+	json_object_set_new(o, "held_out_fitted", quality_json(&rep.fitted_held));
+	json_object_set_new(o, "all_builtin", quality_json(&rep.builtin_all));
+	json_object_set_new(o, "all_fitted", quality_json(&rep.fitted_all));
+	json_object_set_new(o, "model", json_string(path));
+	if (fmt == FMT_JSON) {
+		print_json(stdout, o);
+	} else {
+		printf("fitted      %s, %s: %d measurements of %d problems in %s", di->name,
+		       dtype_info(t)->name, rep.rows, rep.problems, db);
+		if (rep.skipped)
+			printf(" (%d rows unread)", rep.skipped);
+		printf("\nchoices     the fastest measured time over the time of the model's first "
+		       "choice, mean and 10th percentile:\n");
+		if (rep.folds)
+			printf("  held out  built-in %.3f / %.3f, fitted %.3f / %.3f (%d problems, "
+			       "%d folds: each chosen by a model fitted on the others)\n",
+			       rep.builtin_held.mean, rep.builtin_held.p10, rep.fitted_held.mean,
+			       rep.fitted_held.p10, rep.builtin_held.problems, rep.folds);
+		else
+			printf("  held out  too few problems to hold some out (%d folds need %d)\n",
+			       4, 8);
+		printf("  fitted on built-in %.3f / %.3f, fitted %.3f / %.3f (%d problems)\n",
+		       rep.builtin_all.mean, rep.builtin_all.p10, rep.fitted_all.mean,
+		       rep.fitted_all.p10, rep.builtin_all.problems);
+		printf("wrote       %s\n", path);
+	}
+	json_decref(o);
+	return 0;
 }
 
 int cmd_plan(int argc, char **argv)
 {
 	const char *type = NULL, *layout = NULL, *sizes = NULL, *strides = NULL, *devid = NULL;
-	const char *gpu = NULL;
+	const char *gpu = NULL, *db = NULL, *out = NULL;
+	bool fit = false;
 	enum out_format fmt = FMT_TABLE;
 	struct tcx_contraction *c = NULL;
 	struct device *dev = NULL;
@@ -286,6 +396,15 @@ int cmd_plan(int argc, char **argv)
 		case 'l':
 			layout = optarg;
 			break;
+		case 0x102:
+			fit = true;
+			break;
+		case 0x103:
+			db = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
 		case 'f':
 			if (!parse_format(optarg, &fmt, FMT_ALLOW(FMT_TABLE) | FMT_ALLOW(FMT_JSON)))
 				return option_value_error(&cmd_plan_def, 'f', "format", optarg);
@@ -296,15 +415,36 @@ int cmd_plan(int argc, char **argv)
 			return TCX_EXIT_USAGE;
 		}
 	}
+	if (gpu && devid)
+		return usage_error(&cmd_plan_def, "--device and --for cannot be used together");
+	if (gpu && !plan_known_device(gpu, &known))
+		return usage_error(&cmd_plan_def, "unknown GPU '%s' for --for: h100 or h200", gpu);
+	if (fit) {
+		enum tcx_dtype t = TCX_DTYPE_S;
+
+		if (optind < argc)
+			return usage_error(&cmd_plan_def, "--fit takes no expression: it fits to every "
+							  "problem the store holds");
+		if (sizes || strides || layout)
+			return usage_error(&cmd_plan_def, "--fit takes no --sizes, --strides or --layout");
+		if (type && !dtype_parse(type, &t))
+			return option_value_error(&cmd_plan_def, 't', "type", type);
+		if (!gpu) {
+			ret = open_device(devid, &dev);
+			if (ret)
+				return ret;
+		}
+		ret = run_fit(gpu ? &known : device_info_of(dev), t, db, out, fmt);
+		device_close(dev);
+		return ret;
+	}
+	if (db || out)
+		return usage_error(&cmd_plan_def, "--db and --output go with --fit");
 	if (optind + 1 != argc)
 		return usage_error(&cmd_plan_def, optind >= argc ? "missing the expression"
 								 : "too many arguments");
 	if (!sizes)
 		return usage_error(&cmd_plan_def, "give the sizes: --sizes i=..,j=..");
-	if (gpu && devid)
-		return usage_error(&cmd_plan_def, "--device and --for cannot be used together");
-	if (gpu && !plan_known_device(gpu, &known))
-		return usage_error(&cmd_plan_def, "unknown GPU '%s' for --for: h100 or h200", gpu);
 	ret = load_contraction(argv[optind], type, layout, &c);
 	if (ret)
 		return ret;

@@ -8,6 +8,7 @@
 
 #include "notation/notation.h"
 #include "gen/permute.h"
+#include "plan/fit.h"
 #include "plan/planner.h"
 
 /* ---- the device model ---------------------------------------------------- */
@@ -91,10 +92,30 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 		m->reread = 0.05;
 		m->launch_s = 60e-6;
 	}
-	if (cplx) {
-		/* a complex product is four real ones (the flop count says 8) */
-		m->simt_flops *= 1.0;
-	}
+	/* measured on an H200 (bench/results/2026-11-26-h200-planner.md): the
+	 * warpgroup kernel runs fp32 best in 128 x 128 tiles (128 x 256 or a
+	 * 64-wide tile ran at 0.4-0.65 of it), fp16 and bf16 in 128 x 256;
+	 * PackFreeIndices costs it about 45% where the tile would be full
+	 * without it; an operand with no unit stride along either of its
+	 * tile's directions leaves the producer copying element by element
+	 * (a tenth of the rate or less).  The SIMT kernel wants enough outputs
+	 * per work-item to feed its loads. */
+	m->eff_wg_wide = half ? 1.0 : 0.45;
+	m->eff_wg_square = half ? 0.85 : 1.0;
+	m->eff_wg_one = 0.6;
+	m->eff_wg_small = 0.4;
+	m->eff_pack = 0.55;
+	m->eff_gather = 0.15;
+	m->eff_mma = 0.8;
+	m->eff_simt_mid = 0.6;
+	m->eff_simt_small = 0.35;
+}
+
+enum tcx_status plan_device_model(const struct device_info *dev, enum tcx_dtype t,
+				  struct plan_device *m, struct tcx_error *err)
+{
+	plan_device_defaults(dev, t, m);
+	return plan_model_find(dev, t, m, err);
 }
 
 bool plan_known_device(const char *name, struct device_info *d)
@@ -180,38 +201,32 @@ static int occupancy(const struct kernel_plan *k, const struct plan_device *m)
 	return occ < 1 ? 1 : occ > 32 ? 32 : occ;
 }
 
-/* The share of its family's rate a solution sustains.  Measured on an
- * H200 (bench/results/2026-11-26-h200-planner.md): the warpgroup kernel
- * runs fp32 best in 128 x 128 tiles (a 128 x 256 or 64-wide tile ran at
- * 0.4-0.65 of it), fp16 and bf16 in 128 x 256; PackFreeIndices costs it
- * about 45% where the tile would be full without it; an operand with no
- * unit stride along either of its tile's directions leaves the producer
- * copying element by element (a tenth of the rate or less).  The SIMT
- * kernel wants enough outputs per work-item to feed its loads. */
-static double family_eff(const struct kernel_plan *k, bool p_unit, bool q_unit)
+/* The share of its family's rate a solution sustains (the eff_ fields of
+ * struct plan_device). */
+static double family_eff(const struct plan_device *m, const struct kernel_plan *k, bool p_unit,
+			 bool q_unit)
 {
 	const struct solution *s = &k->sol;
-	const bool half = k->c->dtype == TCX_DTYPE_H || k->c->dtype == TCX_DTYPE_B;
 	double e, tt = (double)s->tt[0] * s->tt[1];
 
 	if (k->wgmma) {
 		if (k->mt0 >= 128 && k->mt1 >= 256)
-			e = half ? 1.0 : 0.45;
+			e = m->eff_wg_wide;
 		else if (k->mt0 >= 128 && k->mt1 >= 128)
-			e = half ? 0.85 : 1.0;
+			e = m->eff_wg_square;
 		else if (k->mt0 >= 128 || k->mt1 >= 128)
-			e = 0.6;
+			e = m->eff_wg_one;
 		else
-			e = 0.4;
+			e = m->eff_wg_small;
 		if (s->pack_free)
-			e *= 0.55;
+			e *= m->eff_pack;
 		if (!p_unit || !q_unit)
-			e *= 0.15;
+			e *= m->eff_gather;
 		return e;
 	}
 	if (k->mi)
-		return 0.8;
-	return tt >= 32 ? 1.0 : tt >= 16 ? 0.6 : 0.35;
+		return m->eff_mma;
+	return tt >= 32 ? 1.0 : tt >= 16 ? m->eff_simt_mid : m->eff_simt_small;
 }
 
 void plan_predict(const struct plan_device *m, const struct problem *kp,
@@ -253,7 +268,7 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	rate = k->wgmma ? m->wgmma_flops : k->mi ? m->mma_flops : m->simt_flops;
 	if (rate <= 0)
 		rate = m->simt_flops;
-	rate *= family_eff(k, p_unit, q_unit);
+	rate *= family_eff(m, k, p_unit, q_unit);
 	occ = occupancy(k, m);
 	slots = m->units * occ;
 	waves = ceil_div(tiles, slots);
@@ -579,7 +594,9 @@ int planner_list(const struct problem *p, const struct device_info *dev, struct 
 
 	if (!cs)
 		return -1;
-	plan_device_defaults(dev, p->c->dtype, &m);
+	/* a model that cannot be read leaves the built-in one: planner_plan
+	 * reports it */
+	plan_device_model(dev, p->c->dtype, &m, NULL);
 	list_candidates(p, &m, cs);
 	n = cs->n < max ? cs->n : max;
 	memcpy(out, cs->s, (size_t)n * sizeof(*out));
@@ -772,9 +789,12 @@ enum tcx_status planner_plan(const struct problem *p, const struct device_info *
 	struct variant *v;
 	unsigned order[V_COUNT];
 	int best_v = -1, nv = 0, norder = 0;
+	enum tcx_status st;
 
 	memset(pl, 0, sizeof(*pl));
-	plan_device_defaults(dev, p->c->dtype, &pl->model);
+	st = plan_device_model(dev, p->c->dtype, &pl->model, err);
+	if (st)
+		return st;
 	cs = malloc(sizeof(*cs));
 	v = malloc(V_COUNT * sizeof(*v));
 	if (!cs || !v) {

@@ -36,7 +36,19 @@ struct plan_device {
 	 * pass of its loop over the bound indices (a chunk's loads, the
 	 * barrier, the products), per kernel family */
 	double group_s, simt_iter_s, wg_group_s, wg_iter_s;
+	/* The share of its family's rate a solution sustains (family_eff):
+	 * the warpgroup kernel's tiles of 128 x 256 and wider, 128 x 128, 128
+	 * along one side, smaller; PackFreeIndices; an operand it must gather
+	 * element by element; mma.sync; SIMT work-items of 16 to 31 outputs
+	 * and of fewer (32 and more sustain the rate) */
+	double eff_wg_wide, eff_wg_square, eff_wg_one, eff_wg_small, eff_pack, eff_gather;
+	double eff_mma, eff_simt_mid, eff_simt_small;
 	bool wgmma, mma;      /* the kernel families this device runs */
+	/* where the rates came from: "" built in, else the fitted model's
+	 * file (plan_model_find), fitted from fit_rows measurements of
+	 * fit_problems problems */
+	char source[512];
+	int fit_rows, fit_problems;
 	bool launch_bounds;   /* Occupancy caps a work-item's registers (the CUDA dialect) */
 };
 
@@ -44,6 +56,13 @@ struct plan_device {
  * says of it (and, for the GPUs tcx knows, measured rates). */
 void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 			  struct plan_device *out);
+
+/* The model the planner uses: the defaults, with the rates of a fitted
+ * model where one is found for the device and type (plan/fit.h,
+ * plan_model_find).  A model file that cannot be read fails with its
+ * name (out keeps the defaults). */
+enum tcx_status plan_device_model(const struct device_info *dev, enum tcx_dtype t,
+				  struct plan_device *out, struct tcx_error *err);
 
 /* A tensor the plan permutes (TTGT: transpose, transpose, GEMM,
  * transpose): a packed copy of it in device memory, its indices in the

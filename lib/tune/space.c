@@ -369,7 +369,7 @@ static enum tcx_status space_of(const struct tcx_contraction *c, const struct si
 	r->np = spread(sizes, SPACE_RANK_SIZES, pick);
 	for (int k = 0; k < r->np && !st; k++) {
 		st = problem_init(&r->p[k], c, pick[k], err);
-		plan_device_defaults(di, c->dtype, &r->model[k]);
+		plan_device_model(di, c->dtype, &r->model[k], NULL);
 	}
 	if (st)
 		goto out;

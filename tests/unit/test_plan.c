@@ -4,13 +4,18 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "backend/host/host.h"
 #include "notation/notation.h"
+#include "gen/solution.h"
+#include "plan/fit.h"
 #include "plan/merge.h"
 #include "plan/planner.h"
 #include "run/run.h"
+#include "store/store.h"
+#include "tune/tune.h"
 
 static struct tcx_contraction *parse(const char *e, enum tcx_dtype t)
 {
@@ -263,9 +268,156 @@ static void test_planner(void)
 		   "C[m,ij] = A[kl,ij] * B[m,kl]");
 }
 
+/* The store's key of a solution names its indices by the problem key's
+ * letters, whatever the expression called them. */
+static void test_store_key(void)
+{
+	struct tcx_contraction *c1 = parse("C[a,b,j]=A[b,k,a]*B[k,j]", TCX_DTYPE_S);
+	struct tcx_contraction *c2 = parse("C[x,y,z]=A[y,w,x]*B[w,z]", TCX_DTYPE_S);
+	struct solution s1, s2;
+	char k1[2048], k2[2048];
+
+	if (!c1 || !c2)
+		goto out;
+	solution_default(&s1);
+	s2 = s1;
+	snprintf(s1.unroll_index, sizeof(s1.unroll_index), "k");
+	snprintf(s1.tile_index[0], sizeof(s1.tile_index[0]), "a");
+	snprintf(s2.unroll_index, sizeof(s2.unroll_index), "w");
+	snprintf(s2.tile_index[0], sizeof(s2.tile_index[0]), "x");
+	solution_store_key(c1, &s1, k1, sizeof(k1));
+	solution_store_key(c2, &s2, k2, sizeof(k2));
+	CHECK_MSG(strcmp(k1, k2) == 0, "%s against %s", k1, k2);
+	/* k is the bound index, 'l' in Cijk_Ajli_Blk_S; a is C's first, 'i' */
+	CHECK_MSG(strstr(k1, "\"UnrollIndex\":\"l\"") != NULL, "%s", k1);
+	CHECK_MSG(strstr(k1, "\"TileIndexA\":\"i\"") != NULL ||
+		  strstr(k1, ":\"i\"") != NULL, "%s", k1);
+out:
+	contraction_free(c1);
+	contraction_free(c2);
+}
+
+/* A store of times a model with other rates predicts (the SIMT kernel's
+ * small tiles three times as efficient, each work-group's latency four
+ * times as long, the memory half as efficient) for every candidate the
+ * planner lists: the built-in model chooses worse than the best, the
+ * fitted one nearly as well as the best, and the model file it writes
+ * makes the planner use those rates. */
+static void test_fit(void)
+{
+	static const char *const cases[][2] = {
+		{ "C[i,j]=A[i,k]*B[k,j]", "i=2048,j=2048,k=64" },
+		{ "C[i,j]=A[i,k]*B[k,j]", "i=96,j=4000,k=512" },
+		{ "C[i,j]=A[i,k]*B[k,j]", "i=4000,j=40,k=2000" },
+		{ "C[i,j,k]=A[i,l,k]*B[j,l,k]", "i=64,j=64,k=200,l=64" },
+		{ "C[a,b,j]=A[b,k,a]*B[k,j]", "a=240,b=240,j=24,k=240" },
+		{ "C[a,b]=A[k,a]*B[b,k]", "a=1000,b=1200,k=300" },
+		{ "C[i,j]=A[k,i]*B[j,k]", "i=3000,j=24,k=3000" },
+		{ "C[a,b,c]=A[a,k,c]*B[k,b]", "a=100,b=100,c=100,k=32" },
+		{ "C[i,j]=A[i,k]*B[j,k]", "i=500,j=500,k=8000" },
+		{ "C[a,b,c,d]=A[a,k,b]*B[c,k,d]", "a=24,b=40,c=24,d=40,k=96" },
+	};
+	char dir[] = "/tmp/tcx-test-fit-XXXXXX", db[64], model[64];
+	struct device_info dev;
+	struct plan_device truth, m;
+	struct fit_report rep;
+	struct store *st = NULL;
+	struct tcx_error err = { 0 };
+	struct solution *sols = malloc(PLAN_MAX_CANDIDATES * sizeof(*sols));
+	int rows = 0;
+
+	if (!sols || !mkdtemp(dir) || !plan_known_device("h200", &dev)) {
+		CHECK(!"setup");
+		free(sols);
+		return;
+	}
+	snprintf(db, sizeof(db), "%s/s.db", dir);
+	snprintf(model, sizeof(model), "%s/m.json", dir);
+	plan_device_defaults(&dev, TCX_DTYPE_S, &truth);
+	truth.eff_simt_small *= 3;
+	truth.group_s *= 4;
+	truth.mem_eff /= 2;
+	CHECK(store_open(db, true, &st, &err) == TCX_OK);
+	for (size_t k = 0; st && k < ARRAY_SIZE(cases); k++) {
+		struct tcx_contraction *c = parse(cases[k][0], TCX_DTYPE_S);
+		struct problem p;
+		int64_t sz[TCX_MAX_INDICES];
+		int n;
+
+		if (!c || sizes_parse_assign_zero(c, cases[k][1], sz, &err) != TCX_OK ||
+		    problem_init(&p, c, sz, &err) != TCX_OK) {
+			CHECK_MSG(0, "%s %s", cases[k][0], cases[k][1]);
+			contraction_free(c);
+			continue;
+		}
+		n = planner_list(&p, &dev, sols, PLAN_MAX_CANDIDATES);
+		for (int j = 0; j < n; j++) {
+			struct measurement r;
+			struct kernel_plan kp;
+			struct plan_choice ch;
+
+			if (plan_make(c, &p, &sols[j], &dev, &kp, NULL) != TCX_OK ||
+			    plan_accepts(&kp, &p, NULL) != TCX_OK)
+				continue;
+			plan_predict(&truth, &p, &kp, &ch);
+			memset(&r, 0, sizeof(r));
+			snprintf(r.device, sizeof(r.device), "%s", dev.name);
+			snprintf(r.backend, sizeof(r.backend), "cuda");
+			tune_problem_key(c, NULL, r.problem, sizeof(r.problem));
+			r.nidx = c->nidx;
+			memcpy(r.sizes, p.size, sizeof(int64_t) * (size_t)c->nidx);
+			solution_store_key(c, &sols[j], r.solution, sizeof(r.solution));
+			r.median_ms = r.min_ms = r.max_ms = r.ci_lo_ms = r.ci_hi_ms = ch.time_s * 1e3;
+			r.gflops = 1;
+			r.reps = 1;
+			snprintf(r.timer, sizeof(r.timer), "event");
+			r.timestamp = 1;
+			CHECK(store_put(st, &r, &err) == TCX_OK);
+			rows++;
+		}
+		contraction_free(c);
+	}
+	store_close(st);
+	free(sols);
+	CHECK(plan_fit(db, &dev, TCX_DTYPE_S, &m, &rep, &err) == TCX_OK);
+	CHECK_MSG(rep.rows == rows && rep.problems == (int)ARRAY_SIZE(cases) && rep.skipped == 0,
+		  "%d of %d rows, %d problems, %d skipped", rep.rows, rows, rep.problems,
+		  rep.skipped);
+	CHECK_MSG(rep.builtin_all.mean < 0.97, "built-in %.3f", rep.builtin_all.mean);
+	CHECK_MSG(rep.fitted_all.mean > 0.99 && rep.fitted_all.mean > rep.builtin_all.mean,
+		  "fitted %.3f, built-in %.3f", rep.fitted_all.mean, rep.builtin_all.mean);
+	/* every problem held out once; the pull towards the built-in rates
+	 * keeps a fold's fit from the whole correction (fit.c), but it never
+	 * chooses worse */
+	CHECK_MSG(rep.folds == 4 && rep.fitted_held.problems == (int)ARRAY_SIZE(cases) &&
+			  rep.fitted_held.mean >= rep.builtin_held.mean - 1e-9,
+		  "held out: %d problems, fitted %.3f, built-in %.3f", rep.fitted_held.problems,
+		  rep.fitted_held.mean, rep.builtin_held.mean);
+	/* the file makes the planner use the fitted rates; one of another
+	 * type is refused by name */
+	CHECK(plan_model_write(model, &m, TCX_DTYPE_S, &rep, &err) == TCX_OK);
+	setenv("TCX_MODEL", model, 1);
+	{
+		struct plan_device got;
+
+		CHECK(plan_device_model(&dev, TCX_DTYPE_S, &got, &err) == TCX_OK);
+		CHECK(fabs(got.group_s / m.group_s - 1) < 1e-5 && got.fit_rows == rows && got.source[0]);
+		CHECK(plan_device_model(&dev, TCX_DTYPE_D, &got, &err) == TCX_EINVAL);
+		CHECK_MSG(strstr(err.msg, "m.json") != NULL, "%s", err.msg);
+	}
+	setenv("TCX_MODEL", "none", 1);
+	CHECK(plan_fit(db, &dev, TCX_DTYPE_D, &m, &rep, &err) == TCX_EINVAL);
+	unsetenv("TCX_MODEL");
+	remove(model);
+	remove(db);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_merge();
 	test_planner();
+	test_store_key();
+	test_fit();
 	return check_done();
 }
