@@ -524,7 +524,7 @@ static enum tcx_status fill_table(struct tune_ctx *t, const struct config_proble
 			enum tcx_status st;
 			double *cell = &ft->gflops[z * (size_t)ft->nsol + (size_t)s];
 
-			solution_key(&ft->sols[s], key, sizeof(key));
+			solution_store_key(cp->type, &ft->sols[s], key, sizeof(key));
 			tune_problem_key(cp->type, t->o->strides, problem, sizeof(problem));
 			st = store_get(t->store, t->di->name, t->di->driver, problem, ft->nidx,
 				       ft->sizes.v + z * (size_t)ft->nidx, key, &rec, &found, err);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # tune.sh - tcx tune: every Tensile config plans (--dry-run), a small tune
-# writes logic that validate uses, random search is reproducible, a re-run
-# reuses the store, --explain lists skips, runs killed with SIGKILL at
+# writes logic that validate uses (also for a candidate naming indices),
+# random search is reproducible, a re-run reuses the store, --explain lists skips, runs killed with SIGKILL at
 # random points resume to the same measurements as an uninterrupted run,
 # and an expression with no config is tuned within its budget (a count or
 # seconds) into logic that bench reads.
@@ -36,6 +36,17 @@ expect_rc 0 "the logic's choice validates"
 run validate 'C[ij]=A[ik]*B[kj]' --sizes 8,8,8 --logic "$logic" --device opencl:0:0
 expect_rc 2 "a logic file for another problem type"
 expect_err 'is for problem type Cijk_Ailk_Bjlk_S' "named"
+
+# a candidate that names indices of an expression whose letters are not
+# Tensile's: its measurements are found again for the logic's table (the
+# store keys them by the problem key's letters), so the logic selects it
+# for its size
+run tune "$data/tune/roles.yaml" --db dbr -o logicr --device opencl:0:0
+expect_rc 0 "tune of a candidate naming indices"
+run validate 'C[z,e,u,m]=A[a,u,z,c,e]*B[m,a,c]' --sizes 5,4,3,6,2,3 --logic logicr/*_S.yaml \
+	--device opencl:0:0
+expect_rc 0 "its logic selects it for its own size"
+expect_out '_Iu\.\*\.c' "the candidate naming indices"
 
 # a re-run measures nothing new
 run tune "$tiny" --db db1 -o logic1 --device opencl:0:0
