@@ -1,10 +1,11 @@
 #!/bin/bash
 # tune.sh - tcx tune: every Tensile config plans (--dry-run), a small tune
 # writes logic that validate uses (also for a candidate naming indices),
-# random search is reproducible, a re-run reuses the store, --explain lists skips, runs killed with SIGKILL at
-# random points resume to the same measurements as an uninterrupted run,
-# and an expression with no config is tuned within its budget (a count or
-# seconds) into logic that bench reads.
+# random search is reproducible, a re-run reuses the store, --explain
+# lists skips, runs killed with SIGKILL at random points resume to the
+# same measurements as an uninterrupted run, and an expression with no
+# config is tuned within its budget (a count or seconds) into logic that
+# bench reads.
 . "$(dirname "$0")/lib.sh"
 
 data=$TCX_TEST_DATA
