@@ -284,6 +284,46 @@ static json_t *quality_json(const struct fit_quality *q)
 	return o;
 }
 
+/* "29,17,3" (a static buffer: one use a statement) */
+static const char *sizes_text(const int64_t *sizes, int n)
+{
+	static char buf[256];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < n && len < sizeof(buf); k++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%lld", k ? "," : "",
+					(long long)sizes[k]);
+	return buf;
+}
+
+/* Per problem of the store, the fitted model's choice and the best. */
+static json_t *details_json(const struct fit_report *rep)
+{
+	json_t *arr = json_array();
+
+	for (int k = 0; k < rep->ndetails; k++) {
+		const struct fit_detail *d = &rep->details[k];
+		json_t *o = json_object();
+		char name[256];
+
+		json_object_set_new(o, "problem", json_string(d->problem));
+		json_object_set_new(o, "sizes", json_string(sizes_text(d->sizes, d->nidx)));
+		json_object_set_new(o, "candidates", json_integer(d->rows));
+		json_object_set_new(o, "share", json_num(d->share));
+		solution_name(&d->pick, name, sizeof(name));
+		json_object_set_new(o, "chosen", json_string(name));
+		json_object_set_new(o, "chosen_ms", json_num(d->pick_s * 1e3));
+		json_object_set_new(o, "chosen_predicted_ms", json_num(d->pick_pred_s * 1e3));
+		solution_name(&d->best, name, sizeof(name));
+		json_object_set_new(o, "best", json_string(name));
+		json_object_set_new(o, "best_ms", json_num(d->best_s * 1e3));
+		json_object_set_new(o, "best_predicted_ms", json_num(d->best_pred_s * 1e3));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
 /* tcx plan --fit: the model fitted to a store's measurements of one
  * device and type, written as a model file, and how good its choices are
  * against the built-in model's. */
@@ -313,13 +353,14 @@ static int run_fit(const struct device_info *di, enum tcx_dtype t, const char *d
 		plan_model_name(di->name, t, name, sizeof(name));
 		snprintf(path, sizeof(path), "%.*s/models", dl, slash ? db : ".");
 		st = common_make_dirs(path, &err);
-		if (st)
-			return report(st, &err);
 		snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", name);
 	}
-	st = plan_model_write(path, &m, t, &rep, &err);
-	if (st)
+	if (!st)
+		st = plan_model_write(path, &m, t, &rep, &err);
+	if (st) {
+		plan_fit_report_free(&rep);
 		return report(st, &err);
+	}
 	o = json_object();
 	json_object_set_new(o, "device_name", json_string(di->name));
 	json_object_set_new(o, "type", json_string(dtype_info(t)->name));
@@ -333,6 +374,7 @@ static int run_fit(const struct device_info *di, enum tcx_dtype t, const char *d
 	json_object_set_new(o, "all_builtin", quality_json(&rep.builtin_all));
 	json_object_set_new(o, "all_fitted", quality_json(&rep.fitted_all));
 	json_object_set_new(o, "model", json_string(path));
+	json_object_set_new(o, "problems_detail", details_json(&rep));
 	if (fmt == FMT_JSON) {
 		print_json(stdout, o);
 	} else {
@@ -353,9 +395,23 @@ static int run_fit(const struct device_info *di, enum tcx_dtype t, const char *d
 		printf("  fitted on built-in %.3f / %.3f, fitted %.3f / %.3f (%d problems)\n",
 		       rep.builtin_all.mean, rep.builtin_all.p10, rep.fitted_all.mean,
 		       rep.fitted_all.p10, rep.builtin_all.problems);
+		for (int k = 0; k < rep.ndetails && k < 5 && rep.details[k].share < 0.95; k++) {
+			const struct fit_detail *d = &rep.details[k];
+			char pick[256], best[256];
+
+			solution_name(&d->pick, pick, sizeof(pick));
+			solution_name(&d->best, best, sizeof(best));
+			printf("%-11s %s %s: %.3f of the best\n", k ? "" : "worst",
+			       d->problem, sizes_text(d->sizes, d->nidx), d->share);
+			printf("              chose %s: %.4g ms (predicted %.4g)\n", pick,
+			       d->pick_s * 1e3, d->pick_pred_s * 1e3);
+			printf("              best  %s: %.4g ms (predicted %.4g)\n", best,
+			       d->best_s * 1e3, d->best_pred_s * 1e3);
+		}
 		printf("wrote       %s\n", path);
 	}
 	json_decref(o);
+	plan_fit_report_free(&rep);
 	return 0;
 }
 

@@ -26,6 +26,7 @@ static const struct {
 	P(reread),	  P(launch_s),	    P(group_s),	      P(simt_iter_s),	 P(wg_group_s),
 	P(wg_iter_s),	  P(eff_wg_wide),   P(eff_wg_square), P(eff_wg_one),	 P(eff_wg_small),
 	P(eff_pack),	  P(eff_gather),    P(eff_mma),	      P(eff_simt_mid),	 P(eff_simt_small),
+	P(gsu_bytes),	  P(gsu_launch_s),
 };
 #undef P
 
@@ -268,6 +269,67 @@ static double evaluate(const struct plan_device *m, const struct fit_set *fs, st
 	return np ? regret / np + 0.5 * sq / nr : 0;
 }
 
+static int cmp_detail(const void *a, const void *b)
+{
+	const double x = ((const struct fit_detail *)a)->share,
+		     y = ((const struct fit_detail *)b)->share;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Each problem's first choice under m and its fastest candidate, least
+ * share first. */
+static enum tcx_status details(const struct plan_device *m, const struct fit_set *fs,
+			       struct fit_report *rep, struct tcx_error *err)
+{
+	rep->details = calloc((size_t)fs->np, sizeof(*rep->details));
+	if (!rep->details)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	for (int k = 0; k < fs->np; k++) {
+		const struct fit_prob *pb = &fs->probs[k];
+		struct fit_detail *d = &rep->details[rep->ndetails];
+		double pick_t = INFINITY;
+
+		if (pb->n < 2)
+			continue;
+		contraction_tensile_name(pb->c, d->problem, sizeof(d->problem));
+		d->nidx = pb->c->nidx;
+		memcpy(d->sizes, pb->p.size, sizeof(int64_t) * (size_t)d->nidx);
+		d->rows = pb->n;
+		d->best_s = INFINITY;
+		for (int j = pb->first; j < pb->first + pb->n; j++) {
+			const struct fit_row *r = &fs->rows[j];
+			struct plan_choice ch;
+
+			plan_predict(m, &pb->p, &r->k, &ch);
+			if (r->s < d->best_s) {
+				d->best_s = r->s;
+				d->best_pred_s = ch.time_s;
+				d->best = r->k.sol;
+			}
+			if (ch.time_s < pick_t) {
+				pick_t = ch.time_s;
+				d->pick_s = r->s;
+				d->pick_pred_s = ch.time_s;
+				d->pick = r->k.sol;
+			}
+		}
+		d->share = d->best_s / d->pick_s;
+		rep->ndetails++;
+	}
+	qsort(rep->details, (size_t)rep->ndetails, sizeof(*rep->details), cmp_detail);
+	return TCX_OK;
+}
+
+void plan_fit_report_free(struct fit_report *rep)
+{
+	if (!rep)
+		return;
+	free(rep->details);
+	rep->details = NULL;
+	rep->ndetails = 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	const double x = *(const double *)a, y = *(const double *)b;
@@ -400,6 +462,7 @@ enum tcx_status plan_fit(const char *db, const struct device_info *dev, enum tcx
 		descend(m, &base, &fs, every);
 		evaluate(m, &fs, every, all, &n);
 		quality(all, n, &rep->fitted_all);
+		st = details(m, &fs, rep, err);
 	}
 	m->fit_rows = fs.nr;
 	m->fit_problems = fs.np;

@@ -32,13 +32,29 @@ struct fit_quality {
 	double mean, p10;
 };
 
+/* One problem of the store under the fitted model: the candidate it
+ * ranks first and the fastest one measured. */
+struct fit_detail {
+	char problem[256];     /* the store's problem key */
+	int nidx;
+	int64_t sizes[TCX_MAX_INDICES];
+	int rows;              /* candidates measured */
+	double share;          /* best_s / pick_s */
+	double pick_s, pick_pred_s, best_s, best_pred_s; /* measured and predicted */
+	struct solution pick, best;
+};
+
 struct fit_report {
 	int rows, problems;    /* measurements and problems fitted */
 	int skipped;           /* rows of the device and type that could not be read */
 	int folds;             /* held-out folds (0: too few problems) */
 	struct fit_quality builtin_held, fitted_held; /* on held-out problems */
 	struct fit_quality builtin_all, fitted_all;   /* on all of them (fitted on them) */
+	struct fit_detail *details; /* per problem, least share first (plan_fit_report_free) */
+	int ndetails;
 };
+
+void plan_fit_report_free(struct fit_report *rep);
 
 /* Fits the model of device dev and type t from the measurements in the
  * results store at db: *m starts from the built-in model and gets the

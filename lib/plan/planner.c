@@ -109,6 +109,12 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	m->eff_mma = 0.8;
 	m->eff_simt_mid = 0.6;
 	m->eff_simt_small = 0.35;
+	/* GlobalSplitU: its partial sums' traffic as counted, and the
+	 * reduction's launch; on an H200 a split of 2 ran a median 1.56 times
+	 * as long as the same tile unsplit (bench/results/
+	 * 2026-11-26-h200-selection.md), which the fit makes of these */
+	m->gsu_bytes = 1;
+	m->gsu_launch_s = m->launch_s;
 }
 
 enum tcx_status plan_device_model(const struct device_info *dev, enum tcx_dtype t,
@@ -295,7 +301,8 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	bytes_q *= pen_q * (1 + (ceil_div(s0, k->mt0) - 1) * big);
 	bytes_c *= pen_c;
 	if (s->gsu > 1) /* partial sums written, then read and reduced */
-		bytes_c += 2.0 * (double)problem_count(kp, T_C) * s->gsu * (es < 4 ? 4 : es);
+		bytes_c += 2.0 * (double)problem_count(kp, T_C) * s->gsu * (es < 4 ? 4 : es) *
+			   m->gsu_bytes;
 	out->memory_s = (bytes_p + bytes_q + bytes_c) / (m->bw * m->mem_eff);
 
 	/* latency: the work-groups a unit holds overlap theirs, wave by wave */
@@ -306,7 +313,7 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 				 (s->pack_free ? 0.55 : 1);
 	else /* an iteration's loads and products scale with its depth */
 		out->latency_s = waves * (m->group_s + iters * m->simt_iter_s * s->depth_u / 16.0);
-	out->overhead_s = m->launch_s * (s->gsu > 1 ? 2 : 1);
+	out->overhead_s = m->launch_s + (s->gsu > 1 ? m->gsu_launch_s : 0);
 	out->time_s = fmax(fmax(out->compute_s, out->memory_s), out->latency_s) + out->overhead_s;
 	out->limit = out->overhead_s > fmax(fmax(out->compute_s, out->memory_s), out->latency_s)
 			     ? "overhead"

@@ -43,6 +43,9 @@ struct plan_device {
 	 * and of fewer (32 and more sustain the rate) */
 	double eff_wg_wide, eff_wg_square, eff_wg_one, eff_wg_small, eff_pack, eff_gather;
 	double eff_mma, eff_simt_mid, eff_simt_small;
+	/* GlobalSplitU: a factor on the traffic of its partial sums, and the
+	 * reduction's launch */
+	double gsu_bytes, gsu_launch_s;
 	bool wgmma, mma;      /* the kernel families this device runs */
 	/* where the rates came from: "" built in, else the fitted model's
 	 * file (plan_model_find), fitted from fit_rows measurements of
