@@ -274,16 +274,6 @@ static void print_table(json_t *o)
 		printf("model       built-in\n");
 }
 
-static json_t *quality_json(const struct fit_quality *q)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "problems", json_integer(q->problems));
-	json_object_set_new(o, "mean", json_num(q->mean));
-	json_object_set_new(o, "p10", json_num(q->p10));
-	return o;
-}
-
 /* "29,17,3" (a static buffer: one use a statement) */
 static const char *sizes_text(const int64_t *sizes, int n)
 {
@@ -369,10 +359,10 @@ static int run_fit(const struct device_info *di, enum tcx_dtype t, const char *d
 	json_object_set_new(o, "problems", json_integer(rep.problems));
 	json_object_set_new(o, "skipped", json_integer(rep.skipped));
 	json_object_set_new(o, "folds", json_integer(rep.folds));
-	json_object_set_new(o, "held_out_builtin", quality_json(&rep.builtin_held));
-	json_object_set_new(o, "held_out_fitted", quality_json(&rep.fitted_held));
-	json_object_set_new(o, "all_builtin", quality_json(&rep.builtin_all));
-	json_object_set_new(o, "all_fitted", quality_json(&rep.fitted_all));
+	json_object_set_new(o, "held_out_builtin", plan_fit_quality_json(&rep.builtin_held));
+	json_object_set_new(o, "held_out_fitted", plan_fit_quality_json(&rep.fitted_held));
+	json_object_set_new(o, "all_builtin", plan_fit_quality_json(&rep.builtin_all));
+	json_object_set_new(o, "all_fitted", plan_fit_quality_json(&rep.fitted_all));
 	json_object_set_new(o, "model", json_string(path));
 	json_object_set_new(o, "problems_detail", details_json(&rep));
 	if (fmt == FMT_JSON) {

@@ -501,7 +501,7 @@ void plan_model_name(const char *device, enum tcx_dtype t, char *buf, size_t len
 	snprintf(buf + n, len - n, "-%c.json", dtype_info(t)->letter + ('a' - 'A'));
 }
 
-static json_t *quality_json(const struct fit_quality *q)
+json_t *plan_fit_quality_json(const struct fit_quality *q)
 {
 	json_t *o = json_object();
 
@@ -525,8 +525,8 @@ enum tcx_status plan_model_write(const char *path, const struct plan_device *m, 
 	json_object_set_new(o, "measurements", json_integer(rep->rows));
 	json_object_set_new(o, "problems", json_integer(rep->problems));
 	json_object_set_new(held, "folds", json_integer(rep->folds));
-	json_object_set_new(held, "builtin", quality_json(&rep->builtin_held));
-	json_object_set_new(held, "fitted", quality_json(&rep->fitted_held));
+	json_object_set_new(held, "builtin", plan_fit_quality_json(&rep->builtin_held));
+	json_object_set_new(held, "fitted", plan_fit_quality_json(&rep->fitted_held));
 	json_object_set_new(o, "held_out", held);
 	for (int i = 0; i < NPARAM; i++)
 		json_object_set_new(ps, params[i].name,

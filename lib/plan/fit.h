@@ -22,6 +22,8 @@
 #ifndef TCX_PLAN_FIT_H
 #define TCX_PLAN_FIT_H
 
+#include <jansson.h>
+
 #include "plan/planner.h"
 
 /* How good a model's choices are over a set of problems: the fastest
@@ -55,6 +57,10 @@ struct fit_report {
 };
 
 void plan_fit_report_free(struct fit_report *rep);
+
+/* {"problems": n, "mean": x, "p10": y}, as model files and --fit's JSON
+ * write a fit_quality. */
+json_t *plan_fit_quality_json(const struct fit_quality *q);
 
 /* Fits the model of device dev and type t from the measurements in the
  * results store at db: *m starts from the built-in model and gets the
