@@ -38,6 +38,16 @@ run validate 'C[ij]=A[ik]*B[kj]' --sizes 8,8,8 --logic "$logic" --device opencl:
 expect_rc 2 "a logic file for another problem type"
 expect_err 'is for problem type Cijk_Ailk_Bjlk_S' "named"
 
+# the planner's model fitted to what the tune measured (sizes of one
+# problem type: each its own problem), saved, and used through TCX_MODEL
+run plan --fit --db db1 -o model.json --device opencl:0:0
+expect_rc 0 "plan --fit"
+expect_out 'fitted +.*: [0-9]+ measurements of [0-9]+ problems' "the fit's report"
+expect_out 'wrote +model.json' "the model written"
+TCX_MODEL=model.json run plan 'C[ijk]=A[ilk]*B[jlk]' --sizes 29,17,3,13 --device opencl:0:0
+expect_rc 0 "a plan with the fitted model"
+expect_out 'model +fitted to [0-9]+ measurements .*model.json' "the plan says which model"
+
 # a candidate that names indices of an expression whose letters are not
 # Tensile's: its measurements are found again for the logic's table (the
 # store keys them by the problem key's letters), so the logic selects it

@@ -405,8 +405,10 @@ static void test_fit(void)
 		CHECK(plan_device_model(&dev, TCX_DTYPE_D, &got, &err) == TCX_EINVAL);
 		CHECK_MSG(strstr(err.msg, "m.json") != NULL, "%s", err.msg);
 	}
+	plan_fit_report_free(&rep);
 	setenv("TCX_MODEL", "none", 1);
 	CHECK(plan_fit(db, &dev, TCX_DTYPE_D, &m, &rep, &err) == TCX_EINVAL);
+	plan_fit_report_free(&rep);
 	unsetenv("TCX_MODEL");
 	remove(model);
 	remove(db);
