@@ -110,7 +110,7 @@ static int spread(const struct size_list *all, int max, const int64_t **out)
 struct ranker {
 	const struct tcx_contraction *c;
 	const struct device_info *di;
-	struct plan_device model[SPACE_RANK_SIZES];
+	struct plan_device model; /* the device's, one for every size */
 	struct problem p[SPACE_RANK_SIZES];
 	int np;
 };
@@ -127,7 +127,7 @@ static bool rank_one(const struct ranker *r, const struct solution *s, double *t
 		if (plan_make(r->c, &r->p[k], s, r->di, &kp, NULL) != TCX_OK ||
 		    plan_accepts(&kp, &r->p[k], NULL) != TCX_OK)
 			return false;
-		plan_predict(&r->model[k], &r->p[k], &kp, &ch);
+		plan_predict(&r->model, &r->p[k], &kp, &ch);
 		*time_s += ch.time_s;
 	}
 	return isfinite(*time_s);
@@ -367,10 +367,9 @@ static enum tcx_status space_of(const struct tcx_contraction *c, const struct si
 	r->c = c;
 	r->di = di;
 	r->np = spread(sizes, SPACE_RANK_SIZES, pick);
-	for (int k = 0; k < r->np && !st; k++) {
+	plan_device_model(di, c->dtype, &r->model, NULL);
+	for (int k = 0; k < r->np && !st; k++)
 		st = problem_init(&r->p[k], c, pick[k], err);
-		plan_device_model(di, c->dtype, &r->model[k], NULL);
-	}
 	if (st)
 		goto out;
 	sp->nsizes = r->np;
