@@ -129,15 +129,11 @@ static bool grow(void **v, int *cap, int need, size_t size)
 	return true;
 }
 
-/* A problem's fold: FNV-1a of its key, so that the folds do not depend on
- * the order of the store. */
+/* A problem's fold: a hash of its key, so that the folds do not depend
+ * on the order of the store. */
 static int fold_of(const char *key, int folds)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (const char *s = key; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return (int)(h % (uint64_t)folds);
+	return (int)(common_hash64(key, strlen(key), 0) % (uint64_t)folds);
 }
 
 #define FOLDS 4
