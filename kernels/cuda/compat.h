@@ -414,10 +414,13 @@ TCX_DEV void tcx_mma(float *c, const uint *a, const uint *b)
 		float s = c[e];
 
 #if defined(TCX_TYPE_S)
+		/* the tensor cores read the top 19 bits of an fp32 operand */
 		for (int k = 0; k < 8; k++) {
 			const float av = as_float(
-				(uint)tcx_emu_xchg[w + (m % 8) * 4 + k % 4][m / 8 + 2 * (k / 4)]);
-			const float bv = as_float((uint)tcx_emu_xchg[w + n * 4 + k % 4][4 + k / 4]);
+				(uint)tcx_emu_xchg[w + (m % 8) * 4 + k % 4][m / 8 + 2 * (k / 4)] &
+				0xffffe000u);
+			const float bv = as_float(
+				(uint)tcx_emu_xchg[w + n * 4 + k % 4][4 + k / 4] & 0xffffe000u);
 
 			s += av * bv;
 		}

@@ -93,6 +93,9 @@
 #ifndef PACK1_SLOT
 #define PACK1_SLOT -1 /* and D1 */
 #endif
+#ifndef TF32X3
+#define TF32X3 0 /* tcx TF32x3: fp32 as three tf32 products (MatrixInstruction) */
+#endif
 #ifndef MI_WGMMA
 #define MI_WGMMA 0 /* tcx: MatrixInstruction on Hopper's warpgroups (kernels/cuda/wgmma.cuh) */
 #endif
@@ -843,6 +846,47 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
 				_Pragma("unroll") for (int j = 0; j < MI_FN; j++)           \
 					tcx_mma(mi_acc[i][j], fa[i], fb[j]);                \
+		}                                                                           \
+	} while (0)
+#elif MI_M && TF32X3
+	/* TF32x3: each fp32 element x of the tiles is hi + lo, hi rounded to
+	 * tf32 by two integer instructions and lo the rest, which the tensor
+	 * cores truncate (|x - hi - lo| <= 2^-21 |x|); the product is
+	 * lo_a hi_b + hi_a lo_b + hi_a hi_b, small terms first, lo_a lo_b
+	 * dropped.  fp32 accuracy at a third of the tensor cores' tf32 rate,
+	 * which is still more than the fp32 units give, and far fewer issue
+	 * slots than their FMAs: what short sums (tiles that are mostly
+	 * write-out) are bound by. */
+#define MI_SPLIT(x, hi, lo)                                                                 \
+	do {                                                                                \
+		const float x_ = (x);                                                       \
+		const uint h_ = (as_uint(x_) + 0x1000u) & 0xffffe000u;                      \
+                                                                                            \
+		(hi) = h_;                                                                  \
+		(lo) = as_uint(x_ - as_float(h_));                                          \
+	} while (0)
+#define COMPUTE_CHUNK()                                                                     \
+	do {                                                                                \
+		const int g_ = lane / 4, q_ = lane % 4;                                     \
+		_Pragma("unroll") for (int kk = 0; kk < DEPTHU; kk += MI_K) {               \
+			uint fa[MI_FM][MI_AREGS], fb[MI_FN][MI_BREGS];                      \
+			uint la[MI_FM][MI_AREGS], lb[MI_FN][MI_BREGS];                      \
+			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
+				_Pragma("unroll") for (int r = 0; r < 4; r++)               \
+					MI_SPLIT(lds_p[buf][kk + q_ + 4 * (r / 2)]          \
+						      [wm + i * MI_M + g_ + 8 * (r % 2)],   \
+						 fa[i][r], la[i][r]);                       \
+			_Pragma("unroll") for (int j = 0; j < MI_FN; j++)                   \
+				_Pragma("unroll") for (int r = 0; r < 2; r++)               \
+					MI_SPLIT(lds_q[buf][kk + q_ + 4 * r]                \
+						      [wn + j * MI_N + g_],                 \
+						 fb[j][r], lb[j][r]);                       \
+			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
+				_Pragma("unroll") for (int j = 0; j < MI_FN; j++) {         \
+					tcx_mma(mi_acc[i][j], la[i], fb[j]);                \
+					tcx_mma(mi_acc[i][j], fa[i], lb[j]);                \
+					tcx_mma(mi_acc[i][j], fa[i], fb[j]);                \
+				}                                                           \
 		}                                                                           \
 	} while (0)
 #elif MI_M

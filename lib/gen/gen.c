@@ -560,8 +560,9 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 	while (s->tt[1] % k->vw1)
 		k->vw1 /= 2;
 
-	if (s->tf32x3 && !(s->mi[0] == 64 && c->dtype == TCX_DTYPE_S))
-		REJECT("TF32x3 is for fp32 data on MatrixInstruction [64, n, 8, 1]");
+	if (s->tf32x3 && !((s->mi[0] == 64 || s->mi[0] == 16) && c->dtype == TCX_DTYPE_S))
+		REJECT("TF32x3 is for fp32 data on MatrixInstruction [64, n, 8, 1] or "
+		       "[16, 8, 8, 1]");
 	if (s->pack_free && s->mi[0] != 64)
 		REJECT("PackFreeIndices needs MatrixInstruction [64, n, k, 1]");
 	/* the warpgroup kernel: DepthU automatic = one 128-byte row */
@@ -766,8 +767,8 @@ enum tcx_status plan_prelude(const struct kernel_plan *k, struct strbuf *src, st
 		wgmma_prelude(k, src);
 	else if (k->mi)
 		strbuf_addf(src, "#define MI_M %d\n#define MI_N %d\n#define MI_K %d\n"
-			    "#define MI_WARPS0 %d\n",
-			    s->mi[0], s->mi[1], s->mi[2], k->mi_warps0);
+			    "#define MI_WARPS0 %d\n#define TF32X3 %d\n",
+			    s->mi[0], s->mi[1], s->mi[2], k->mi_warps0, s->tf32x3);
 	strbuf_addf(src, "#define NLC_P %d\n#define NLP_P %d\n#define NLC_Q %d\n#define NLP_Q %d\n",
 		    k->nlc_p, k->nlp_p, k->nlc_q, k->nlp_q);
 	strbuf_addf(src, "#define TLU_P %d\n#define TLU_Q %d\n", k->tlu_p, k->tlu_q);

@@ -76,8 +76,8 @@ static const struct paramset paramsets[] = {
 	{ "lds-edge-none", "UseLDS=True,WorkGroup=[1,1,1],ThreadTile=[1,1],VectorWidth=1,"
 			   "DepthU=1,EdgeType=None,LoopTail=False", NULL, 0 },
 	/* tensor cores (MatrixInstruction): fp16/bf16 by ldmatrix, fp32 as
-	 * tf32; two warp layouts, vector and element global reads, ShiftPtr
-	 * with GlobalSplitU, one buffer */
+	 * tf32 or TF32x3; two warp layouts, vector and element global reads,
+	 * ShiftPtr with GlobalSplitU, one buffer */
 	{ "mi16-2warps", "WorkGroup=[8,8,1],ThreadTile=[8,4],VectorWidth=4,DepthU=16,LdsPad=8,"
 			 "MatrixInstruction=[16,8,16,1]", "HB", 1 },
 	{ "mi16-4warps-gsu", "WorkGroup=[16,8,1],ThreadTile=[4,6],VectorWidth=2,DepthU=32,"
@@ -87,6 +87,9 @@ static const struct paramset paramsets[] = {
 		      "MatrixInstruction=[16,8,8,1]", "S", 1 },
 	{ "mi8-tf32-gsu", "WorkGroup=[16,8,1],ThreadTile=[4,6],VectorWidth=2,DepthU=16,"
 			  "EdgeType=ShiftPtr,GlobalSplitU=2,MatrixInstruction=[16,8,8,1]", "S", 1 },
+	/* TF32x3 on mma.sync, a DepthU that is no power of two (sums of 24) */
+	{ "mi8-tf32x3", "WorkGroup=[8,8,1],ThreadTile=[8,4],VectorWidth=4,DepthU=24,LdsPad=4,"
+			"TF32x3=True,MatrixInstruction=[16,8,8,1]", "S", 1 },
 	/* Hopper's warpgroups (wgmma): one warpgroup with two 64-row tiles,
 	 * two warpgroups side by side along D1 with GlobalSplitU and packed
 	 * free indices; fp32 as tf32, and TF32x3 with two warpgroups along D0
