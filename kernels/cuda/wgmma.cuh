@@ -79,10 +79,6 @@
  * every load of P's fragments is a two-way bank conflict.  Not where Q's
  * landed tile goes to the tensor cores as it is (WG_QDIRECT). */
 #define WG_KPERM (WG_TF32 && TLU_P && !WG_QDIRECT)
-#define WG_PK0 (PACK0_SLOT >= 0) /* PackFreeIndices: D0 spans a folded slot too */
-#define WG_PK1 (PACK1_SLOT >= 0)
-#define WG_PS0 (WG_PK0 ? PACK0_SLOT : 0) /* a valid index either way */
-#define WG_PS1 (WG_PK1 ? PACK1_SLOT : 0)
 
 /* Registers per thread (setmaxnreg).  The work-group starts with U each,
  * the most the launch bounds allow (ptxas gives kernels with setmaxnreg
@@ -153,17 +149,9 @@ INLINE tcx_u64 wg_desc(int mn_major, uint t, int R, int r0, int kk)
 	       (tcx_u64)((sbo & 0x3ffff) >> 4) << 32 | (tcx_u64)1 << 62;
 }
 
-/* The offset of free coordinate d in a tensor: d's stride s_in, or with
- * PackFreeIndices (pk) d = inner + n outer, inner of stride s_in, outer of
- * stride s_out. */
-INLINE long wg_row(long d, int pk, long n, long s_in, long s_out)
-{
-	return pk ? d % n * s_in + d / n * s_out : d * s_in;
-}
-
 /* One operand's tile of a chunk into shared memory at `dst` by cp.async,
  * the work of the producer's thread `tid` of 128: R rows of the free index
- * from coordinate `tile` (offsets by wg_row with pk, n, sd, so), `left`
+ * from coordinate `tile` (offsets by pk_row with pk, n, sd, so), `left`
  * of them inside the tensor, by DEPTHU bound elements from `base` (stride
  * su, `ulen` inside).  TLU: the free index moves fastest in global memory
  * (and the tile is MN-major); VEC: 16-byte vectors may be used (unit
@@ -183,7 +171,7 @@ INLINE void wg_load(unsigned char *dst, const GLOBAL DATA_T *X, long base, long 
 			const int c = (v % per) * WG_VEC, q = v / per;
 			const int r = tlu ? c : q, u = tlu ? q : c;
 			const int m = q < lq ? (int)min((long)WG_VEC, (long)(lc - c)) : 0;
-			const long o = base + wg_row(tile + r, pk, n, sd, so) + (long)u * su;
+			const long o = base + pk_row(tile + r, pk, n, sd, so) + (long)u * su;
 
 			tcx_cp16(dst + wg_off(tlu, R, r, u), m > 0 ? (const void *)(X + o) : X,
 				 m > 0 ? m * WG_ES : 0);
@@ -198,7 +186,7 @@ INLINE void wg_load(unsigned char *dst, const GLOBAL DATA_T *X, long base, long 
 		const int c = (blk % (ec / 8)) * 8 + in / 4, q = (blk / (ec / 8)) * 4 + in % 4;
 		const int r = tlu ? c : q, u = tlu ? q : c;
 		const int ok = r < left && u < ulen;
-		const long o = ok ? base + wg_row(tile + r, pk, n, sd, so) + (long)u * su : 0;
+		const long o = ok ? base + pk_row(tile + r, pk, n, sd, so) + (long)u * su : 0;
 		unsigned char *d = dst + wg_off(tlu, R, r, u);
 
 #if WG_TF32
@@ -334,8 +322,8 @@ KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(TCX_WGMMA_PARA
 	const int tid = (int)LID(0);
 	/* D0 and D1: their inner indices, with PackFreeIndices times the outer */
 	const long N0 = SIZE_D0, N1 = SIZE_D1, SU = SIZE_DU;
-	const long S0 = N0 * (WG_PK0 ? args.size[WG_PS0] : 1);
-	const long S1 = N1 * (WG_PK1 ? args.size[WG_PS1] : 1);
+	const long S0 = N0 * (PK0 ? args.size[PS0] : 1);
+	const long S1 = N1 * (PK1 ? args.size[PS1] : 1);
 	long g0, g1, gz;
 	long baseP = args.off_p, baseQ = args.off_q, baseC = args.off_c;
 	int gsu_part = 0;
@@ -380,9 +368,9 @@ KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(TCX_WGMMA_PARA
 
 	if (tid < 128) {
 		/* ---- the producer ---- */
-		const long sp0 = args.sp[WG_PS0], sq1 = args.sq[WG_PS1];
-		const long pP = baseP + wg_row(tile0, WG_PK0, N0, STRIDE_P_D0, sp0);
-		const long pQ = baseQ + wg_row(tile1, WG_PK1, N1, STRIDE_Q_D1, sq1);
+		const long sp0 = args.sp[PS0], sq1 = args.sq[PS1];
+		const long pP = baseP + pk_row(tile0, PK0, N0, STRIDE_P_D0, sp0);
+		const long pQ = baseQ + pk_row(tile1, PK1, N1, STRIDE_Q_D1, sq1);
 		const int left0 = (int)min(S0 - tile0, (long)MT0);
 		const int left1 = (int)min(S1 - tile1, (long)MT1);
 		/* 16-byte vectors: unit stride along them, every one aligned, and
@@ -390,18 +378,18 @@ KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(TCX_WGMMA_PARA
 		int vec_p = (TLU_P ? STRIDE_P_D0 : STRIDE_P_DU) == 1 &&
 			    (TLU_P ? STRIDE_P_DU : STRIDE_P_D0) % WG_VEC == 0 &&
 			    (size_t)(P + pP) % 16 == 0 &&
-			    (!WG_PK0 || (N0 % WG_VEC == 0 && sp0 % WG_VEC == 0));
+			    (!PK0 || (N0 % WG_VEC == 0 && sp0 % WG_VEC == 0));
 		int vec_q = (TLU_Q ? STRIDE_Q_D1 : STRIDE_Q_DU) == 1 &&
 			    (TLU_Q ? STRIDE_Q_DU : STRIDE_Q_D1) % WG_VEC == 0 &&
 			    (size_t)(Q + pQ) % 16 == 0 &&
-			    (!WG_PK1 || (N1 % WG_VEC == 0 && sq1 % WG_VEC == 0));
+			    (!PK1 || (N1 % WG_VEC == 0 && sq1 % WG_VEC == 0));
 		/* the copy engine: the coordinates of the maps' dimensions past
 		 * the first two that stand for folded indices, and which one
 		 * (pdp, pdq) is the packed index */
 		int xp[3], xq[3], pdp = -1, pdq = -1;
 		/* the tiles' first rows as (inner, outer) coordinates */
-		const int in_p = (int)(WG_PK0 ? tile0 % N0 : tile0), out_p = (int)(WG_PK0 ? tile0 / N0 : 0);
-		const int in_q = (int)(WG_PK1 ? tile1 % N1 : tile1), out_q = (int)(WG_PK1 ? tile1 / N1 : 0);
+		const int in_p = (int)(PK0 ? tile0 % N0 : tile0), out_p = (int)(PK0 ? tile0 / N0 : 0);
+		const int in_q = (int)(PK1 ? tile1 % N1 : tile1), out_q = (int)(PK1 ? tile1 / N1 : 0);
 
 		tcx_reg_dealloc<WG_REG_P>();
 		for (int b = 0; b < NB; b++) {
@@ -437,7 +425,7 @@ KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(TCX_WGMMA_PARA
 						       : xp[d_];                            \
 		wg_tma_tile(st_, &tm_p,                                                     \
 			    2 + (tma.xp[0] >= 0) + (tma.xp[1] >= 0) + (tma.xp[2] >= 0),     \
-			    TLU_P, MT0, in_p, out_p, WG_PK0, (int)N0, pdp, (int)(ch * DEPTHU), \
+			    TLU_P, MT0, in_p, out_p, PK0, (int)N0, pdp, (int)(ch * DEPTHU), \
 			    x_,                                                             \
 			    full + 2 * (s));                                                \
 		for (int d_ = 0; d_ < 3; d_++)                                              \
@@ -445,7 +433,7 @@ KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(TCX_WGMMA_PARA
 						       : xq[d_];                            \
 		wg_tma_tile(st_ + WG_P_BYTES, &tm_q,                                        \
 			    2 + (tma.xq[0] >= 0) + (tma.xq[1] >= 0) + (tma.xq[2] >= 0),     \
-			    TLU_Q, MT1, in_q, out_q, WG_PK1, (int)N1, pdq, (int)(ch * DEPTHU), \
+			    TLU_Q, MT1, in_q, out_q, PK1, (int)N1, pdq, (int)(ch * DEPTHU), \
 			    x_,                                                             \
 			    full + 2 * (s));                                                \
 		BOUND_NEXT();                                                               \
@@ -456,10 +444,10 @@ KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(TCX_WGMMA_PARA
 		const int ulen_ = (int)min((long)DEPTHU, SU - u0_);                         \
 		unsigned char *st_ = sm + (s) * WG_STAGE_BYTES;                             \
                                                                                             \
-		wg_load(st_, P, baseP + ob_off_p + u0_ * STRIDE_P_DU, tile0, WG_PK0, N0,    \
+		wg_load(st_, P, baseP + ob_off_p + u0_ * STRIDE_P_DU, tile0, PK0, N0,       \
 			STRIDE_P_D0, sp0, STRIDE_P_DU, left0, ulen_, MT0, TLU_P, vec_p, tid); \
 		wg_load(st_ + WG_P_BYTES, Q, baseQ + ob_off_q + u0_ * STRIDE_Q_DU, tile1,   \
-			WG_PK1, N1, STRIDE_Q_D1, sq1, STRIDE_Q_DU, left1, ulen_, MT1, TLU_Q, \
+			PK1, N1, STRIDE_Q_D1, sq1, STRIDE_Q_DU, left1, ulen_, MT1, TLU_Q,   \
 			vec_q, tid);                                                        \
 		tcx_cp_commit();                                                            \
 		tcx_cp_wait<0>();                                                           \
@@ -763,8 +751,8 @@ KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(TCX_WGMMA_PARA
 					const long d0 = tile0 + wm + 64 * i + 16 * (t / 32) +
 							(t % 32) / 4 + 8 * h;
 
-					ro[i][h] = d0 < S0 ? baseC + wg_row(d0, WG_PK0, N0, STRIDE_C_D0,
-									  args.sc[WG_PS0])
+					ro[i][h] = d0 < S0 ? baseC + pk_row(d0, PK0, N0, STRIDE_C_D0,
+									  args.sc[PS0])
 							   : -1;
 				}
 #pragma unroll
@@ -774,8 +762,8 @@ KERNEL __launch_bounds__(WG_THREADS, WG_BLOCKS) void tcx_contract(TCX_WGMMA_PARA
 #pragma unroll
 					for (int e = 0; e < 2; e++) {
 						const long d1 = tile1 + wn + MI_N * j + 8 * c + 2 * (t % 4) + e;
-						const long co = wg_row(d1, WG_PK1, N1, STRIDE_C_D1,
-								       args.sc[WG_PS1]);
+						const long co = pk_row(d1, PK1, N1, STRIDE_C_D1,
+								       args.sc[PS1]);
 
 #if EDGE != 2
 						if (d1 >= S1)

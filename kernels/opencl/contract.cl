@@ -88,7 +88,7 @@
 #define MI_M 0 /* MatrixInstruction[0]: tensor-core tile rows (CUDA; 0: none) */
 #endif
 #ifndef PACK0_SLOT
-#define PACK0_SLOT -1 /* tcx PackFreeIndices: the folded slot D0 spans too (warpgroups) */
+#define PACK0_SLOT -1 /* tcx PackFreeIndices: the folded slot D0 spans too */
 #endif
 #ifndef PACK1_SLOT
 #define PACK1_SLOT -1 /* and D1 */
@@ -414,12 +414,24 @@ INLINE VAL_T cmul(VAL_T a, VAL_T b)
  * d).  The kernel checks alignment at run time and falls back to element
  * reads, so any layout and offset stays correct. */
 #if GLVW > 1 && (defined(TCX_TYPE_S) || defined(TCX_TYPE_D) || MI_RAW)
-#define VEC_READ_P UNIT_P_C
-#define VEC_READ_Q UNIT_Q_C
+#define VEC_READ_P (UNIT_P_C && !PK0)
+#define VEC_READ_Q (UNIT_Q_C && !PK1)
 #else
 #define VEC_READ_P 0
 #define VEC_READ_Q 0
 #endif
+
+/* PackFreeIndices: D0 is its own index (N0 elements) and, as its outer
+ * part, the folded slot PACK0_SLOT; D1 likewise.  A free coordinate d is
+ * then inner d % n at stride s_in and outer d / n at stride s_out. */
+#define PK0 (PACK0_SLOT >= 0)
+#define PK1 (PACK1_SLOT >= 0)
+#define PS0 (PK0 ? PACK0_SLOT : 0) /* a valid slot either way */
+#define PS1 (PK1 ? PACK1_SLOT : 0)
+INLINE long pk_row(long d, int pk, long n, long s_in, long s_out)
+{
+	return pk ? d % n * s_in + d / n * s_out : d * s_in;
+}
 
 /* The offset of element (d, u) of an operand tile whose origin is at
  * `base`: d along the free index (size S, stride sd), u along DU (stride
@@ -629,7 +641,10 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 {
 	const int t0 = (int)LID(0), t1 = (int)LID(1), ts = (int)LID(2);
 	const int tid = t0 + WG0 * (t1 + WG1 * ts);
-	const long S0 = SIZE_D0, S1 = SIZE_D1, SU = SIZE_DU;
+	/* D0 and D1 have S0 and S1 elements: N0 and N1, with PackFreeIndices
+	 * times the packed slot's */
+	const long N0 = SIZE_D0, N1 = SIZE_D1, SU = SIZE_DU;
+	const long S0 = N0 * (PK0 ? args.size[PS0] : 1), S1 = N1 * (PK1 ? args.size[PS1] : 1);
 	long g0, g1, gz;
 	long baseP = args.off_p, baseQ = args.off_q, baseC = args.off_c;
 	int gsu_part = 0;
@@ -646,8 +661,9 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 	if (tile1 + MT1 > S1 && S1 >= MT1)
 		tile1 = S1 - MT1;
 #endif
-	const long pP = baseP + tile0 * STRIDE_P_D0; /* P at (tile0, u = 0) */
-	const long pQ = baseQ + tile1 * STRIDE_Q_D1;
+	/* P at (tile0, u = 0); packed, each row's offset is its own (pko_p) */
+	const long pP = baseP + (PK0 ? 0 : tile0 * STRIDE_P_D0);
+	const long pQ = baseQ + (PK1 ? 0 : tile1 * STRIDE_Q_D1);
 #if EDGE == 2
 	const int chk0 = 0, chk1 = 0;
 #else
@@ -714,16 +730,45 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 		vec_p = vec_p && args.sp[3 + NF2 + b] % GLVW == 0;
 		vec_q = vec_q && args.sq[3 + NF2 + b] % GLVW == 0;
 	}
+#if PK0 || PK1
+	/* PackFreeIndices: the offset of each row this work-item loads (the
+	 * same in every chunk), worked out once; -1 past the tensor */
+	long pko_p[NLC_P * NLP_P * GLVW], pko_q[NLC_Q * NLP_Q * GLVW];
+#define PKO_P(dd, uu, r)                                                                    \
+	(pko_p[r] = tile0 + (dd) < S0 ? pk_row(tile0 + (dd), PK0, N0, STRIDE_P_D0, args.sp[PS0]) \
+				      : -1)
+#define PKO_Q(dd, uu, r)                                                                    \
+	(pko_q[r] = tile1 + (dd) < S1 ? pk_row(tile1 + (dd), PK1, N1, STRIDE_Q_D1, args.sq[PS1]) \
+				      : -1)
+	if (PK0)
+		TILE_LOADS(PKO_P, TLU_P, NLC_P, NLP_P, LSC_P, LSP_P)
+	if (PK1)
+		TILE_LOADS(PKO_Q, TLU_Q, NLC_Q, NLP_Q, LSC_Q, LSP_Q)
+#endif
 
 	/* global -> registers for the chunk at (ob offsets, ch) */
+#if PK0
+#define LOAD_P(dd, uu, r)                                                                   \
+	rp[r] = CONJ_IF(LD_STAGE(P, cP + pko_p[r], 0, uu, pko_p[r] < 0 ? 0 : 1, left_u, 0,  \
+				 STRIDE_P_DU, 1, chk_u),                                    \
+			CONJ_P)
+#else
 #define LOAD_P(dd, uu, r)                                                                   \
 	rp[r] = CONJ_IF(LD_STAGE(P, cP, dd, uu, left0, left_u, STRIDE_P_D0, STRIDE_P_DU, ck0,    \
 				 chk_u),                                                    \
 			CONJ_P)
+#endif
+#if PK1
+#define LOAD_Q(dd, uu, r)                                                                   \
+	rq[r] = CONJ_IF(LD_STAGE(Q, cQ + pko_q[r], 0, uu, pko_q[r] < 0 ? 0 : 1, left_u, 0,  \
+				 STRIDE_Q_DU, 1, chk_u),                                    \
+			CONJ_Q)
+#else
 #define LOAD_Q(dd, uu, r)                                                                   \
 	rq[r] = CONJ_IF(LD_STAGE(Q, cQ, dd, uu, left1, left_u, STRIDE_Q_D1, STRIDE_Q_DU, ck1,    \
 				 chk_u),                                                    \
 			CONJ_Q)
+#endif
 #define STORE_P(dd, uu, r) (lds_p[buf][uu][dd] = rp[r])
 #define STORE_Q(dd, uu, r) (lds_q[buf][uu][dd] = rq[r])
 	/* An interior chunk (no bounds to check) of an aligned operand reads
@@ -1085,6 +1130,15 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 				      mi_acc[i][j][e], alpha, beta, beta0, gsu_part, args.ws_stride);
 			}
 #else
+	/* C's offsets along D0 of the work-item's vectors, worked out once (a
+	 * division each when packed); `run0`: a vector's lanes are consecutive
+	 * along D0's own index, never across the packed one */
+	long oc0[NV0];
+	const int run0 = !PK0 || N0 % VW == 0;
+
+#pragma unroll
+	for (int i = 0; i < NV0; i++)
+		oc0[i] = pk_row(tile0 + D0_OF(i, t0), PK0, N0, STRIDE_C_D0, args.sc[PS0]);
 #pragma unroll
 	for (int j = 0; j < TT1; j++) {
 		const long d1 = tile1 + D1_OF(j, t1);
@@ -1093,6 +1147,7 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 		if (d1 >= S1 || d1 < tile1_own)
 			continue;
 #endif
+		const long oc1 = baseC + pk_row(d1, PK1, N1, STRIDE_C_D1, args.sc[PS1]);
 #pragma unroll
 		for (int i = 0; i < NV0; i++) {
 #if VEC_WRITE_C
@@ -1100,9 +1155,9 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 			 * they are all inside C and in this work-group's own tile */
 			{
 				const long d0v = tile0 + D0_OF(i, t0);
-				const long ocv = baseC + d0v + d1 * STRIDE_C_D1;
+				const long ocv = oc1 + oc0[i];
 
-				if (d0v + VW <= S0 && d0v >= tile0_own &&
+				if (d0v + VW <= S0 && d0v >= tile0_own && run0 &&
 				    (size_t)(C + ocv) % (VW * sizeof(DATA_T)) == 0) {
 					VEC_T r;
 
@@ -1131,7 +1186,8 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 				if (d0 >= S0 || d0 < tile0_own)
 					continue;
 #endif
-				oc = baseC + d0 * STRIDE_C_D0 + d1 * STRIDE_C_D1;
+				oc = oc1 + (run0 ? oc0[i] + v * STRIDE_C_D0
+						 : pk_row(d0, PK0, N0, STRIDE_C_D0, args.sc[PS0]));
 				put_c(C, W, oc, r, alpha, beta, beta0, gsu_part, args.ws_stride);
 			}
 		}

@@ -254,6 +254,30 @@ static enum tcx_status check_mi(struct kernel_plan *k, const struct device_info 
 	return TCX_OK;
 }
 
+/* PackFreeIndices: D0 takes one more of P's free indices, folded until
+ * now, as its outer part, and D1 one of Q's.  The warpgroup kernel copies
+ * tiles by rows of the operand, so it takes the index that moves fastest
+ * in the operand (`by_operand`); the SIMT kernel stores C element by
+ * element, so it takes the one that moves fastest in C. */
+static void pack_slots(struct kernel_plan *k, bool by_operand)
+{
+	for (int x = 0; x < 2 && k->sol.pack_free; x++) {
+		const enum tensor_role op = (x == 0) == k->p_is_a ? T_A : T_B;
+		const enum index_class want = op == T_A ? IDX_FREE_A : IDX_FREE_B;
+		double best = -1;
+
+		for (int sl = 3; sl < 3 + k->nf2; sl++) {
+			const int id = k->slot[sl];
+			const double key = order_key(k->c, NULL, by_operand ? op : T_C, id);
+
+			if (k->c->idx[id].cls == want && (best < 0 || key < best)) {
+				best = key;
+				k->pack_slot[x] = sl;
+			}
+		}
+	}
+}
+
 /* MatrixInstruction [64, n, k, 1]: Hopper's warpgroup instructions
  * (wgmma; kernels/cuda/wgmma.cuh).  Splits the macro tile among the
  * consumer warpgroups (as many along D0 as it allows), picks each
@@ -352,23 +376,7 @@ static enum tcx_status check_wgmma(struct kernel_plan *k, const struct device_in
 		      (long long)room, occ);
 	k->lds_bytes = fixed + (int64_t)k->wg_stages * (stage + 32);
 	k->nlc_p = k->nlp_p = k->nlc_q = k->nlp_q = 1; /* the SIMT loads' pattern: unused */
-	/* PackFreeIndices: D0 takes P's next free index (the folded one of P's
-	 * free indices that moves fastest in P) as its outer part, D1 Q's */
-	for (int x = 0; x < 2 && s->pack_free; x++) {
-		const enum tensor_role op = (x == 0) == k->p_is_a ? T_A : T_B;
-		const enum index_class want = op == T_A ? IDX_FREE_A : IDX_FREE_B;
-		double best = -1;
-
-		for (int sl = 3; sl < 3 + k->nf2; sl++) {
-			const int id = k->slot[sl];
-			const double key = order_key(k->c, NULL, op, id);
-
-			if (k->c->idx[id].cls == want && (best < 0 || key < best)) {
-				best = key;
-				k->pack_slot[x] = sl;
-			}
-		}
-	}
+	pack_slots(k, true);
 	k->mi = true;
 	k->wgmma = true;
 	return TCX_OK;
@@ -563,8 +571,10 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 	if (s->tf32x3 && !((s->mi[0] == 64 || s->mi[0] == 16) && c->dtype == TCX_DTYPE_S))
 		REJECT("TF32x3 is for fp32 data on MatrixInstruction [64, n, 8, 1] or "
 		       "[16, 8, 8, 1]");
-	if (s->pack_free && s->mi[0] != 64)
-		REJECT("PackFreeIndices needs MatrixInstruction [64, n, k, 1]");
+	if (s->pack_free && s->mi[0] != 64 &&
+	    (s->mi[0] || !s->use_lds || s->edge == EDGE_SHIFTPTR))
+		REJECT("PackFreeIndices needs MatrixInstruction [64, n, k, 1], or no "
+		       "MatrixInstruction with UseLDS and EdgeType Branch or None");
 	/* the warpgroup kernel: DepthU automatic = one 128-byte row */
 	if (s->mi[0] == 64) {
 		if (s->depth_u <= 0)
@@ -596,6 +606,7 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 		st = check_mi(k, dev, err);
 	if (st)
 		return st;
+	pack_slots(k, false);
 sizes:
 	if (s->const_sizes) {
 		if (!p)
@@ -705,8 +716,6 @@ static void wgmma_prelude(const struct kernel_plan *k, struct strbuf *src)
 		    "#define WG_TNSP_Q %d\n#define TF32X3 %d\n#define WG_MSTAGES %d\n",
 		    n, s->mi[2], k->wg_wm, k->wg_stages, k->wg_mn_p, k->wg_mn_q, s->tf32x3,
 		    k->wg_mstages);
-	strbuf_addf(src, "#define PACK0_SLOT %d\n#define PACK1_SLOT %d\n", k->pack_slot[0],
-		    k->pack_slot[1]);
 	strbuf_addf(src, "#define TCX_WGMMA_ASM(d, da, db) asm volatile(\"wgmma.mma_async.sync."
 			 "aligned.m64n%dk%d.f32.%s.%s {", n, s->mi[2], ty, ty);
 	for (int r = 0; r < nreg; r++)
@@ -763,6 +772,8 @@ enum tcx_status plan_prelude(const struct kernel_plan *k, struct strbuf *src, st
 		strbuf_addf(src, "#define WG_OCC %d\n", s->occupancy);
 	if (k->split_loop)
 		strbuf_addf(src, "#define SPLIT_LOOP 1\n");
+	strbuf_addf(src, "#define PACK0_SLOT %d\n#define PACK1_SLOT %d\n", k->pack_slot[0],
+		    k->pack_slot[1]);
 	if (k->wgmma)
 		wgmma_prelude(k, src);
 	else if (k->mi)

@@ -129,7 +129,7 @@ const struct param_doc param_docs[] = {
 	{ "MatrixInstruction", "[m,n,k,b]", "tensor-core instruction shape (CUDA; 0 = none)" },
 	{ "Occupancy", "n", "tcx: work-groups per compute unit to fit registers for (CUDA; 0: any)" },
 	{ "TF32x3", "True|False", "tcx: fp32 on tensor cores as three tf32 products (fp32 accuracy)" },
-	{ "PackFreeIndices", "True|False", "tcx: tile two free indices of each operand as one (warpgroups)" },
+	{ "PackFreeIndices", "True|False", "tcx: tile two free indices of each operand as one (warpgroups, SIMT with LDS)" },
 	{ "TileIndexA", "<index>", "tcx: the free index of A its tiles run along (default: automatic)" },
 	{ "TileIndexB", "<index>", "tcx: the free index of B its tiles run along (default: automatic)" },
 	{ "UnrollIndex", "<index>", "tcx: the bound index of the unrolled loop (default: automatic)" },
@@ -591,18 +591,18 @@ void solution_name(const struct solution *s, char *buf, size_t len)
 	if (s->occupancy)
 		snprintf(occ, sizeof(occ), "_OCC%d", s->occupancy);
 	if (s->mi[0])
-		snprintf(mi, sizeof(mi), "_MI%dx%dx%dx%d%s%s", s->mi[0], s->mi[1], s->mi[2],
-			 s->mi[3], s->tf32x3 ? "_TF32X3" : "", s->pack_free ? "_PK" : "");
+		snprintf(mi, sizeof(mi), "_MI%dx%dx%dx%d%s", s->mi[0], s->mi[1], s->mi[2],
+			 s->mi[3], s->tf32x3 ? "_TF32X3" : "");
 	if (s->tile_index[0][0] || s->tile_index[1][0] || s->unroll_index[0])
 		snprintf(roles, sizeof(roles), "_I%s.%s.%s", s->tile_index[0][0] ? s->tile_index[0] : "*",
 			 s->tile_index[1][0] ? s->tile_index[1] : "*",
 			 s->unroll_index[0] ? s->unroll_index : "*");
 	snprintf(buf, len,
-		 "MT%dx%dx%d_WG%dx%dx%d_TT%dx%d_VW%d_GSU%d_PGR%d_PLR%d_E%c_WGM%d_NLC%dx%d_LT%d%s%s%s%s%s%s",
+		 "MT%dx%dx%d_WG%dx%dx%d_TT%dx%d_VW%d_GSU%d_PGR%d_PLR%d_E%c_WGM%d_NLC%dx%d_LT%d%s%s%s%s%s%s%s",
 		 s->wg[0] * s->tt[0], s->wg[1] * s->tt[1], s->depth_u, s->wg[0], s->wg[1], s->wg[2],
 		 s->tt[0], s->tt[1], s->vw, s->gsu, s->pgr, s->plr, edge_letter[s->edge], s->wgm,
 		 s->nlc[0], s->nlc[1], s->loop_tail, s->use_lds ? "" : "_DIRECT",
-		 s->const_sizes ? "_CS" : "", s->lds_pad ? "_PAD" : "", occ, mi, roles);
+		 s->const_sizes ? "_CS" : "", s->lds_pad ? "_PAD" : "", occ, mi, s->pack_free ? "_PK" : "", roles);
 }
 
 bool solution_equal(const struct solution *a, const struct solution *b)

@@ -75,6 +75,10 @@ static const struct paramset paramsets[] = {
 	  NULL, 0 },
 	{ "lds-edge-none", "UseLDS=True,WorkGroup=[1,1,1],ThreadTile=[1,1],VectorWidth=1,"
 			   "DepthU=1,EdgeType=None,LoopTail=False", NULL, 0 },
+	/* PackFreeIndices on the SIMT kernel: D0 and D1 each across a second
+	 * free index (the expressions with more than two), split GSU ways */
+	{ "lds-pack-gsu2", "UseLDS=True,WorkGroup=[4,4,1],ThreadTile=[2,4],VectorWidth=2,"
+			   "DepthU=4,GlobalSplitU=2,PackFreeIndices=True", "SC", 0 },
 	/* tensor cores (MatrixInstruction): fp16/bf16 by ldmatrix, fp32 as
 	 * tf32 or TF32x3; two warp layouts, vector and element global reads,
 	 * ShiftPtr with GlobalSplitU, one buffer */

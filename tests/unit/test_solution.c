@@ -130,6 +130,34 @@ int main(void)
 	CHECK(plan(cd, "", &k, &err) == TCX_EUNSUPPORTED); /* no fp64 on this device */
 	CHECK(plan(c, "WorkGroupMapping=0", &k, &err) == TCX_EREJECT);
 	CHECK(plan(c, "MatrixInstruction=[16,8,8,1]", &k, &err) == TCX_EREJECT);
+	/* PackFreeIndices on the SIMT kernel: D0 (a, B's tile index, C's
+	 * fastest) takes B's other free index that moves fastest in C (c), D1
+	 * (A's i) A's (b);
+	 * not with ShiftPtr (it would move a tile across the packed index) nor
+	 * without local memory */
+	{
+		struct tcx_contraction *c6 = NULL;
+		int ida, idb, idc;
+
+		CHECK(notation_parse("C[a,b,c,i,j,k]=A[i,j,m,b]*B[m,k,a,c]", TCX_DTYPE_S,
+				     LAYOUT_BY_STYLE, &c6, &err) == TCX_OK);
+		if (c6) {
+			ida = contraction_find(c6, "a");
+			idb = contraction_find(c6, "b");
+			idc = contraction_find(c6, "c");
+			CHECK(plan(c6, "UseLDS=True,PackFreeIndices=True,TileIndexB=a", &k, &err) ==
+			      TCX_OK);
+			CHECK(!k.p_is_a && k.slot[0] == ida);
+			CHECK(k.pack_slot[0] >= 0 && k.slot[k.pack_slot[0]] == idc);
+			CHECK(k.pack_slot[1] >= 0 && k.slot[k.pack_slot[1]] == idb);
+			CHECK(plan(c6, "UseLDS=True,PackFreeIndices=True,EdgeType=ShiftPtr", &k, &err) ==
+			      TCX_EREJECT);
+			CHECK(strstr(err.msg, "PackFreeIndices") != NULL);
+			CHECK(plan(c6, "UseLDS=False,PackFreeIndices=True", &k, &err) == TCX_EREJECT);
+			CHECK(plan(c6, "UseLDS=True", &k, &err) == TCX_OK && k.pack_slot[0] < 0);
+			contraction_free(c6);
+		}
+	}
 
 	/* size-dependent rules */
 	{
