@@ -109,6 +109,12 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	m->eff_mma = 0.8;
 	m->eff_simt_mid = 0.6;
 	m->eff_simt_small = 0.35;
+	/* SIMT PackFreeIndices: on an H200 AO2MO's abrs-qb-aqrs, its 260 MB
+	 * B packed, ran 15.8 TFLOP/s against 18.7 unpacked, where the model
+	 * put the packed tile's fuller work (66% against 49%) ahead; packing
+	 * only cached operands (CCSD(T)'s, 1 MB) ran 1.5-2.6x faster
+	 * (bench/results/2026-11-26-h200-tccg-pack.md) */
+	m->eff_pack_simt = 0.6;
 	/* GlobalSplitU: its partial sums' traffic as counted, and the
 	 * reduction's launch; on an H200 a split of 2 ran a median 1.56 times
 	 * as long as the same tile unsplit (bench/results/
@@ -294,6 +300,14 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	bytes_p = (double)problem_count(kp, P) * es;
 	bytes_q = (double)problem_count(kp, Q) * es;
 	bytes_c = (double)problem_count(kp, T_C) * es * (kp->c->use_beta ? 2 : 1);
+	/* the SIMT kernel reads a packed operand element by element: cheap
+	 * from the cache, not from memory */
+	if (!k->wgmma && !k->mi &&
+	    ((k->pack_slot[0] >= 0 && bytes_p >= m->cache / 2) ||
+	     (k->pack_slot[1] >= 0 && bytes_q >= m->cache / 2))) {
+		rate *= m->eff_pack_simt;
+		out->compute_s = waves * tile_flops * slots / rate;
+	}
 	/* a small operand stays in the cache whatever the order */
 	big = bytes_p * pen_p < m->cache / 2 ? 0 : m->reread;
 	bytes_p *= pen_p * (1 + (ceil_div(s1, k->mt1) - 1) * big);
@@ -394,43 +408,61 @@ static bool sum_padded_by_16(const struct problem *p)
 	return false;
 }
 
+/* Whether A or B has a free index (of more than one element) besides the
+ * one its tiles run along: then PackFreeIndices has one to take. */
+static bool has_folded_free(const struct problem *p)
+{
+	int n[2] = { 0, 0 };
+
+	for (int id = 0; id < p->c->nidx; id++) {
+		const enum index_class k = p->c->idx[id].cls;
+
+		if ((k == IDX_FREE_A || k == IDX_FREE_B) && p->size[id] > 1)
+			n[k == IDX_FREE_B]++;
+	}
+	return n[0] > 1 || n[1] > 1;
+}
+
 /* The SIMT family on GPUs: local-memory tiles of 32 to 128 a side, with
  * DepthU 16, and 8 as well for the large tiles where 16 would pad the sum
  * (on an H200 a sum of 24 ran 15-17% faster at 8:
- * bench/results/2026-11-26-h200-short-sum-sweep.md). */
+ * bench/results/2026-11-26-h200-short-sum-sweep.md); each with
+ * PackFreeIndices too where there is an index to pack (tiles across short
+ * extents: C[a,b,c,i,j,k] with a = 24 tiles a x ij, not a alone). */
 static void cands_simt(const struct problem *p, struct cands *cs)
 {
 	const enum tcx_dtype t = p->c->dtype;
 	const bool cplx = dtype_info(t)->complex, wide = t == TCX_DTYPE_D || t == TCX_DTYPE_Z;
-	const int ndu = sum_padded_by_16(p) ? 2 : 1;
+	const int ndu = sum_padded_by_16(p) ? 2 : 1, npk = has_folded_free(p) ? 2 : 1;
 	static const int shapes[][4] = {
 		/* WG0, WG1, TT0, TT1 */
 		{ 16, 16, 8, 8 }, { 16, 16, 4, 4 }, { 16, 16, 8, 4 }, { 16, 16, 4, 8 },
 		{ 16, 8, 4, 4 },  { 8, 16, 4, 4 },  { 8, 8, 4, 4 },
 	};
 
-	for (int du = 0; du < ndu; du++)
-		for (size_t k = 0; k < ARRAY_SIZE(shapes); k++) {
-			struct solution s;
+	for (int n = 0; n < ndu * npk * (int)ARRAY_SIZE(shapes); n++) {
+		const int k = n % (int)ARRAY_SIZE(shapes), du = n / (int)ARRAY_SIZE(shapes) % ndu;
+		struct solution s;
 
-			if ((cplx || wide) && shapes[k][2] * shapes[k][3] > 32)
-				continue;
-			/* DepthU 8 for the large tiles only: the small ones it makes
-			 * look cheaper to the model than TTGT's GEMM where they ran
-			 * slower (6 of the 18 CCSD(T) cases, 5-7 against 9 TFLOP/s) */
-			if (du && shapes[k][2] * shapes[k][3] < 32)
-				continue;
-			solution_default(&s);
-			s.wg[0] = shapes[k][0];
-			s.wg[1] = shapes[k][1];
-			s.tt[0] = shapes[k][2];
-			s.tt[1] = shapes[k][3];
-			s.depth_u = du ? 8 : 16;
-			s.vw = cplx ? 1 : wide ? 2 : 4;
-			while (s.vw > 1 && (s.tt[0] % s.vw || s.tt[1] % s.vw))
-				s.vw /= 2;
-			add(cs, &s);
-		}
+		if ((cplx || wide) && shapes[k][2] * shapes[k][3] > 32)
+			continue;
+		/* DepthU 8 for the large tiles only: the small ones it makes
+		 * look cheaper to the model than TTGT's GEMM where they ran
+		 * slower (6 of the 18 CCSD(T) cases, 5-7 against 9 TFLOP/s) */
+		if (du && shapes[k][2] * shapes[k][3] < 32)
+			continue;
+		solution_default(&s);
+		s.wg[0] = shapes[k][0];
+		s.wg[1] = shapes[k][1];
+		s.tt[0] = shapes[k][2];
+		s.tt[1] = shapes[k][3];
+		s.depth_u = du ? 8 : 16;
+		s.vw = cplx ? 1 : wide ? 2 : 4;
+		while (s.vw > 1 && (s.tt[0] % s.vw || s.tt[1] % s.vw))
+			s.vw /= 2;
+		s.pack_free = n / (int)ARRAY_SIZE(shapes) / ndu;
+		add(cs, &s);
+	}
 }
 
 /* Hopper's warpgroup family: MatrixInstruction [64, N, K, 1], one or two

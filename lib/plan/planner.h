@@ -40,9 +40,11 @@ struct plan_device {
 	 * the warpgroup kernel's tiles of 128 x 256 and wider, 128 x 128, 128
 	 * along one side, smaller; PackFreeIndices; an operand it must gather
 	 * element by element; mma.sync; SIMT work-items of 16 to 31 outputs
-	 * and of fewer (32 and more sustain the rate) */
+	 * and of fewer (32 and more sustain the rate); the SIMT kernel with
+	 * PackFreeIndices on an operand the cache cannot hold (it reads the
+	 * packed operand element by element) */
 	double eff_wg_wide, eff_wg_square, eff_wg_one, eff_wg_small, eff_pack, eff_gather;
-	double eff_mma, eff_simt_mid, eff_simt_small;
+	double eff_mma, eff_simt_mid, eff_simt_small, eff_pack_simt;
 	/* GlobalSplitU: a factor on the traffic of its partial sums, and the
 	 * reduction's launch */
 	double gsu_bytes, gsu_launch_s;

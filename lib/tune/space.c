@@ -323,10 +323,14 @@ static int neighbours(const struct solution *s, const struct device_info *di, bo
 				}
 			}
 	}
-	if (s->mi[0] == 64) {
+	/* PackFreeIndices, on the kernels that have it (it changes nothing
+	 * where no operand has a free index to pack: one evaluation lost) */
+	if (s->mi[0] == 64 || (gpu && !s->mi[0] && s->use_lds)) {
 		x = *s;
 		x.pack_free = !s->pack_free;
 		PUSH("PackFreeIndices");
+	}
+	if (s->mi[0] == 64) {
 		/* fp32 keeps fp32's accuracy: TF32x3 on, never plain tf32 */
 		x = *s;
 		if (fp32 && !s->tf32x3) {
