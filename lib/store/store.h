@@ -41,6 +41,10 @@ struct measurement {
 	char backend[16];  /* "opencl", "cuda" */
 	char problem[256]; /* problem type key, e.g. "Cijk_Ailk_Bjlk_S" plus expression */
 	int nidx;	   /* 0 to STORE_MAX_INDICES */
+	/* in the order of the problem key's letters: sizes[0] is index i's,
+	 * sizes[1] j's, ... (Tensile's numbering, which is also the id order
+	 * of the contraction the key came from: model.h).  For 'iml,jml->ij'
+	 * (key "Cij_Alkj_Blki_S") that is the expression's j, i, m, l. */
 	int64_t sizes[STORE_MAX_INDICES];
 	char solution[2048]; /* canonical solution key, opaque text */
 	enum meas_status status;

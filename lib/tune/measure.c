@@ -42,6 +42,8 @@ static void fill_key(struct measurement *m, const struct tune_ctx *t,
 	snprintf(m->backend, sizeof(m->backend), "%s", di->backend);
 	tune_problem_key(c, t->o->strides, m->problem, sizeof(m->problem));
 	m->nidx = c->nidx;
+	/* a contraction's ids are the key's letters (model.h), the order of
+	 * the store's sizes (store.h) */
 	memcpy(m->sizes, sizes, sizeof(int64_t) * (size_t)c->nidx);
 	solution_store_key(c, s, m->solution, sizeof(m->solution));
 	snprintf(m->version, sizeof(m->version), "%s", tcx_version());
