@@ -440,9 +440,8 @@ static enum tcx_status write_logic(struct tune_ctx *t, const struct config *cfg,
 	}
 	if (!st) {
 		json_object_set_new(report, "logic", json_string(path));
+		/* the caller reports it, with the summary (cmd/tune.c) */
 		json_object_set_new(report, "solutions", json_integer(lg->nsol));
-		tcx_log(TCX_LOG_INFO, "%s: %d solution%s; library logic written to %s", name,
-			lg->nsol, lg->nsol == 1 ? "" : "s", path);
 		t->sum->logic_files++;
 	}
 out:

@@ -183,6 +183,8 @@ checks=$((checks + 2))
 [ "$(printf '%s' "$err" | grep -cE '^ *model [0-9]+/')" -eq 2 ] || fail "a budget of 2 measures 2"
 [ "$(sqlite3 expr.db 'SELECT count(*) FROM measurements')" -eq 4 ] ||
 	fail "2 candidates x 2 sizes in the store"
+checks=$((checks + 1))
+[ "$(printf '%s\n%s\n' "$out" "$err" | grep -c 'logice/')" -eq 1 ] || fail "the logic named once"
 logic=$(ls logice/*_S.yaml 2>/dev/null)
 run bench "$ex" --exact 16,8,2,8 --exact 5,3,2,7 --logic "$logic" --min-reps 1 --min-time 0 \
 	--device opencl:0:0
