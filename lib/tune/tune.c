@@ -639,6 +639,7 @@ enum tcx_status tune_config(struct tune_ctx *t, const struct config *cfg, struct
 	bool incomplete = false;
 
 	t->t_start = common_now_seconds();
+	memset(&t->seen, 0, sizeof(t->seen));
 	if (!t->sum->report)
 		t->sum->report = json_array();
 	st = check_params(cfg, err);
@@ -660,5 +661,7 @@ enum tcx_status tune_config(struct tune_ctx *t, const struct config *cfg, struct
 		st = TCX_EINCOMPLETE;
 	}
 	t->sum->seconds = common_now_seconds() - t->t_start;
+	free(t->seen.v);
+	memset(&t->seen, 0, sizeof(t->seen));
 	return st;
 }
