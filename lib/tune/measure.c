@@ -12,12 +12,19 @@
 void tune_problem_key(const struct tcx_contraction *c, const char *strides, char *buf,
 		      size_t len)
 {
+	char key[256];
 	size_t n;
 
 	contraction_tensile_name(c, buf, len);
 	n = strlen(buf);
-	if (strides && n < len)
-		snprintf(buf + n, len - n, " strides %s", strides);
+	if (!strides || n >= len)
+		return;
+	/* the strides a tune takes were checked before it started
+	 * (problem_parse_strides): a spec the key cannot put in the order
+	 * of its letters does not come here */
+	if (problem_strides_key(c, strides, key, sizeof(key), NULL) != TCX_OK)
+		snprintf(key, sizeof(key), "%s", strides);
+	snprintf(buf + n, len - n, " strides %s", key);
 }
 
 enum tcx_status tune_problem_at(const struct tune_ctx *t, const struct tcx_contraction *c,

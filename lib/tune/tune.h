@@ -141,7 +141,9 @@ enum tcx_status tune_record(struct tune_ctx *t, const struct tcx_contraction *c,
 
 /* The store's problem key for a contraction: Tensile's name, followed by
  * the strides when there are any (tune_opts.strides), so that strided and
- * packed measurements of one problem type never mix. */
+ * packed measurements of one problem type never mix.  The strides are
+ * written as problem_strides_key writes them, in the order of the name's
+ * letters, as the store's sizes are (store.h). */
 void tune_problem_key(const struct tcx_contraction *c, const char *strides, char *buf,
 		      size_t len);
 /* The problem of contraction c at these sizes with the run's strides
