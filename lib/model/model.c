@@ -293,6 +293,57 @@ static enum tcx_status parse_stride_list(const char *s, size_t len, int64_t *out
 	return TCX_OK;
 }
 
+/* The next "TENSOR=[s0,s1,...]" of spec at *s: its tensor role and its
+ * strides in written order; moves *s past it. */
+static enum tcx_status next_strides(const struct tcx_contraction *c, const char *spec,
+				    const char **s, int *t, int64_t *v, int *n,
+				    struct tcx_error *err)
+{
+	const char *eq = strchr(*s, '='), *end;
+	char name[TCX_INDEX_NAME_MAX];
+	int depth = 0;
+	enum tcx_status st;
+
+	if (!eq || eq == *s || (size_t)(eq - *s) >= sizeof(name))
+		return tcx_fail(err, TCX_EPARSE,
+				"cannot parse strides '%s': expected TENSOR=[s0,s1,...]", spec);
+	memcpy(name, *s, (size_t)(eq - *s));
+	name[eq - *s] = '\0';
+	*t = -1;
+	for (int k = 0; k < 3; k++)
+		if (strcmp(name, tensor_label[k]) == 0 || strcmp(name, c->tensor_name[k]) == 0)
+			*t = k;
+	if (*t < 0)
+		return tcx_fail(err, TCX_EINVAL,
+				"unknown tensor '%s' in strides (expected A, B or C)", name);
+	/* the list runs to a ';', or to a ',' that starts "NAME=" */
+	for (end = eq + 1; *end; end++) {
+		if (*end == '[')
+			depth++;
+		else if (*end == ']')
+			depth--;
+		if (depth != 0)
+			continue;
+		if (*end == ';')
+			break;
+		if (*end == ',') {
+			const char *q = end + 1;
+
+			while (*q == ' ')
+				q++;
+			while (*q && (isalnum((unsigned char)*q) || *q == '_'))
+				q++;
+			if (*q == '=')
+				break;
+		}
+	}
+	if (depth != 0)
+		return tcx_fail(err, TCX_EPARSE, "unbalanced brackets in strides '%s'", spec);
+	st = parse_stride_list(eq + 1, (size_t)(end - eq - 1), v, n, err);
+	*s = *end ? end + 1 : end;
+	return st;
+}
+
 enum tcx_status problem_parse_strides(struct problem *p, const char *spec,
 				      struct tcx_error *err)
 {
@@ -300,55 +351,64 @@ enum tcx_status problem_parse_strides(struct problem *p, const char *spec,
 	enum tcx_status st;
 
 	while (*s) {
-		const char *eq = strchr(s, '='), *end;
-		char name[TCX_INDEX_NAME_MAX];
 		int64_t v[TCX_MAX_INDICES];
-		int n, t = -1, depth = 0;
+		int n, t;
 
-		if (!eq || eq == s || (size_t)(eq - s) >= sizeof(name))
-			return tcx_fail(err, TCX_EPARSE,
-					"cannot parse strides '%s': expected TENSOR=[s0,s1,...]", spec);
-		memcpy(name, s, (size_t)(eq - s));
-		name[eq - s] = '\0';
-		for (int k = 0; k < 3; k++)
-			if (strcmp(name, tensor_label[k]) == 0 ||
-			    strcmp(name, p->c->tensor_name[k]) == 0)
-				t = k;
-		if (t < 0)
-			return tcx_fail(err, TCX_EINVAL,
-					"unknown tensor '%s' in strides (expected A, B or C)", name);
-		/* the list runs to a ';', or to a ',' that starts "NAME=" */
-		for (end = eq + 1; *end; end++) {
-			if (*end == '[')
-				depth++;
-			else if (*end == ']')
-				depth--;
-			if (depth != 0)
-				continue;
-			if (*end == ';')
-				break;
-			if (*end == ',') {
-				const char *q = end + 1;
-
-				while (*q == ' ')
-					q++;
-				while (*q && (isalnum((unsigned char)*q) || *q == '_'))
-					q++;
-				if (*q == '=')
-					break;
-			}
-		}
-		if (depth != 0)
-			return tcx_fail(err, TCX_EPARSE, "unbalanced brackets in strides '%s'", spec);
-		st = parse_stride_list(eq + 1, (size_t)(end - eq - 1), v, &n, err);
+		st = next_strides(p->c, spec, &s, &t, v, &n, err);
 		if (st)
 			return st;
 		st = problem_set_strides(p, (enum tensor_role)t, v, n, err);
 		if (st)
 			return st;
-		s = *end ? end + 1 : end;
 	}
 	return problem_check_alias(p, err);
+}
+
+enum tcx_status problem_strides_key(const struct tcx_contraction *c, const char *spec,
+				    char *buf, size_t len, struct tcx_error *err)
+{
+	static const int order[3] = { T_A, T_B, T_C };
+	int64_t v[3][TCX_MAX_INDICES];
+	bool given[3] = { false, false, false };
+	struct strbuf sb = STRBUF_INIT;
+	const char *s = spec;
+	enum tcx_status st = TCX_OK;
+
+	while (*s && !st) {
+		int64_t w[TCX_MAX_INDICES];
+		int n, t;
+
+		st = next_strides(c, spec, &s, &t, w, &n, err);
+		if (!st && n != c->rank[t])
+			st = tcx_fail(err, TCX_EINVAL,
+				      "tensor %s has %d indices but %d strides were given",
+				      tensor_label[t], c->rank[t], n);
+		if (st)
+			break;
+		/* in the order of the key's letters: the tensor's dimensions
+		 * from the fastest outward, as the layout has them */
+		for (int k = 0; k < n; k++)
+			v[t][k] = w[c->layout == LAYOUT_FIRST_FASTEST ? k : n - 1 - k];
+		given[t] = true;
+	}
+	for (int k = 0; k < 3 && !st; k++) {
+		int t = order[k];
+
+		if (!given[t])
+			continue;
+		strbuf_addf(&sb, "%s%s=[", sb.len ? "," : "", tensor_label[t]);
+		for (int j = 0; j < c->rank[t]; j++)
+			strbuf_addf(&sb, "%s%lld", j ? "," : "", (long long)v[t][j]);
+		strbuf_addc(&sb, ']');
+	}
+	if (!st)
+		st = strbuf_status(&sb, err);
+	if (!st && sb.len >= len)
+		st = tcx_fail(err, TCX_ERANGE, "strides '%s' are too long for a key", spec);
+	if (!st)
+		snprintf(buf, len, "%s", strbuf_str(&sb));
+	strbuf_release(&sb);
+	return st;
 }
 
 struct dimsort {

@@ -126,6 +126,15 @@ enum tcx_status problem_set_strides(struct problem *p, enum tensor_role t, const
 /* Parses "A=[1,64],B=[..],C=[..]" (or colons: A=1:64) into p's strides. */
 enum tcx_status problem_parse_strides(struct problem *p, const char *spec,
 				      struct tcx_error *err);
+/* The strides of spec (read as problem_parse_strides reads them) as the
+ * results store's problem key names them: the tensors spec gives, as A,
+ * B, C, each with its strides in the order of the key's letters, which is
+ * its dimensions from the fastest outward as the layout has them
+ * ("ik,kj->ij" with "A=[40,1]" gives "A=[1,40]").  TCX_EPARSE or
+ * TCX_EINVAL for a spec problem_parse_strides refuses for its form or
+ * its counts; the values are not checked. */
+enum tcx_status problem_strides_key(const struct tcx_contraction *c, const char *spec,
+				    char *buf, size_t len, struct tcx_error *err);
 /* Checks that no two elements of C share an address. */
 enum tcx_status problem_check_alias(const struct problem *p, struct tcx_error *err);
 /* The flop count: 2 (8 complex) * product of all sizes, a multiply and an

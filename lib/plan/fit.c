@@ -64,16 +64,21 @@ struct fit_set {
 
 /* "Cijk_Ajli_Blk_S" (tune_problem_key: contraction_tensile_name, and
  * " strides SPEC" when the problem had explicit ones) back into a
- * contraction in Tensile notation; the store's sizes are in that
- * notation's index order.  False for what it cannot read. */
+ * contraction in Tensile notation whose index ids are the key's letters,
+ * i = 0, j = 1, ...: the order of the store's sizes (store.h).  The
+ * summed letters are listed in Sum[...] in that order, since without it
+ * the notation would number them as A first names them ("Cij_Alkj_Blki_S"
+ * from 'iml,jml->ij' would make l id 2).  False for what it cannot read,
+ * or for a key that does not come back the same from the contraction. */
 static bool key_contraction(const char *key, enum tcx_dtype t, struct tcx_contraction **c,
 			    const char **strides)
 {
-	char name[256], expr[320], *tok[4], *save = NULL, *x;
+	char name[256], expr[320], back[256], *tok[4], *save = NULL, *x;
+	char sum[TCX_MAX_INDICES + 1] = "";
 	const char *sp = strstr(key, " strides ");
 	struct strbuf sb = STRBUF_INIT;
 	size_t n = sp ? (size_t)(sp - key) : strlen(key);
-	int nt = 0;
+	int nt = 0, ns = 0;
 	bool ok;
 
 	*c = NULL;
@@ -87,6 +92,13 @@ static bool key_contraction(const char *key, enum tcx_dtype t, struct tcx_contra
 	if (nt != 4 || x || tok[0][0] != 'C' || tok[1][0] != 'A' || tok[2][0] != 'B' ||
 	    tok[3][0] != dtype_info(t)->letter)
 		return false;
+	/* the letters of A and B that C lacks, in alphabetical order */
+	for (char l = 'a'; l <= 'z'; l++)
+		if (!strchr(tok[0] + 1, l) && (strchr(tok[1] + 1, l) || strchr(tok[2] + 1, l))) {
+			if (ns == TCX_MAX_INDICES)
+				return false;
+			sum[ns++] = l;
+		}
 	for (int k = 0; k < 3; k++) {
 		const char *ix = tok[k] + 1;
 		size_t len = strlen(ix);
@@ -94,8 +106,11 @@ static bool key_contraction(const char *key, enum tcx_dtype t, struct tcx_contra
 
 		if (conj)
 			len--;
-		strbuf_addf(&sb, "%s%s%s[", k == 0 ? "" : k == 1 ? "=" : "*", conj ? "conj(" : "",
-			    k == 0 ? "C" : k == 1 ? "A" : "B");
+		strbuf_adds(&sb, k == 0 ? "" : k == 1 ? "=" : "*");
+		for (int j = 0; k == 1 && j < ns; j++)
+			strbuf_addf(&sb, "%s%c%s", j ? "," : "Sum[", sum[j],
+				    j == ns - 1 ? "] " : "");
+		strbuf_addf(&sb, "%s%s[", conj ? "conj(" : "", k == 0 ? "C" : k == 1 ? "A" : "B");
 		for (size_t j = 0; j < len; j++)
 			strbuf_addf(&sb, "%s%c", j ? "," : "", ix[j]);
 		strbuf_addf(&sb, "]%s", conj ? ")" : "");
@@ -108,6 +123,12 @@ static bool key_contraction(const char *key, enum tcx_dtype t, struct tcx_contra
 		return false;
 	(*c)->use_beta = strchr(tok[3] + 1, 'B') != NULL;
 	(*c)->hpa = strchr(tok[3] + 1, 'H') != NULL;
+	contraction_tensile_name(*c, back, sizeof(back));
+	if (strlen(back) != n || strncmp(back, key, n) != 0) {
+		contraction_free(*c);
+		*c = NULL;
+		return false;
+	}
 	return true;
 }
 

@@ -39,8 +39,14 @@ struct measurement {
 	char device[256]; /* device model name, e.g. "NVIDIA H100 80GB HBM3" */
 	char driver[256];
 	char backend[16];  /* "opencl", "cuda" */
-	char problem[256]; /* problem type key, e.g. "Cijk_Ailk_Bjlk_S" plus expression */
+	/* problem type key, e.g. "Cijk_Ailk_Bjlk_S", or with strides
+	 * "Cij_Akj_Bik_S strides A=[1,40]" (tune_problem_key) */
+	char problem[256];
 	int nidx;	   /* 0 to STORE_MAX_INDICES */
+	/* in the order of the problem key's letters: sizes[0] is index i's,
+	 * sizes[1] j's, ... (Tensile's numbering, which is also the id order
+	 * of the contraction the key came from: model.h).  For 'iml,jml->ij'
+	 * (key "Cij_Alkj_Blki_S") that is the expression's j, i, m, l. */
 	int64_t sizes[STORE_MAX_INDICES];
 	char solution[2048]; /* canonical solution key, opaque text */
 	enum meas_status status;

@@ -12,12 +12,19 @@
 void tune_problem_key(const struct tcx_contraction *c, const char *strides, char *buf,
 		      size_t len)
 {
+	char key[256];
 	size_t n;
 
 	contraction_tensile_name(c, buf, len);
 	n = strlen(buf);
-	if (strides && n < len)
-		snprintf(buf + n, len - n, " strides %s", strides);
+	if (!strides || n >= len)
+		return;
+	/* the strides a tune takes were checked before it started
+	 * (problem_parse_strides): a spec the key cannot put in the order
+	 * of its letters does not come here */
+	if (problem_strides_key(c, strides, key, sizeof(key), NULL) != TCX_OK)
+		snprintf(key, sizeof(key), "%s", strides);
+	snprintf(buf + n, len - n, " strides %s", key);
 }
 
 enum tcx_status tune_problem_at(const struct tune_ctx *t, const struct tcx_contraction *c,
@@ -42,6 +49,8 @@ static void fill_key(struct measurement *m, const struct tune_ctx *t,
 	snprintf(m->backend, sizeof(m->backend), "%s", di->backend);
 	tune_problem_key(c, t->o->strides, m->problem, sizeof(m->problem));
 	m->nidx = c->nidx;
+	/* a contraction's ids are the key's letters (model.h), the order of
+	 * the store's sizes (store.h) */
 	memcpy(m->sizes, sizes, sizeof(int64_t) * (size_t)c->nidx);
 	solution_store_key(c, s, m->solution, sizeof(m->solution));
 	snprintf(m->version, sizeof(m->version), "%s", tcx_version());
@@ -125,6 +134,46 @@ static bool candidate_fault(enum tcx_status st)
 	       st == TCX_EDEVICE || st == TCX_ETIMEOUT || st == TCX_EUNSUPPORTED;
 }
 
+/* A hash of the row's key within one run (one device model), never 0. */
+static uint64_t row_hash(const struct measurement *m)
+{
+	uint64_t h = common_hash64(m->problem, strlen(m->problem) + 1, 0);
+
+	h = common_hash64(m->sizes, sizeof(int64_t) * (size_t)m->nidx, h);
+	h = common_hash64(m->solution, strlen(m->solution), h);
+	return h ? h : 1;
+}
+
+/* Adds h to the set: 1 when it was not there, 0 when it was, -1 when out
+ * of memory. */
+static int seen_add(struct tune_seen *s, uint64_t h)
+{
+	size_t k;
+
+	if (2 * (s->n + 1) > s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 256;
+		uint64_t *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return -1;
+		for (size_t j = 0; j < s->cap; j++)
+			if (s->v[j]) {
+				for (k = s->v[j] & (cap - 1); v[k]; k = (k + 1) & (cap - 1))
+					;
+				v[k] = s->v[j];
+			}
+		free(s->v);
+		s->v = v;
+		s->cap = cap;
+	}
+	for (k = h & (s->cap - 1); s->v[k]; k = (k + 1) & (s->cap - 1))
+		if (s->v[k] == h)
+			return 0;
+	s->v[k] = h;
+	s->n++;
+	return 1;
+}
+
 enum tcx_status tune_lookup(struct tune_ctx *t, const struct tcx_contraction *c,
 			    const struct solution *s, const int64_t *sizes, struct measured *m,
 			    bool *found, struct tcx_error *err)
@@ -149,7 +198,15 @@ enum tcx_status tune_lookup(struct tune_ctx *t, const struct tcx_contraction *c,
 	}
 	to_measured(&old, flops_of(c, sizes), m);
 	m->from_store = true;
-	t->sum->reused++;
+	/* a later step of this run reads what an earlier one measured: that
+	 * is not reused, nor is a row read again */
+	switch (seen_add(&t->seen, row_hash(&rec))) {
+	case -1:
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	case 1:
+		t->sum->reused++;
+		break;
+	}
 	return TCX_OK;
 }
 
@@ -161,6 +218,8 @@ enum tcx_status tune_record(struct tune_ctx *t, const struct tcx_contraction *c,
 
 	fill_key(&rec, t, c, s, sizes);
 	from_measured(m, &rec);
+	if (seen_add(&t->seen, row_hash(&rec)) < 0)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	if (m->status == MEAS_OK)
 		t->sum->measured++;
 	else if (m->status == MEAS_SKIPPED)

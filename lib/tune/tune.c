@@ -440,9 +440,8 @@ static enum tcx_status write_logic(struct tune_ctx *t, const struct config *cfg,
 	}
 	if (!st) {
 		json_object_set_new(report, "logic", json_string(path));
+		/* the caller reports it, with the summary (cmd/tune.c) */
 		json_object_set_new(report, "solutions", json_integer(lg->nsol));
-		tcx_log(TCX_LOG_INFO, "%s: %d solution%s; library logic written to %s", name,
-			lg->nsol, lg->nsol == 1 ? "" : "s", path);
 		t->sum->logic_files++;
 	}
 out:
@@ -640,6 +639,7 @@ enum tcx_status tune_config(struct tune_ctx *t, const struct config *cfg, struct
 	bool incomplete = false;
 
 	t->t_start = common_now_seconds();
+	memset(&t->seen, 0, sizeof(t->seen));
 	if (!t->sum->report)
 		t->sum->report = json_array();
 	st = check_params(cfg, err);
@@ -661,5 +661,7 @@ enum tcx_status tune_config(struct tune_ctx *t, const struct config *cfg, struct
 		st = TCX_EINCOMPLETE;
 	}
 	t->sum->seconds = common_now_seconds() - t->t_start;
+	free(t->seen.v);
+	memset(&t->seen, 0, sizeof(t->seen));
 	return st;
 }

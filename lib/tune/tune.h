@@ -81,6 +81,14 @@ struct tune_summary {
 	json_t *report; /* per problem: steps, winners, logic path (caller decrefs) */
 };
 
+/* The store rows a run has measured or read back, by a hash of their
+ * key: a row counts as reused (tune_summary.reused) once, and only when
+ * this run did not measure it itself. */
+struct tune_seen {
+	uint64_t *v; /* open addressing; 0 is an empty slot */
+	size_t n, cap;
+};
+
 #define TUNE_MAX_DEVICES 64
 #define TUNE_MAX_JOBS 64
 
@@ -106,10 +114,12 @@ struct tune_ctx {
 	/* called (under the exec lock) after each measurement */
 	void (*progress_fn)(struct tune_ctx *t, const struct measured *m);
 	void *progress_state;
+	struct tune_seen seen;       /* the run's rows (tune_config), under the exec lock */
 };
 
 /* The stored measurement of solution s at these sizes on this device
- * model, if any (*found says). */
+ * model, if any (*found says).  One this run has not measured counts as
+ * reused, the first time it is read. */
 enum tcx_status tune_lookup(struct tune_ctx *t, const struct tcx_contraction *c,
 			    const struct solution *s, const int64_t *sizes, struct measured *m,
 			    bool *found, struct tcx_error *err);
@@ -131,7 +141,9 @@ enum tcx_status tune_record(struct tune_ctx *t, const struct tcx_contraction *c,
 
 /* The store's problem key for a contraction: Tensile's name, followed by
  * the strides when there are any (tune_opts.strides), so that strided and
- * packed measurements of one problem type never mix. */
+ * packed measurements of one problem type never mix.  The strides are
+ * written as problem_strides_key writes them, in the order of the name's
+ * letters, as the store's sizes are (store.h). */
 void tune_problem_key(const struct tcx_contraction *c, const char *strides, char *buf,
 		      size_t len);
 /* The problem of contraction c at these sizes with the run's strides

@@ -183,6 +183,11 @@ checks=$((checks + 2))
 [ "$(printf '%s' "$err" | grep -cE '^ *model [0-9]+/')" -eq 2 ] || fail "a budget of 2 measures 2"
 [ "$(sqlite3 expr.db 'SELECT count(*) FROM measurements')" -eq 4 ] ||
 	fail "2 candidates x 2 sizes in the store"
+# said once: the logic written (on stdout), and what this run measured,
+# which its final step reads back, is not counted as reused
+expect_out 'measured 4, reused 0 from the store' "nothing of this run counted as reused"
+checks=$((checks + 1))
+[ "$(printf '%s\n%s\n' "$out" "$err" | grep -c 'logice/')" -eq 1 ] || fail "the logic named once"
 logic=$(ls logice/*_S.yaml 2>/dev/null)
 run bench "$ex" --exact 16,8,2,8 --exact 5,3,2,7 --logic "$logic" --min-reps 1 --min-time 0 \
 	--device opencl:0:0
@@ -194,7 +199,7 @@ expect_rc 0 "export-lib reads it"
 run tune "$ex" --sizes i=16,j=8,k=2,l=8 --exact 5,3,2,7 --budget 2 --db expr.db -o logice \
 	--device opencl:0:0
 expect_rc 0 "the same again"
-expect_out 'measured 0, reused [1-9]' "from the store"
+expect_out 'measured 0, reused 4 from the store' "each stored measurement reused, once"
 # seconds: checked before each candidate after the first, which always runs
 run -v tune "$ex" --sizes i=16,j=8,k=2,l=8 --budget 0.001s --db exprs.db -o logics \
 	--device opencl:0:0

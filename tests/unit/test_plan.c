@@ -293,6 +293,55 @@ out:
 	contraction_free(c2);
 }
 
+/* Puts into st, as tcx tune records them, the times truth predicts for
+ * the planner's candidates (the first max of them; 0: all) for expr at
+ * sizes (with strides, when not NULL); returns how many. */
+static int put_rows(struct store *st, const struct device_info *dev,
+		    const struct plan_device *truth, const char *expr, const char *sizes,
+		    const char *strides, struct solution *sols, int max)
+{
+	struct tcx_contraction *c = parse(expr, TCX_DTYPE_S);
+	struct tcx_error err = { 0 };
+	struct problem p;
+	int64_t sz[TCX_MAX_INDICES];
+	int n, rows = 0;
+
+	if (!c || sizes_parse_assign_zero(c, sizes, sz, &err) != TCX_OK ||
+	    problem_init(&p, c, sz, &err) != TCX_OK ||
+	    (strides && problem_parse_strides(&p, strides, &err) != TCX_OK)) {
+		CHECK_MSG(0, "%s %s: %s", expr, sizes, err.msg);
+		contraction_free(c);
+		return 0;
+	}
+	n = planner_list(&p, dev, sols, PLAN_MAX_CANDIDATES);
+	for (int j = 0; j < n && (max == 0 || rows < max); j++) {
+		struct measurement r;
+		struct kernel_plan kp;
+		struct plan_choice ch;
+
+		if (plan_make(c, &p, &sols[j], dev, &kp, NULL) != TCX_OK ||
+		    plan_accepts(&kp, &p, NULL) != TCX_OK)
+			continue;
+		plan_predict(truth, &p, &kp, &ch);
+		memset(&r, 0, sizeof(r));
+		snprintf(r.device, sizeof(r.device), "%s", dev->name);
+		snprintf(r.backend, sizeof(r.backend), "cuda");
+		tune_problem_key(c, strides, r.problem, sizeof(r.problem));
+		r.nidx = c->nidx;
+		memcpy(r.sizes, p.size, sizeof(int64_t) * (size_t)c->nidx);
+		solution_store_key(c, &sols[j], r.solution, sizeof(r.solution));
+		r.median_ms = r.min_ms = r.max_ms = r.ci_lo_ms = r.ci_hi_ms = ch.time_s * 1e3;
+		r.gflops = 1;
+		r.reps = 1;
+		snprintf(r.timer, sizeof(r.timer), "event");
+		r.timestamp = 1;
+		CHECK(store_put(st, &r, &err) == TCX_OK);
+		rows++;
+	}
+	contraction_free(c);
+	return rows;
+}
+
 /* A store of times a model with other rates predicts (the SIMT kernel's
  * small tiles three times as efficient, each work-group's latency four
  * times as long, the memory half as efficient) for every candidate the
@@ -334,45 +383,8 @@ static void test_fit(void)
 	truth.group_s *= 4;
 	truth.mem_eff /= 2;
 	CHECK(store_open(db, true, &st, &err) == TCX_OK);
-	for (size_t k = 0; st && k < ARRAY_SIZE(cases); k++) {
-		struct tcx_contraction *c = parse(cases[k][0], TCX_DTYPE_S);
-		struct problem p;
-		int64_t sz[TCX_MAX_INDICES];
-		int n;
-
-		if (!c || sizes_parse_assign_zero(c, cases[k][1], sz, &err) != TCX_OK ||
-		    problem_init(&p, c, sz, &err) != TCX_OK) {
-			CHECK_MSG(0, "%s %s", cases[k][0], cases[k][1]);
-			contraction_free(c);
-			continue;
-		}
-		n = planner_list(&p, &dev, sols, PLAN_MAX_CANDIDATES);
-		for (int j = 0; j < n; j++) {
-			struct measurement r;
-			struct kernel_plan kp;
-			struct plan_choice ch;
-
-			if (plan_make(c, &p, &sols[j], &dev, &kp, NULL) != TCX_OK ||
-			    plan_accepts(&kp, &p, NULL) != TCX_OK)
-				continue;
-			plan_predict(&truth, &p, &kp, &ch);
-			memset(&r, 0, sizeof(r));
-			snprintf(r.device, sizeof(r.device), "%s", dev.name);
-			snprintf(r.backend, sizeof(r.backend), "cuda");
-			tune_problem_key(c, NULL, r.problem, sizeof(r.problem));
-			r.nidx = c->nidx;
-			memcpy(r.sizes, p.size, sizeof(int64_t) * (size_t)c->nidx);
-			solution_store_key(c, &sols[j], r.solution, sizeof(r.solution));
-			r.median_ms = r.min_ms = r.max_ms = r.ci_lo_ms = r.ci_hi_ms = ch.time_s * 1e3;
-			r.gflops = 1;
-			r.reps = 1;
-			snprintf(r.timer, sizeof(r.timer), "event");
-			r.timestamp = 1;
-			CHECK(store_put(st, &r, &err) == TCX_OK);
-			rows++;
-		}
-		contraction_free(c);
-	}
+	for (size_t k = 0; st && k < ARRAY_SIZE(cases); k++)
+		rows += put_rows(st, &dev, &truth, cases[k][0], cases[k][1], NULL, sols, 0);
 	store_close(st);
 	free(sols);
 	CHECK(plan_fit(db, &dev, TCX_DTYPE_S, &m, &rep, &err) == TCX_OK);
@@ -411,11 +423,112 @@ static void test_fit(void)
 	rmdir(dir);
 }
 
+/* The fit reads a row's sizes and strides in the order of its problem
+ * key's letters, as tcx tune writes them, also where A names the summed
+ * letters out of order: einsum expressions with two summed indices (A,
+ * last index fastest, reads "Alkj" for 'iml,jml->ij'), and Sum[...]
+ * listing them other than as A names them ("Ailk" for Sum[l,k]
+ * A[i,k,l]); and an einsum expression's strides, given last index
+ * fastest (C's, read first index fastest, would make rows share an
+ * address).  Each problem comes back with its own key and sizes. */
+static void test_fit_key_order(void)
+{
+	static const char *const cases[][3] = {
+		{ "iml,jml->ij", "i=40,j=24,m=8,l=56", NULL },
+		{ "iml,jml->ij", "i=24,j=56,m=40,l=8", NULL },
+		{ "C[i,j]=Sum[l,k] A[i,k,l]*B[k,l,j]", "i=48,j=16,k=72,l=8", NULL },
+		{ "ijk,jk->i", "i=64,j=8,k=24", NULL },
+		{ "ik,kj->ij", "i=64,j=32,k=16", "A=[20,1],C=[40,1]" },
+	};
+	char dir[] = "/tmp/tcx-test-fitkey-XXXXXX", db[64];
+	struct device_info dev;
+	struct plan_device truth, m;
+	struct fit_report rep;
+	struct store *st = NULL;
+	struct tcx_error err = { 0 };
+	struct solution *sols = malloc(PLAN_MAX_CANDIDATES * sizeof(*sols));
+
+	if (!sols || !mkdtemp(dir) || !plan_known_device("h200", &dev)) {
+		CHECK(!"setup");
+		free(sols);
+		return;
+	}
+	snprintf(db, sizeof(db), "%s/s.db", dir);
+	plan_device_defaults(&dev, TCX_DTYPE_S, &truth);
+	CHECK(store_open(db, true, &st, &err) == TCX_OK);
+	for (size_t k = 0; st && k < ARRAY_SIZE(cases); k++)
+		CHECK_MSG(put_rows(st, &dev, &truth, cases[k][0], cases[k][1], cases[k][2], sols,
+				   3) >= 2,
+			  "%s", cases[k][0]);
+	store_close(st);
+	free(sols);
+	CHECK_MSG(plan_fit(db, &dev, TCX_DTYPE_S, &m, &rep, &err) == TCX_OK, "%s", err.msg);
+	CHECK_MSG(rep.problems == (int)ARRAY_SIZE(cases) && rep.skipped == 0 &&
+			  rep.ndetails == (int)ARRAY_SIZE(cases),
+		  "%d problems, %d details, %d skipped", rep.problems, rep.ndetails, rep.skipped);
+	for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+		struct tcx_contraction *c = parse(cases[k][0], TCX_DTYPE_S);
+		int64_t sz[TCX_MAX_INDICES];
+		char key[256];
+		bool found = false;
+
+		if (!c || sizes_parse_assign_zero(c, cases[k][1], sz, &err) != TCX_OK) {
+			CHECK_MSG(0, "%s", cases[k][0]);
+			contraction_free(c);
+			continue;
+		}
+		/* what tcx tune relies on when it records sizes in id order */
+		{
+			int tid[TCX_MAX_INDICES];
+
+			model_tensile_ids(c, NULL, tid);
+			for (int id = 0; id < c->nidx; id++)
+				CHECK_MSG(tid[id] == id, "%s: id %d is Tensile's %d", cases[k][0], id,
+					  tid[id]);
+		}
+		tune_problem_key(c, NULL, key, sizeof(key));
+		for (int d = 0; d < rep.ndetails; d++)
+			found |= strcmp(rep.details[d].problem, key) == 0 &&
+				 rep.details[d].nidx == c->nidx &&
+				 memcmp(rep.details[d].sizes, sz, sizeof(int64_t) * (size_t)c->nidx) == 0;
+		CHECK_MSG(found, "%s %s: not fitted as %s with its sizes", cases[k][0], cases[k][1],
+			  key);
+		contraction_free(c);
+	}
+	plan_fit_report_free(&rep);
+	remove(db);
+	rmdir(dir);
+}
+
+/* The key's strides: each tensor's in the order of the key's letters, A,
+ * B, C, whatever the spec's form. */
+static void test_strides_key(void)
+{
+	static const char *const cases[][3] = {
+		{ "ik,kj->ij", "C=[40,1],A=20:1", "A=[1,20],C=[1,40]" },
+		{ "C[i,j]=A[i,k]*B[k,j]", "A=[1,1040];C=[1, 1040]", "A=[1,1040],C=[1,1040]" },
+		{ "X[i,j]=Y[i,k]*Z[k,j]", "Z=[1,70]", "B=[1,70]" },
+	};
+
+	for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+		struct tcx_contraction *c = parse(cases[k][0], TCX_DTYPE_S);
+		struct tcx_error err = { 0 };
+		char key[256] = "";
+
+		CHECK_MSG(c && problem_strides_key(c, cases[k][1], key, sizeof(key), &err) == TCX_OK &&
+				  strcmp(key, cases[k][2]) == 0,
+			  "%s %s: '%s' %s", cases[k][0], cases[k][1], key, err.msg);
+		contraction_free(c);
+	}
+}
+
 int main(void)
 {
 	test_merge();
 	test_planner();
 	test_store_key();
 	test_fit();
+	test_fit_key_order();
+	test_strides_key();
 	return check_done();
 }
