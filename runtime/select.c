@@ -33,7 +33,8 @@ static int64_t sel_ceil_div(int64_t a, int64_t b)
 	return (a + b - 1) / b;
 }
 
-/* Whether solution k can run these sizes (EdgeType None, LoopTail). */
+/* Whether solution k can run these sizes (EdgeType None, LoopTail,
+ * PackFreeIndices), as plan_accepts says for tcx. */
 static int sel_accepts(const struct sel_table *t, int k, const int64_t *sizes)
 {
 	const struct sel_solution *s;
@@ -44,6 +45,12 @@ static int sel_accepts(const struct sel_table *t, int k, const int64_t *sizes)
 	if (s->edge_none && (sel_size(sizes, t->d0) % s->mt0 || sel_size(sizes, t->d1) % s->mt1))
 		return 0;
 	if (!s->loop_tail && sel_size(sizes, t->du) % s->depth_u)
+		return 0;
+	if (s->pack0 >= 0 && (sel_size(sizes, t->d0) % s->vw0 ||
+			      sel_size(sizes, t->d0) * sizes[s->pack0] > INT32_MAX))
+		return 0;
+	if (s->pack1 >= 0 && (sel_size(sizes, t->d1) % s->vw1 ||
+			      sel_size(sizes, t->d1) * sizes[s->pack1] > INT32_MAX))
 		return 0;
 	return 1;
 }

@@ -18,6 +18,10 @@ struct sel_solution {
 	int gsu;       /* GlobalSplitU */
 	int edge_none; /* EdgeType None: D0, D1 sizes must be multiples of the tile */
 	int loop_tail; /* LoopTail; without it the DU size must be a multiple of DepthU */
+	/* PackFreeIndices: the index D0 (D1) spans too, or -1; D0's (D1's)
+	 * own size must then be a multiple of vw0 (vw1), and the packed
+	 * extents below 2^31 */
+	int pack0, pack1, vw0, vw1;
 };
 
 /* Tensile's range tree, flattened: node k tests size[index]; its rules are

@@ -423,14 +423,17 @@ INLINE VAL_T cmul(VAL_T a, VAL_T b)
 
 /* PackFreeIndices: D0 is its own index (N0 elements) and, as its outer
  * part, the folded slot PACK0_SLOT; D1 likewise.  A free coordinate d is
- * then inner d % n at stride s_in and outer d / n at stride s_out. */
+ * then inner d % n at stride s_in and outer d / n at stride s_out, by a
+ * 32-bit division: the generator keeps packed extents below 2^31. */
 #define PK0 (PACK0_SLOT >= 0)
 #define PK1 (PACK1_SLOT >= 0)
 #define PS0 (PK0 ? PACK0_SLOT : 0) /* a valid slot either way */
 #define PS1 (PK1 ? PACK1_SLOT : 0)
 INLINE long pk_row(long d, int pk, long n, long s_in, long s_out)
 {
-	return pk ? d % n * s_in + d / n * s_out : d * s_in;
+	const uint q = pk ? (uint)d / (uint)n : 0;
+
+	return pk ? (long)((uint)d - q * (uint)n) * s_in + (long)q * s_out : d * s_in;
 }
 
 /* The offset of element (d, u) of an operand tile whose origin is at
@@ -1131,10 +1134,11 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 			}
 #else
 	/* C's offsets along D0 of the work-item's vectors, worked out once (a
-	 * division each when packed); `run0`: a vector's lanes are consecutive
-	 * along D0's own index, never across the packed one */
-	long oc0[NV0];
-	const int run0 = !PK0 || N0 % VW == 0;
+	 * division each when packed); along D1 one a run of VW1 rows.  A
+	 * vector's lanes, and a run's rows, are consecutive along D0's (D1's)
+	 * own index, never across the packed one: packed, the generator keeps
+	 * N0 a multiple of VW and N1 of VW1. */
+	long oc0[NV0], oc1 = 0;
 
 #pragma unroll
 	for (int i = 0; i < NV0; i++)
@@ -1143,11 +1147,14 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 	for (int j = 0; j < TT1; j++) {
 		const long d1 = tile1 + D1_OF(j, t1);
 
+		if (j % VW1 == 0)
+			oc1 = baseC + pk_row(d1, PK1, N1, STRIDE_C_D1, args.sc[PS1]);
+		else
+			oc1 += STRIDE_C_D1;
 #if EDGE != 2
 		if (d1 >= S1 || d1 < tile1_own)
 			continue;
 #endif
-		const long oc1 = baseC + pk_row(d1, PK1, N1, STRIDE_C_D1, args.sc[PS1]);
 #pragma unroll
 		for (int i = 0; i < NV0; i++) {
 #if VEC_WRITE_C
@@ -1157,7 +1164,7 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 				const long d0v = tile0 + D0_OF(i, t0);
 				const long ocv = oc1 + oc0[i];
 
-				if (d0v + VW <= S0 && d0v >= tile0_own && run0 &&
+				if (d0v + VW <= S0 && d0v >= tile0_own &&
 				    (size_t)(C + ocv) % (VW * sizeof(DATA_T)) == 0) {
 					VEC_T r;
 
@@ -1186,8 +1193,7 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 				if (d0 >= S0 || d0 < tile0_own)
 					continue;
 #endif
-				oc = oc1 + (run0 ? oc0[i] + v * STRIDE_C_D0
-						 : pk_row(d0, PK0, N0, STRIDE_C_D0, args.sc[PS0]));
+				oc = oc1 + oc0[i] + v * STRIDE_C_D0;
 				put_c(C, W, oc, r, alpha, beta, beta0, gsu_part, args.ws_stride);
 			}
 		}

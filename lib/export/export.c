@@ -599,9 +599,10 @@ static void emit_variant_tables(struct strbuf *o, const struct xlib *x, int t, i
 	strbuf_adds(o, " */\n");
 	strbuf_addf(o, "static const struct sel_solution %s_sols[%d] = {\n", nm, s->nsol);
 	for (int k = 0; k < s->nsol; k++)
-		strbuf_addf(o, "\t{ %d, %d, %d, %d, %d, %d },\n", s->sols[k].mt0, s->sols[k].mt1,
-			    s->sols[k].depth_u, s->sols[k].gsu, s->sols[k].edge_none,
-			    s->sols[k].loop_tail);
+		strbuf_addf(o, "\t{ %d, %d, %d, %d, %d, %d, %d, %d, %d, %d },\n", s->sols[k].mt0,
+			    s->sols[k].mt1, s->sols[k].depth_u, s->sols[k].gsu, s->sols[k].edge_none,
+			    s->sols[k].loop_tail, s->sols[k].pack0, s->sols[k].pack1, s->sols[k].vw0,
+			    s->sols[k].vw1);
 	strbuf_adds(o, "};\n");
 	snprintf(nm, sizeof(nm), "tl_t%d_v%d_kernel_of", t, i);
 	emit_ints(o, nm, T->kernel_of[i], s->nsol);

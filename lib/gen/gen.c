@@ -640,10 +640,23 @@ enum tcx_status plan_accepts(const struct kernel_plan *k, const struct problem *
 		    memcmp(packed.stride, p->stride, sizeof(packed.stride)) != 0)
 			REJECT("the kernel assumes packed strides");
 	}
+	/* PackFreeIndices: the kernels split a packed coordinate by a 32-bit
+	 * division, and the SIMT kernel moves along a vector (a run of VW1
+	 * rows) without one, so that D0's own extent must hold whole vectors */
+	if (!k->wgmma && k->pack_slot[0] >= 0 && s0 % s->vw)
+		REJECT("PackFreeIndices needs D0's extent %lld to be a multiple of VectorWidth %d",
+		       (long long)s0, s->vw);
+	if (!k->wgmma && k->pack_slot[1] >= 0 && s1 % k->vw1)
+		REJECT("PackFreeIndices needs D1's extent %lld to be a multiple of %d, the "
+		       "vector width along D1",
+		       (long long)s1, k->vw1);
 	if (k->pack_slot[0] >= 0)
 		s0 *= slot_size(k, p, k->pack_slot[0]);
 	if (k->pack_slot[1] >= 0)
 		s1 *= slot_size(k, p, k->pack_slot[1]);
+	if ((k->pack_slot[0] >= 0 && s0 > INT32_MAX) || (k->pack_slot[1] >= 0 && s1 > INT32_MAX))
+		REJECT("PackFreeIndices needs packed extents below 2^31 (got %lld x %lld)",
+		       (long long)s0, (long long)s1);
 	if (s->edge == EDGE_NONE && (s0 % k->mt0 || s1 % k->mt1))
 		REJECT("EdgeType None needs sizes that are multiples of the macro tile %dx%d "
 		       "(got %lld x %lld)",

@@ -88,6 +88,10 @@ enum tcx_status selector_solution_info(const struct tcx_contraction *c, const st
 	out->gsu = k.sol.gsu;
 	out->edge_none = k.sol.edge == EDGE_NONE;
 	out->loop_tail = k.sol.loop_tail;
+	out->pack0 = k.pack_slot[0] >= 0 ? k.slot[k.pack_slot[0]] : -1;
+	out->pack1 = k.pack_slot[1] >= 0 ? k.slot[k.pack_slot[1]] : -1;
+	out->vw0 = k.wgmma ? 1 : k.sol.vw;
+	out->vw1 = k.wgmma ? 1 : k.vw1;
 	return TCX_OK;
 }
 

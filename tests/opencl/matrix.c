@@ -208,8 +208,8 @@ int main(int argc, char **argv)
 				}
 				runs++;
 				st = contract_prepare(dev, c, &p, &s, &pr, NULL, &err);
-				if (st == TCX_EREJECT && strstr(err.msg, "EdgeType None")) {
-					runs--; /* sizes not a multiple of the tile: not this set's case */
+				if (st == TCX_EREJECT && size_rule(err.msg)) {
+					runs--; /* sizes this set cannot run: not its case */
 					continue;
 				}
 				if (!st)

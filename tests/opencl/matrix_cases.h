@@ -108,6 +108,14 @@ static const struct paramset paramsets[] = {
 			   "TF32x3=True,PackFreeIndices=True,MatrixInstruction=[64,64,8,1]", "S", 2 },
 };
 
+/* Whether a rejection is one of the size rules (plan_accepts): a set that
+ * cannot run these sizes, not a failure (EdgeType None wants multiples of
+ * the tile, PackFreeIndices whole vectors along the packed tile). */
+static int size_rule(const char *msg)
+{
+	return strstr(msg, "EdgeType None") || strstr(msg, "PackFreeIndices needs D");
+}
+
 /* Whether a parameter set is a case for element type t on a device whose
  * kernel language is `lang` ("opencl", "cuda") and architecture `arch`. */
 static int paramset_applies(const struct paramset *ps, char type, const char *lang,

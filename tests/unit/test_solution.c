@@ -155,6 +155,21 @@ int main(void)
 			CHECK(strstr(err.msg, "PackFreeIndices") != NULL);
 			CHECK(plan(c6, "UseLDS=False,PackFreeIndices=True", &k, &err) == TCX_EREJECT);
 			CHECK(plan(c6, "UseLDS=True", &k, &err) == TCX_OK && k.pack_slot[0] < 0);
+			/* packed, a vector must not cross into the packed index:
+			 * D0's own extent a whole vectors, D1's whole runs */
+			{
+				struct problem p6;
+				int64_t ok6[7] = { 8, 4, 3, 4, 2, 3, 7 }, odd6[7] = { 6, 4, 3, 4, 2, 3, 7 };
+
+				CHECK(plan(c6, "UseLDS=True,PackFreeIndices=True,TileIndexB=a,"
+					       "VectorWidth=4,ThreadTile=[4,4]",
+					   &k, &err) == TCX_OK);
+				CHECK(problem_init(&p6, c6, ok6, &err) == TCX_OK);
+				CHECK_MSG(plan_accepts(&k, &p6, &err) == TCX_OK, "%s", err.msg);
+				CHECK(problem_init(&p6, c6, odd6, &err) == TCX_OK);
+				CHECK(plan_accepts(&k, &p6, &err) == TCX_EREJECT);
+				CHECK(strstr(err.msg, "D0's extent 6") != NULL);
+			}
 			contraction_free(c6);
 		}
 	}
