@@ -901,10 +901,11 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 	 * tf32 by two integer instructions and lo the rest, which the tensor
 	 * cores truncate (|x - hi - lo| <= 2^-21 |x|); the product is
 	 * lo_a hi_b + hi_a lo_b + hi_a hi_b, small terms first, lo_a lo_b
-	 * dropped.  fp32 accuracy at a third of the tensor cores' tf32 rate,
-	 * which is still more than the fp32 units give, and far fewer issue
-	 * slots than their FMAs: what short sums (tiles that are mostly
-	 * write-out) are bound by. */
+	 * dropped: fp32's accuracy on the tensor cores of GPUs without
+	 * warpgroups (sm_80, sm_86, sm_89).  Reading the fragments element by
+	 * element and splitting them costs about what the fp32 FMAs do: on an
+	 * H200 it ran short sums no faster than the SIMT kernel
+	 * (bench/results/2026-11-26-h200-short-sum-bound.md). */
 #define MI_SPLIT(x, hi, lo)                                                                 \
 	do {                                                                                \
 		const float x_ = (x);                                                       \
