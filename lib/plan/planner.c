@@ -281,6 +281,14 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	if (rate <= 0)
 		rate = m->simt_flops;
 	rate *= family_eff(m, k, p_unit, q_unit);
+	bytes_p = (double)problem_count(kp, P) * es;
+	bytes_q = (double)problem_count(kp, Q) * es;
+	/* the SIMT kernel reads a packed operand element by element: cheap
+	 * from the cache, not from memory */
+	if (!k->wgmma && !k->mi &&
+	    ((k->pack_slot[0] >= 0 && bytes_p >= m->cache / 2) ||
+	     (k->pack_slot[1] >= 0 && bytes_q >= m->cache / 2)))
+		rate *= m->eff_pack_simt;
 	occ = occupancy(k, m);
 	slots = m->units * occ;
 	waves = ceil_div(tiles, slots);
@@ -297,17 +305,7 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	pen_p = p_unit ? 1 : m->uncoalesced;
 	pen_q = q_unit ? 1 : m->uncoalesced;
 	pen_c = slot_stride(k, kp, T_C, 0) == 1 || slot_size(k, kp, 0) == 1 ? 1 : m->uncoalesced;
-	bytes_p = (double)problem_count(kp, P) * es;
-	bytes_q = (double)problem_count(kp, Q) * es;
 	bytes_c = (double)problem_count(kp, T_C) * es * (kp->c->use_beta ? 2 : 1);
-	/* the SIMT kernel reads a packed operand element by element: cheap
-	 * from the cache, not from memory */
-	if (!k->wgmma && !k->mi &&
-	    ((k->pack_slot[0] >= 0 && bytes_p >= m->cache / 2) ||
-	     (k->pack_slot[1] >= 0 && bytes_q >= m->cache / 2))) {
-		rate *= m->eff_pack_simt;
-		out->compute_s = waves * tile_flops * slots / rate;
-	}
 	/* a small operand stays in the cache whatever the order */
 	big = bytes_p * pen_p < m->cache / 2 ? 0 : m->reread;
 	bytes_p *= pen_p * (1 + (ceil_div(s1, k->mt1) - 1) * big);
