@@ -55,12 +55,15 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 		m->reread = 0.1;
 		m->launch_s = 5e-6;
 		/* from the H200 probes: a SIMT work-group of a few bound chunks
-		 * took 15-18 us, a warpgroup tile of one chunk 18 us with
-		 * PackFreeIndices, of three 12 us without */
+		 * took 15-18 us; a wave of warpgroup tiles of 128 x 128 and
+		 * three chunks of 32 took 9 us, products included (AO2MO aqrs,
+		 * bench/results/2026-11-26-h200-ao2mo-intensli-sweep.md; the
+		 * 8 + 1.5 a chunk set before put it at 12.5 and chose 128 x 256
+		 * tiles that ran at 0.42 of it) */
 		m->group_s = 6e-6;
 		m->simt_iter_s = 3e-6;
-		m->wg_group_s = 8e-6;
-		m->wg_iter_s = 1.5e-6;
+		m->wg_group_s = 4e-6;
+		m->wg_iter_s = 1.3e-6;
 		m->launch_bounds = cuda;
 		m->mma = cuda && dev->cc_major >= 8 && (half || t == TCX_DTYPE_S);
 		m->wgmma = cuda && dev->cc_major == 9 && (half || t == TCX_DTYPE_S);

@@ -343,11 +343,11 @@ static int put_rows(struct store *st, const struct device_info *dev,
 }
 
 /* A store of times a model with other rates predicts (the SIMT kernel's
- * small tiles three times as efficient, each work-group's latency four
- * times as long, the memory half as efficient) for every candidate the
- * planner lists: the built-in model chooses worse than the best, the
- * fitted one nearly as well as the best, and the model file it writes
- * makes the planner use those rates. */
+ * small tiles three times as efficient, each work-group's latency and a
+ * warpgroup chunk's four times as long, the memory half as efficient) for
+ * every candidate the planner lists: the built-in model chooses worse
+ * than the best, the fitted one nearly as well as the best, and the model
+ * file it writes makes the planner use those rates. */
 static void test_fit(void)
 {
 	static const char *const cases[][2] = {
@@ -381,6 +381,7 @@ static void test_fit(void)
 	plan_device_defaults(&dev, TCX_DTYPE_S, &truth);
 	truth.eff_simt_small *= 3;
 	truth.group_s *= 4;
+	truth.wg_iter_s *= 4;
 	truth.mem_eff /= 2;
 	CHECK(store_open(db, true, &st, &err) == TCX_OK);
 	for (size_t k = 0; st && k < ARRAY_SIZE(cases); k++)
