@@ -19,8 +19,10 @@
  * struct and the kernels' parameters are common/abi.h's, which the
  * generator puts before this file and the host compiles too.
  *
- * Index arithmetic on tensors is 64-bit (long): a tensor may exceed 2^31
- * elements.  Arithmetic inside a tile is int.
+ * Index arithmetic on tensors is idx_t: 64-bit (long), since a tensor may
+ * exceed 2^31 elements, or 32-bit where the generator defines OFF32 (every
+ * tensor below 2^30 elements: offsets, and a tile's overshoot past an
+ * edge, then stay below 2^31).  Arithmetic inside a tile is int.
  *
  * One text for every backend: OpenCL C 1.2, and CUDA/HIP C++ with
  * kernels/cuda/compat.h (the OpenCL built-ins in C++).  What the languages
@@ -232,36 +234,49 @@
 #define CONJ_Q (args.conj_q != 0)
 #define MAX_NB (TCX_MAX_SLOTS - 3) /* DU is a bound index too */
 
+/* 32-bit offsets: the generator's promise (plan_make, plan_accepts) that
+ * every tensor has fewer than 2^30 elements; on a GPU an offset then takes
+ * one instruction where 64 bits take two or three, and the per-element
+ * loads and stores of a short sum are mostly offsets */
+#ifndef OFF32
+#define OFF32 0
+#endif
+#if OFF32
+typedef int idx_t;
+#else
+typedef long idx_t;
+#endif
+
 #ifndef SIZE_D0
-#define SIZE_D0 (args.size[0])
+#define SIZE_D0 ((idx_t)args.size[0])
 #endif
 #ifndef SIZE_D1
-#define SIZE_D1 (args.size[1])
+#define SIZE_D1 ((idx_t)args.size[1])
 #endif
 #ifndef SIZE_DU
-#define SIZE_DU (args.size[2])
+#define SIZE_DU ((idx_t)args.size[2])
 #endif
 #ifndef STRIDE_P_D0
-#define STRIDE_P_D0 (UNIT_P_D0 ? 1L : args.sp[0])
+#define STRIDE_P_D0 (UNIT_P_D0 ? (idx_t)1 : (idx_t)args.sp[0])
 #endif
 #ifndef STRIDE_P_DU
-#define STRIDE_P_DU (UNIT_P_DU ? 1L : args.sp[2])
+#define STRIDE_P_DU (UNIT_P_DU ? (idx_t)1 : (idx_t)args.sp[2])
 #endif
 #ifndef STRIDE_Q_D1
-#define STRIDE_Q_D1 (UNIT_Q_D1 ? 1L : args.sq[1])
+#define STRIDE_Q_D1 (UNIT_Q_D1 ? (idx_t)1 : (idx_t)args.sq[1])
 #endif
 #ifndef STRIDE_Q_DU
-#define STRIDE_Q_DU (UNIT_Q_DU ? 1L : args.sq[2])
+#define STRIDE_Q_DU (UNIT_Q_DU ? (idx_t)1 : (idx_t)args.sq[2])
 #endif
 #ifndef STRIDE_C_D0
-#define STRIDE_C_D0 (UNIT_C_D0 ? 1L : args.sc[0])
+#define STRIDE_C_D0 (UNIT_C_D0 ? (idx_t)1 : (idx_t)args.sc[0])
 #endif
 #ifndef STRIDE_C_D1
-#define STRIDE_C_D1 (args.sc[1])
+#define STRIDE_C_D1 ((idx_t)args.sc[1])
 #endif
 
 /* ---- loads and stores ---------------------------------------------------- */
-INLINE VAL_T ld1(const GLOBAL DATA_T *p, long off)
+INLINE VAL_T ld1(const GLOBAL DATA_T *p, idx_t off)
 {
 #if defined(TCX_TYPE_H)
 	return vload_half(0, p + off);
@@ -290,7 +305,7 @@ INLINE ushort to_bf16(float f)
 }
 #endif
 
-INLINE void st1(GLOBAL DATA_T *p, long off, VAL_T v)
+INLINE void st1(GLOBAL DATA_T *p, idx_t off, VAL_T v)
 {
 #if defined(TCX_TYPE_H)
 	vstore_half_rte(v, 0, p + off);
@@ -303,7 +318,7 @@ INLINE void st1(GLOBAL DATA_T *p, long off, VAL_T v)
 
 /* VW contiguous elements (unit stride) as a vector. */
 #if VW > 1 && !TCX_COMPLEX
-INLINE VEC_T ldv(const GLOBAL DATA_T *p, long off)
+INLINE VEC_T ldv(const GLOBAL DATA_T *p, idx_t off)
 {
 #if defined(TCX_TYPE_H)
 	return TCX_CAT(vload_half, VW)(0, p + off);
@@ -429,11 +444,11 @@ INLINE VAL_T cmul(VAL_T a, VAL_T b)
 #define PK1 (PACK1_SLOT >= 0)
 #define PS0 (PK0 ? PACK0_SLOT : 0) /* a valid slot either way */
 #define PS1 (PK1 ? PACK1_SLOT : 0)
-INLINE long pk_row(long d, int pk, long n, long s_in, long s_out)
+INLINE idx_t pk_row(idx_t d, int pk, idx_t n, idx_t s_in, idx_t s_out)
 {
 	const uint q = pk ? (uint)d / (uint)n : 0;
 
-	return pk ? (long)((uint)d - q * (uint)n) * s_in + (long)q * s_out : d * s_in;
+	return pk ? (idx_t)((uint)d - q * (uint)n) * s_in + (idx_t)q * s_out : d * s_in;
 }
 
 /* The offset of element (d, u) of an operand tile whose origin is at
@@ -441,7 +456,8 @@ INLINE long pk_row(long d, int pk, long n, long s_in, long s_out)
  * su); -1 when it reads as 0.  `chk_d`/`chk_u` ask for bounds checks; an
  * element outside reads as 0 (Branch), or is clamped inside (ShiftPtr,
  * never used for output). */
-INLINE long tile_off(long base, long d, long u, long S, long SU, long sd, long su, int chk_d,
+INLINE idx_t tile_off(idx_t base, idx_t d, idx_t u, idx_t S, idx_t SU, idx_t sd, idx_t su,
+		      int chk_d,
 		     int chk_u)
 {
 	if (chk_u && u >= SU)
@@ -457,20 +473,20 @@ INLINE long tile_off(long base, long d, long u, long S, long SU, long sd, long s
 }
 
 /* that element's value */
-INLINE VAL_T ld_tile(const GLOBAL DATA_T *p, long base, long d, long u, long S, long SU,
-		     long sd, long su, int chk_d, int chk_u)
+INLINE VAL_T ld_tile(const GLOBAL DATA_T *p, idx_t base, idx_t d, idx_t u, idx_t S, idx_t SU,
+		     idx_t sd, idx_t su, int chk_d, int chk_u)
 {
-	const long o = tile_off(base, d, u, S, SU, sd, su, chk_d, chk_u);
+	const idx_t o = tile_off(base, d, u, S, SU, sd, su, chk_d, chk_u);
 
 	return o < 0 ? ZERO : ld1(p, o);
 }
 
 #if MI_RAW
 /* that element's stored bits (zero bits are 0.0 in fp16 and bf16) */
-INLINE LDS_T ld_tile_raw(const GLOBAL DATA_T *p, long base, long d, long u, long S, long SU,
-			 long sd, long su, int chk_d, int chk_u)
+INLINE LDS_T ld_tile_raw(const GLOBAL DATA_T *p, idx_t base, idx_t d, idx_t u, idx_t S,
+			 idx_t SU, idx_t sd, idx_t su, int chk_d, int chk_u)
 {
-	const long o = tile_off(base, d, u, S, SU, sd, su, chk_d, chk_u);
+	const idx_t o = tile_off(base, d, u, S, SU, sd, su, chk_d, chk_u);
 
 	return o < 0 ? (LDS_T)0 : (LDS_T)p[o];
 }
@@ -485,7 +501,7 @@ INLINE LDS_T ld_tile_raw(const GLOBAL DATA_T *p, long base, long d, long u, long
 #define TILE_VLOADS(OP, NLC, NLP, LSC, LSP, SQ)                                             \
 	_Pragma("unroll") for (int a_ = 0; a_ < NLC; a_++)                                  \
 		_Pragma("unroll") for (int b_ = 0; b_ < NLP; b_++)                          \
-			OP((long)a_ * LSC * GLVW + (long)b_ * LSP * (SQ), (a_ * NLP + b_) * GLVW);
+			OP((idx_t)a_ * LSC * GLVW + (idx_t)b_ * LSP * (SQ), (a_ * NLP + b_) * GLVW);
 
 /* The loop over one operand's share of a tile load: for each of its
  * NLC * NLP * GLVW elements, (d, u) within the tile and the register. */
@@ -503,11 +519,11 @@ INLINE LDS_T ld_tile_raw(const GLOBAL DATA_T *p, long base, long d, long u, long
 
 /* One result r for C's element at offset oc: C = alpha * r + beta * C, or
  * with GlobalSplitU r into this part's slice of the workspace W. */
-INLINE void put_c(GLOBAL DATA_T *C, GLOBAL VAL_T *W, long oc, VAL_T r, SCALAR_T alpha,
+INLINE void put_c(GLOBAL DATA_T *C, GLOBAL VAL_T *W, idx_t oc, VAL_T r, SCALAR_T alpha,
 		  SCALAR_T beta, int beta0, int gsu_part, long ws_stride)
 {
 #if GSU > 1
-	W[gsu_part * ws_stride + oc] = r;
+	W[gsu_part * ws_stride + (long)oc] = r;
 	(void)C;
 	(void)alpha;
 	(void)beta;
@@ -593,9 +609,9 @@ INLINE void put_c(GLOBAL DATA_T *C, GLOBAL VAL_T *W, long oc, VAL_T r, SCALAR_T 
 				continue; /* part of D0 or D1 */                            \
 			x_ = gz % s_;                                                       \
 			gz /= s_;                                                           \
-			baseP += x_ * args.sp[3 + f_];                                      \
-			baseQ += x_ * args.sq[3 + f_];                                      \
-			baseC += x_ * args.sc[3 + f_];                                      \
+			baseP += (idx_t)(x_ * args.sp[3 + f_]);                             \
+			baseQ += (idx_t)(x_ * args.sq[3 + f_]);                             \
+			baseC += (idx_t)(x_ * args.sc[3 + f_]);                             \
 		}                                                                           \
 	} while (0)
 #define BOUND_START()                                                                       \
@@ -606,7 +622,8 @@ INLINE void put_c(GLOBAL DATA_T *C, GLOBAL VAL_T *W, long oc, VAL_T r, SCALAR_T 
 	const long niter = nouter * nch;                                                    \
 	long it = (niter * gsu_part) / GSU;                                                 \
 	const long it_end = (niter * (gsu_part + 1)) / GSU - (TEST_SKIP_LAST_U ? 1 : 0);   \
-	long ch = it % nch, ob_off_p = 0, ob_off_q = 0;                                     \
+	long ch = it % nch;                                                                 \
+	idx_t ob_off_p = 0, ob_off_q = 0;                                                   \
 	long ob_idx[MAX_NB];                                                                \
 	{                                                                                   \
 		long o_ = it / nch;                                                         \
@@ -616,8 +633,8 @@ INLINE void put_c(GLOBAL DATA_T *C, GLOBAL VAL_T *W, long oc, VAL_T r, SCALAR_T 
                                                                                             \
 			ob_idx[b_] = o_ % s_;                                               \
 			o_ /= s_;                                                           \
-			ob_off_p += ob_idx[b_] * args.sp[3 + NF2 + b_];                     \
-			ob_off_q += ob_idx[b_] * args.sq[3 + NF2 + b_];                     \
+			ob_off_p += (idx_t)(ob_idx[b_] * args.sp[3 + NF2 + b_]);            \
+			ob_off_q += (idx_t)(ob_idx[b_] * args.sq[3 + NF2 + b_]);            \
 		}                                                                           \
 	}
 #define BOUND_NEXT()                                                                        \
@@ -626,12 +643,12 @@ INLINE void put_c(GLOBAL DATA_T *C, GLOBAL VAL_T *W, long oc, VAL_T r, SCALAR_T 
 			ch = 0;                                                             \
 			for (int b_ = 0; b_ < NB; b_++) {                                   \
 				const long s_ = args.size[3 + NF2 + b_];                    \
-				ob_off_p += args.sp[3 + NF2 + b_];                          \
-				ob_off_q += args.sq[3 + NF2 + b_];                          \
+				ob_off_p += (idx_t)args.sp[3 + NF2 + b_];                   \
+				ob_off_q += (idx_t)args.sq[3 + NF2 + b_];                   \
 				if (++ob_idx[b_] < s_)                                      \
 					break;                                              \
-				ob_off_p -= s_ * args.sp[3 + NF2 + b_];                     \
-				ob_off_q -= s_ * args.sq[3 + NF2 + b_];                     \
+				ob_off_p -= (idx_t)(s_ * args.sp[3 + NF2 + b_]);            \
+				ob_off_q -= (idx_t)(s_ * args.sq[3 + NF2 + b_]);            \
 				ob_idx[b_] = 0;                                             \
 			}                                                                   \
 		}                                                                           \
@@ -646,18 +663,19 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 	const int tid = t0 + WG0 * (t1 + WG1 * ts);
 	/* D0 and D1 have S0 and S1 elements: N0 and N1, with PackFreeIndices
 	 * times the packed slot's */
-	const long N0 = SIZE_D0, N1 = SIZE_D1, SU = SIZE_DU;
-	const long S0 = N0 * (PK0 ? args.size[PS0] : 1), S1 = N1 * (PK1 ? args.size[PS1] : 1);
+	const idx_t N0 = SIZE_D0, N1 = SIZE_D1, SU = SIZE_DU;
+	const idx_t S0 = N0 * (PK0 ? (idx_t)args.size[PS0] : 1),
+		    S1 = N1 * (PK1 ? (idx_t)args.size[PS1] : 1);
 	long g0, g1, gz;
-	long baseP = args.off_p, baseQ = args.off_q, baseC = args.off_c;
+	idx_t baseP = (idx_t)args.off_p, baseQ = (idx_t)args.off_q, baseC = (idx_t)args.off_c;
 	int gsu_part = 0;
 
 	GROUP_DECODE();
 	GROUP_PLACE();
 
 	/* tile origins; ShiftPtr moves an edge tile back inside the tensor */
-	const long tile0_own = g0 * MT0, tile1_own = g1 * MT1;
-	long tile0 = tile0_own, tile1 = tile1_own;
+	const idx_t tile0_own = (idx_t)g0 * MT0, tile1_own = (idx_t)g1 * MT1;
+	idx_t tile0 = tile0_own, tile1 = tile1_own;
 #if EDGE == 1
 	if (tile0 + MT0 > S0 && S0 >= MT0)
 		tile0 = S0 - MT0;
@@ -665,15 +683,15 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 		tile1 = S1 - MT1;
 #endif
 	/* P at (tile0, u = 0); packed, each row's offset is its own (pko_p) */
-	const long pP = baseP + (PK0 ? 0 : tile0 * STRIDE_P_D0);
-	const long pQ = baseQ + (PK1 ? 0 : tile1 * STRIDE_Q_D1);
+	const idx_t pP = baseP + (PK0 ? 0 : tile0 * STRIDE_P_D0);
+	const idx_t pQ = baseQ + (PK1 ? 0 : tile1 * STRIDE_Q_D1);
 #if EDGE == 2
 	const int chk0 = 0, chk1 = 0;
 #else
 	const int chk0 = tile0 + MT0 > S0, chk1 = tile1 + MT1 > S1;
 #endif
-	const long rem0 = S0 - tile0, rem1 = S1 - tile1; /* elements left in each tile */
-	const int left0 = (int)min(rem0, (long)MT0), left1 = (int)min(rem1, (long)MT1);
+	const idx_t rem0 = S0 - tile0, rem1 = S1 - tile1; /* elements left in each tile */
+	const int left0 = (int)min(rem0, (idx_t)MT0), left1 = (int)min(rem1, (idx_t)MT1);
 
 	/* the bound loop: NB outer indices x chunks of DU, split GSU ways */
 	BOUND_START()
@@ -722,8 +740,8 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 	 * inside the tensor along the free index, and every vector starts on a
 	 * multiple of its size (the base, the perpendicular stride and the
 	 * outer bound strides are multiples of GLVW; DEPTHU is too) */
-	const long tbP = pP + (tid % LSC_P) * GLVW * SC_P + (tid / LSC_P) * SQ_P;
-	const long tbQ = pQ + (tid % LSC_Q) * GLVW * SC_Q + (tid / LSC_Q) * SQ_Q;
+	const idx_t tbP = pP + (tid % LSC_P) * GLVW * SC_P + (tid / LSC_P) * SQ_P;
+	const idx_t tbQ = pQ + (tid % LSC_Q) * GLVW * SC_Q + (tid / LSC_Q) * SQ_Q;
 	int vec_p = VEC_READ_P && !chk0 && SQ_P % GLVW == 0 &&
 		    (size_t)(P + tbP) % (GLVW * sizeof(DATA_T)) == 0;
 	int vec_q = VEC_READ_Q && !chk1 && SQ_Q % GLVW == 0 &&
@@ -736,7 +754,7 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 #if PK0 || PK1
 	/* PackFreeIndices: the offset of each row this work-item loads (the
 	 * same in every chunk), worked out once; -1 past the tensor */
-	long pko_p[NLC_P * NLP_P * GLVW], pko_q[NLC_Q * NLP_Q * GLVW];
+	idx_t pko_p[NLC_P * NLP_P * GLVW], pko_q[NLC_Q * NLP_Q * GLVW];
 #define PKO_P(dd, uu, r)                                                                    \
 	(pko_p[r] = tile0 + (dd) < S0 ? pk_row(tile0 + (dd), PK0, N0, STRIDE_P_D0, args.sp[PS0]) \
 				      : -1)
@@ -793,12 +811,12 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
  * literal) is the interior case: no bounds to check, whole vectors. */
 #define GLOBAL_READ(FAST)                                                                   \
 	do {                                                                                \
-		const long u0 = ch * DEPTHU;                                                \
+		const idx_t u0 = (idx_t)ch * DEPTHU;                                        \
 		const int chk_u = !(FAST) && LOOP_TAIL && u0 + DEPTHU > SU;                 \
 		const int ck0 = !(FAST) && chk0, ck1 = !(FAST) && chk1;                     \
-		const long cP = pP + ob_off_p + u0 * STRIDE_P_DU;                           \
-		const long cQ = pQ + ob_off_q + u0 * STRIDE_Q_DU;                           \
-		const int left_u = (int)min((long)DEPTHU, SU - u0);                         \
+		const idx_t cP = pP + ob_off_p + u0 * STRIDE_P_DU;                          \
+		const idx_t cQ = pQ + ob_off_q + u0 * STRIDE_Q_DU;                          \
+		const int left_u = (int)min((idx_t)DEPTHU, SU - u0);                        \
 		if ((FAST) && VEC_READ_P) {                                                 \
 			const GLOBAL DATA_T *gP = P + (tbP + ob_off_p + u0 * STRIDE_P_DU);  \
 			TILE_VLOADS(VLOAD_P, NLC_P, NLP_P, LSC_P, LSP_P, SQ_P)              \
@@ -1035,10 +1053,10 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 #endif
 #else /* !USE_LDS: each work-item reads its operands straight from global memory */
 	for (; it < it_end; it++) {
-		const long u0 = ch * DEPTHU;
-		const int ulen = (int)min((long)DEPTHU, SU - u0);
-		const long offp = pP + ob_off_p + u0 * STRIDE_P_DU;
-		const long offq = pQ + ob_off_q + u0 * STRIDE_Q_DU;
+		const idx_t u0 = (idx_t)ch * DEPTHU;
+		const int ulen = (int)min((idx_t)DEPTHU, SU - u0);
+		const idx_t offp = pP + ob_off_p + u0 * STRIDE_P_DU;
+		const idx_t offq = pQ + ob_off_q + u0 * STRIDE_Q_DU;
 
 		for (int u = ts; u < ulen; u += LSU) {
 			VEC_T a[NV0];
@@ -1123,8 +1141,8 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 		for (int j = 0; j < MI_FN; j++)
 #pragma unroll
 			for (int e = 0; e < 4; e++) {
-				const long d0 = tile0 + wm + i * MI_M + lane / 4 + 8 * (e / 2);
-				const long d1 = tile1 + wn + j * MI_N + 2 * (lane % 4) + e % 2;
+				const idx_t d0 = tile0 + wm + i * MI_M + lane / 4 + 8 * (e / 2);
+				const idx_t d1 = tile1 + wn + j * MI_N + 2 * (lane % 4) + e % 2;
 
 #if EDGE != 2
 				if (d0 >= S0 || d0 < tile0_own || d1 >= S1 || d1 < tile1_own)
@@ -1139,14 +1157,14 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 	 * vector's lanes, and a run's rows, are consecutive along D0's (D1's)
 	 * own index, never across the packed one: packed, the generator keeps
 	 * N0 a multiple of VW and N1 of VW1. */
-	long oc0[NV0], oc1 = 0;
+	idx_t oc0[NV0], oc1 = 0;
 
 #pragma unroll
 	for (int i = 0; i < NV0; i++)
 		oc0[i] = pk_row(tile0 + D0_OF(i, t0), PK0, N0, STRIDE_C_D0, args.sc[PS0]);
 #pragma unroll
 	for (int j = 0; j < TT1; j++) {
-		const long d1 = tile1 + D1_OF(j, t1);
+		const idx_t d1 = tile1 + D1_OF(j, t1);
 
 		if (j % VW1 == 0)
 			oc1 = baseC + pk_row(d1, PK1, N1, STRIDE_C_D1, args.sc[PS1]);
@@ -1162,8 +1180,8 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 			/* the work-item's VW lanes as one aligned vector store when
 			 * they are all inside C and in this work-group's own tile */
 			{
-				const long d0v = tile0 + D0_OF(i, t0);
-				const long ocv = oc1 + oc0[i];
+				const idx_t d0v = tile0 + D0_OF(i, t0);
+				const idx_t ocv = oc1 + oc0[i];
 
 				if (d0v + VW <= S0 && d0v >= tile0_own &&
 				    (size_t)(C + ocv) % (VW * sizeof(DATA_T)) == 0) {
@@ -1186,8 +1204,8 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 #endif
 #pragma unroll
 			for (int v = 0; v < (TCX_COMPLEX ? 1 : VW); v++) {
-				const long d0 = tile0 + D0_OF(i, t0) + v;
-				long oc;
+				const idx_t d0 = tile0 + D0_OF(i, t0) + v;
+				idx_t oc;
 				VAL_T r = LANE(acc[j][i], v);
 
 #if EDGE != 2

@@ -615,6 +615,16 @@ sizes:
 		k->const_sizes = true;
 		memcpy(k->sizes, p->size, sizeof(k->sizes));
 	}
+	/* 32-bit offsets where the problem's tensors allow them (the
+	 * warpgroup kernel keeps 64); plan_accepts holds other sizes off.
+	 * TCX_OFF32=0 keeps 64, so that tests run both. */
+	{
+		const char *e = getenv("TCX_OFF32");
+
+		k->off32 = p && !k->wgmma && !(e && strcmp(e, "0") == 0) &&
+			   p->extent[T_A] < PLAN_OFF32_ELEMS && p->extent[T_B] < PLAN_OFF32_ELEMS &&
+			   p->extent[T_C] < PLAN_OFF32_ELEMS;
+	}
 	return TCX_OK;
 }
 
@@ -666,6 +676,12 @@ enum tcx_status plan_accepts(const struct kernel_plan *k, const struct problem *
 		       (long long)su, s->depth_u);
 	if (k->const_sizes && memcmp(k->sizes, p->size, sizeof(int64_t) * (size_t)p->c->nidx))
 		REJECT("the kernel was compiled for other sizes (ConstantSizes)");
+	if (k->off32 && (p->extent[T_A] >= PLAN_OFF32_ELEMS || p->extent[T_B] >= PLAN_OFF32_ELEMS ||
+			 p->extent[T_C] >= PLAN_OFF32_ELEMS))
+		REJECT("the kernel was compiled with 32-bit offsets, for tensors below 2^30 "
+		       "elements (got %lld, %lld and %lld)",
+		       (long long)p->extent[T_A], (long long)p->extent[T_B],
+		       (long long)p->extent[T_C]);
 	return TCX_OK;
 }
 
@@ -802,6 +818,8 @@ enum tcx_status plan_prelude(const struct kernel_plan *k, struct strbuf *src, st
 		    k->unit_p_d0, k->unit_p_du, k->unit_q_d1, k->unit_q_du, k->unit_c_d0);
 	if (s->test_skip_last_u)
 		strbuf_adds(src, "#define TEST_SKIP_LAST_U 1\n");
+	if (k->off32)
+		strbuf_adds(src, "#define OFF32 1\n");
 	if (k->const_sizes) {
 		static const char *const names[3] = { "SIZE_D0", "SIZE_D1", "SIZE_DU" };
 

@@ -46,7 +46,13 @@ struct kernel_plan {
 	bool tf32_trunc_q;         /* tf32 without a math ring: Q truncated, not rounded */
 	bool wg_mn_p, wg_mn_q;     /* P's, Q's tile is MN-major in shared memory */
 	int pack_slot[2];          /* PackFreeIndices: the folded slot D0 (D1) spans too; -1 none */
+	bool off32;                /* 32-bit offsets: every tensor below PLAN_OFF32_ELEMS */
 };
+
+/* The elements below which every tensor of a problem lets plan_make build
+ * a kernel with 32-bit offsets (contract.cl's idx_t, OFF32): 2^30, so that
+ * a tile's overshoot past an edge stays below 2^31 too. */
+#define PLAN_OFF32_ELEMS ((int64_t)1 << 30)
 
 /* Resolves and checks a solution.  `p` gives explicit strides or the sizes
  * to bake (may be NULL for a packed, size-generic kernel).  A solution that

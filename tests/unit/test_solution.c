@@ -190,6 +190,29 @@ int main(void)
 		CHECK(plan_accepts(&k, &p, &err) == TCX_EREJECT);
 		CHECK(strstr(err.msg, "LoopTail") != NULL);
 	}
+	/* 32-bit offsets (OFF32): for a problem whose tensors are below 2^30
+	 * elements, and then for such problems only; none without a problem */
+	{
+		struct problem small, big;
+		struct device_info d = gpu();
+		struct strbuf src = STRBUF_INIT, opts = STRBUF_INIT;
+		int64_t sm[3] = { 128, 64, 32 }, bg[3] = { 32768, 32768, 2 };
+
+		solution_default(&s);
+		CHECK(problem_init(&small, c, sm, &err) == TCX_OK);
+		CHECK(problem_init(&big, c, bg, &err) == TCX_OK);
+		CHECK(plan_make(c, &small, &s, &d, &k, &err) == TCX_OK && k.off32);
+		CHECK(plan_source(&k, &src, &opts, &err) == TCX_OK &&
+		      strstr(strbuf_str(&src), "#define OFF32 1") != NULL);
+		CHECK(plan_accepts(&k, &small, &err) == TCX_OK);
+		CHECK(plan_accepts(&k, &big, &err) == TCX_EREJECT);
+		CHECK(strstr(err.msg, "32-bit offsets") != NULL);
+		CHECK(plan_make(c, &big, &s, &d, &k, &err) == TCX_OK && !k.off32);
+		CHECK(plan_accepts(&k, &big, &err) == TCX_OK);
+		CHECK(plan_make(c, NULL, &s, &d, &k, &err) == TCX_OK && !k.off32);
+		strbuf_release(&src);
+		strbuf_release(&opts);
+	}
 	/* the prelude names every tunable and is the same for two
 	 * contractions with the same layout facts */
 	{
