@@ -1,7 +1,8 @@
 /* bench.c - `tcx bench`: time a solution (or two, interleaved) over problem
  * sizes and report time, GFLOP/s, GB/s and the fraction of peak as a table,
- * CSV or JSON, with an SVG plot; gate the results against a baseline; or
- * compare two earlier results files side by side. */
+ * CSV or JSON, with an SVG plot, recording each measurement in the results
+ * store as `tcx tune` does; gate the results against a baseline; or compare
+ * two earlier results files side by side. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +18,15 @@
 #include "logic/logic.h"
 #include "notation/notation.h"
 #include "plan/planner.h"
+#include "store/store.h"
+#include "tune/tune.h"
 
 static const char *const bench_synopsis[] = {
 	"tcx bench (--range <spec> | --exact <spec>)... [--type <t>] [--device <id>] "
 	"[--params <params> | --solution <file> | --logic <file>] [--versus <params>] "
 	"[--min-reps <n>] [--min-time <s>] [--timer <timer>] [--flush <flush>] [--seed <n>] "
 	"[--peak-gflops <n>] [--baseline <file> [--max-regression <x>]] [--no-cache] "
-	"[--kernel-timeout <s>] [--strides <strides>] "
+	"[--kernel-timeout <s>] [--strides <strides>] [--db <file> | --no-store] "
 	"[--format <fmt>] [-o <file>] [--plot <file>] <expr>",
 	"tcx bench --compare [--max-regression <x>] [--format <fmt>] [-o <file>] [--plot <file>] "
 	"<a.json> <b.json>",
@@ -47,6 +50,8 @@ enum {
 	OPT_LOGIC,
 	OPT_KERNEL_TIMEOUT,
 	OPT_STRIDES,
+	OPT_DB,
+	OPT_NO_STORE,
 };
 
 static const struct cmd_option bench_options[] = {
@@ -95,6 +100,10 @@ static const struct cmd_option bench_options[] = {
 	  "give up on a kernel that runs longer than s seconds: its size fails, the run goes "
 	  "on (default: no limit)",
 	  OV_NONE, NULL },
+	{ "db", OPT_DB, required_argument, "<file>",
+	  "results store (default $XDG_CACHE_HOME/tcx/results.db)", OV_FILE, NULL },
+	{ "no-store", OPT_NO_STORE, no_argument, NULL,
+	  "record nothing in the results store", OV_NONE, NULL },
 	{ "format", 'f', required_argument, "<fmt>",
 	  "table, csv or json (default: table, or by -o's extension)", OV_ENUM,
 	  "table csv json" },
@@ -135,11 +144,11 @@ const struct cmd cmd_bench_def = {
 /* Everything the options say. */
 struct bench_cli {
 	const char *type, *layout, *devid, *params, *solfile, *logic, *versus;
-	const char *outpath, *plot, *baseline, *strides;
+	const char *outpath, *plot, *baseline, *strides, *db;
 	const char **ranges, **exacts;
 	int nr, ne;
 	enum out_format fmt;
-	bool fmt_given, compare, no_cache, threshold_given;
+	bool fmt_given, compare, no_cache, threshold_given, no_store;
 	double threshold, peak, kernel_timeout;
 	struct bench_opts o;
 };
@@ -231,6 +240,7 @@ struct timed {
 	struct solution sol;     /* as given; the plan's resolved one when prepared */
 	struct bench_result r;
 	const char *status;      /* "ok", "rejected", "failed" */
+	enum tcx_status code;    /* the status it comes from */
 	char reason[TCX_ERROR_SIZE];
 	char key[1024], name[256];
 	const char *origin;
@@ -255,6 +265,14 @@ static const char *size_status(enum tcx_status st)
 	default:
 		return NULL;
 	}
+}
+
+/* Sets t's status from st, one of size_status's, with its reason. */
+static void timed_status(struct timed *t, enum tcx_status st, const char *reason)
+{
+	t->status = size_status(st);
+	t->code = st;
+	snprintf(t->reason, sizeof(t->reason), "%s", st ? reason : "");
 }
 
 static void timed_json(json_t *o, const struct timed *t, double peak)
@@ -283,6 +301,11 @@ struct run_ctx {
 	FILE *fp;
 	json_t *rows;
 	struct progress pg;
+	struct store *store;     /* where measurements go; NULL: nowhere */
+	char db[4096];           /* its path */
+	int stored;              /* rows written to it */
+	bool store_used;         /* it was opened (rows may have gone there) */
+	int store_ret;           /* the exit code of an explicit --db that failed */
 };
 
 static void table_header(const struct run_ctx *x)
@@ -400,6 +423,65 @@ static void csv_row(const struct run_ctx *x, const int64_t *sz, const struct tim
 	fputc('\n', x->fp);
 }
 
+/* A row could not be written: a store given with --db fails the run (its
+ * exit code, after the results are out), the default store is a warning;
+ * either way the run goes on and records nothing more. */
+static void store_lost(struct run_ctx *x, enum tcx_status st, const struct tcx_error *err)
+{
+	progress_clear(&x->pg);
+	if (x->cli->db)
+		x->store_ret = report(st, err);
+	else
+		warning("%s; the rest of this run is not recorded", err->msg);
+	store_close(x->store);
+	x->store = NULL;
+}
+
+/* Records solution s's measurement t of problem p in the results store,
+ * the row `tcx tune` writes for it, when `tcx plan --fit` can read it so:
+ * when a contraction kernel ran the problem itself.  With a plan (pl),
+ * that is the problem the plan ran, p merged (pl->kp, keyed as a tune of
+ * the merged problem keys it, packed); a plan that permutes operands
+ * (TTGT) or a permute that runs the problem alone (direct) is not
+ * recorded, since its time is not the kernel's, nor is a merged problem
+ * with strides that are not packed, which no problem key describes, nor
+ * a one-input expression, which tune does not take.  The host device
+ * runs no kernel: it has no store. */
+static void record(struct run_ctx *x, const struct problem *p, const struct plan_result *pl,
+		   bool direct, const struct solution *s, const struct timed *t)
+{
+	const struct problem *kp = p;
+	const char *strides = x->cli->strides;
+	struct measurement row;
+	struct measured m;
+	struct tcx_error err = { 0 };
+	enum tcx_status st;
+
+	if (!x->store || !t->status || direct || p->c->implicit_b)
+		return;
+	if (pl) {
+		if (pl->best.permute[0].on || pl->best.permute[1].on || pl->best.permute[2].on)
+			return;
+		kp = &pl->kp;
+		if (pl->merged) {
+			struct problem packed;
+
+			if (problem_init(&packed, kp->c, kp->size, NULL) != TCX_OK ||
+			    memcmp(packed.stride, kp->stride, sizeof(packed.stride)) != 0)
+				return;
+			strides = NULL;
+		}
+	}
+	tune_row_key(&row, device_info_of(x->dev), kp->c, strides, s, kp->size);
+	tune_measured(&m, t->code, t->reason, &t->r, kp);
+	tune_row_result(&row, &m);
+	st = store_put(x->store, &row, &err);
+	if (st)
+		store_lost(x, st, &err);
+	else
+		x->stored++;
+}
+
 /* Prepares one solution for p (t->status says how it went). */
 static enum tcx_status prepare_one(struct run_ctx *x, const struct problem *p,
 				   const struct plan_result *pl, const struct solution *s,
@@ -412,11 +494,10 @@ static enum tcx_status prepare_one(struct run_ctx *x, const struct problem *p,
 	st = prepare_kernel(x->dev, p, pl, s, pr, NULL, err);
 	device_cache_stats(x->dev, &after);
 	t->origin = kernel_origin(&before, &after);
-	t->status = size_status(st);
+	if (size_status(st))
+		timed_status(t, st, err->msg);
 	solution_key(st ? s : &pr->plan.sol, t->key, sizeof(t->key));
 	solution_name(st ? s : &pr->plan.sol, t->name, sizeof(t->name));
-	if (st && t->status)
-		snprintf(t->reason, sizeof(t->reason), "%s", err->msg);
 	return st;
 }
 
@@ -430,7 +511,7 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 	const struct solution *sa = &x->sol;
 	struct solution planned;
 	struct plan_result pl;
-	bool have_plan = false, direct = false;
+	bool have_plan = false, direct = false, joint = false;
 	double ratio[3] = { NAN, NAN, NAN };
 	json_t *row, *sizes;
 	int pick = 0;
@@ -498,35 +579,35 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 			st = bench_compare(x->dev, &pa, &pb, &p, &x->cli->o, &a->r, &b->r, ratio,
 					   err);
 			if (st && size_status(st)) {
-				a->status = b->status = size_status(st);
-				snprintf(a->reason, sizeof(a->reason), "%s", err->msg);
-				snprintf(b->reason, sizeof(b->reason), "%s", err->msg);
+				/* which of the two failed is not known: neither
+				 * is recorded */
+				timed_status(a, st, err->msg);
+				timed_status(b, st, err->msg);
+				joint = true;
 			}
 		} else if (!stb) {
 			/* the first cannot run this size: time the other alone */
 			st = bench_run(x->dev, &pb, &p, &x->cli->o, &b->r, err);
-			if (st && size_status(st)) {
-				b->status = size_status(st);
-				snprintf(b->reason, sizeof(b->reason), "%s", err->msg);
-			}
+			if (st && size_status(st))
+				timed_status(b, st, err->msg);
 		} else if (!st) {
 			st = bench_run(x->dev, &pa, &p, &x->cli->o, &a->r, err);
-			if (st && size_status(st)) {
-				a->status = size_status(st);
-				snprintf(a->reason, sizeof(a->reason), "%s", err->msg);
-			}
+			if (st && size_status(st))
+				timed_status(a, st, err->msg);
 		}
 	} else if (!st) {
 		st = bench_run(x->dev, &pa, &p, &x->cli->o, &a->r, err);
-		if (st && size_status(st)) {
-			a->status = size_status(st);
-			snprintf(a->reason, sizeof(a->reason), "%s", err->msg);
-		}
+		if (st && size_status(st))
+			timed_status(a, st, err->msg);
 	}
 	if (st && !size_status(st))
 		goto out_free;
 	st = TCX_OK;
 	tcx_error_clear(err);
+	if (pick >= 0 && !joint)
+		record(x, &p, have_plan ? &pl : NULL, direct, sa, a);
+	if (b && !joint)
+		record(x, &p, NULL, false, &x->vsol, b);
 
 	row = json_object();
 	sizes = json_object();
@@ -804,6 +885,8 @@ static json_t *run_document(const struct run_ctx *x, const struct bench_cli *cli
 	json_object_set_new(cache, "disk_stores", json_integer((json_int_t)b.disk_stores));
 	json_object_set_new(cache, "disk_rebuilt", json_integer((json_int_t)b.disk_rebuilt));
 	json_object_set_new(doc, "cache", cache);
+	json_object_set_new(doc, "store", x->store_used ? json_string(x->db) : json_null());
+	json_object_set_new(doc, "stored", json_integer(x->stored));
 	json_object_set_new(doc, "results", json_incref(x->rows));
 	return doc;
 }
@@ -854,6 +937,8 @@ static int run_mode(struct bench_cli *cli, int argc, char **argv)
 		error("--params, --solution and --logic cannot be used together");
 		return TCX_EXIT_USAGE;
 	}
+	if (cli->db && cli->no_store)
+		return usage_error(&cmd_bench_def, "--db and --no-store cannot be used together");
 	/* read the baseline first: a CI job should not time for an hour and
 	 * then find its baseline missing */
 	if (cli->baseline) {
@@ -936,6 +1021,25 @@ static int run_mode(struct bench_cli *cli, int argc, char **argv)
 			goto out;
 		}
 	}
+	/* the store before the timing too: a --db that cannot be written is
+	 * an error now, the default store a warning (the results are what a
+	 * bench is for) */
+	if (!cli->no_store && !device_is_host(x.dev)) {
+		if (cli->db)
+			snprintf(x.db, sizeof(x.db), "%s", cli->db);
+		else
+			default_store_path(x.db, sizeof(x.db));
+		st = store_open(x.db, true, &x.store, &err);
+		if (st && cli->db) {
+			ret = report(st, &err);
+			goto out;
+		}
+		if (st)
+			warning("%s; this run's measurements are not recorded", err.msg);
+		x.store_used = !st;
+		st = TCX_OK;
+		tcx_error_clear(&err);
+	}
 	if (x.lg && x.lg->device_name && *x.lg->device_name &&
 	    strcmp(x.lg->device_name, device_info_of(x.dev)->name) != 0)
 		warning("logic file '%s' was made for '%s', not '%s'", cli->logic,
@@ -973,6 +1077,9 @@ static int run_mode(struct bench_cli *cli, int argc, char **argv)
 		}
 	}
 	progress_clear(&x.pg);
+	if (x.store_used)
+		verbose("%d measurement%s recorded in %s", x.stored, x.stored == 1 ? "" : "s",
+			x.db);
 	doc = run_document(&x, cli);
 	if (base.rows || cli->baseline) {
 		int n = gate(doc, &base, cli->threshold, cli->baseline);
@@ -1002,11 +1109,14 @@ static int run_mode(struct bench_cli *cli, int argc, char **argv)
 	}
 	if (interrupted && !ret)
 		ret = TCX_EXIT_INTR;
+	if (x.store_ret && (!ret || ret == TCX_EXIT_CHECK))
+		ret = x.store_ret;
 out:
 	if (af.fp && af.fp != stdout)
 		atomic_file_abort(&af);
 	if (plot.fp && plot.fp != stdout)
 		atomic_file_abort(&plot);
+	store_close(x.store);
 	json_decref(doc);
 	json_decref(x.rows);
 	bench_doc_release(&base);
@@ -1113,7 +1223,8 @@ static int compare_mode(struct bench_cli *cli, int argc, char **argv)
 		return usage_error(&cmd_bench_def, "--compare needs two results files, not %d",
 				   argc);
 	if (cli->nr || cli->ne || cli->params || cli->solfile || cli->logic || cli->versus ||
-	    cli->baseline || cli->devid || cli->type || cli->no_cache)
+	    cli->baseline || cli->devid || cli->type || cli->no_cache || cli->db ||
+	    cli->no_store)
 		return usage_error(&cmd_bench_def,
 				   "--compare runs nothing: it takes only --max-regression, "
 				   "--format, -o and --plot");
@@ -1435,6 +1546,12 @@ int cmd_bench(int argc, char **argv)
 			break;
 		case OPT_STRIDES:
 			cli.strides = optarg;
+			break;
+		case OPT_DB:
+			cli.db = optarg;
+			break;
+		case OPT_NO_STORE:
+			cli.no_store = true;
 			break;
 		case 'h':
 			goto out;

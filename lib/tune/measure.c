@@ -37,23 +37,28 @@ enum tcx_status tune_problem_at(const struct tune_ctx *t, const struct tcx_contr
 	return st;
 }
 
-static void fill_key(struct measurement *m, const struct tune_ctx *t,
-		     const struct tcx_contraction *c, const struct solution *s,
-		     const int64_t *sizes)
+void tune_row_key(struct measurement *m, const struct device_info *di,
+		  const struct tcx_contraction *c, const char *strides, const struct solution *s,
+		  const int64_t *sizes)
 {
-	const struct device_info *di = t->di;
-
 	memset(m, 0, sizeof(*m));
 	snprintf(m->device, sizeof(m->device), "%s", di->name);
 	snprintf(m->driver, sizeof(m->driver), "%s", di->driver);
 	snprintf(m->backend, sizeof(m->backend), "%s", di->backend);
-	tune_problem_key(c, t->o->strides, m->problem, sizeof(m->problem));
+	tune_problem_key(c, strides, m->problem, sizeof(m->problem));
 	m->nidx = c->nidx;
 	/* a contraction's ids are the key's letters (model.h), the order of
 	 * the store's sizes (store.h) */
 	memcpy(m->sizes, sizes, sizeof(int64_t) * (size_t)c->nidx);
 	solution_store_key(c, s, m->solution, sizeof(m->solution));
 	snprintf(m->version, sizeof(m->version), "%s", tcx_version());
+}
+
+static void fill_key(struct measurement *m, const struct tune_ctx *t,
+		     const struct tcx_contraction *c, const struct solution *s,
+		     const int64_t *sizes)
+{
+	tune_row_key(m, t->di, c, t->o->strides, s, sizes);
 }
 
 static double flops_of(const struct tcx_contraction *c, const int64_t *sizes)
@@ -80,7 +85,7 @@ static void to_measured(const struct measurement *r, double flops, struct measur
 	}
 }
 
-static void from_measured(const struct measured *m, struct measurement *r)
+void tune_row_result(struct measurement *r, const struct measured *m)
 {
 	r->status = m->status;
 	snprintf(r->reason, sizeof(r->reason), "%s", m->reason);
@@ -217,7 +222,7 @@ enum tcx_status tune_record(struct tune_ctx *t, const struct tcx_contraction *c,
 	struct measurement rec;
 
 	fill_key(&rec, t, c, s, sizes);
-	from_measured(m, &rec);
+	tune_row_result(&rec, m);
 	if (seen_add(&t->seen, row_hash(&rec)) < 0)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	if (m->status == MEAS_OK)
@@ -228,6 +233,31 @@ enum tcx_status tune_record(struct tune_ctx *t, const struct tcx_contraction *c,
 		t->sum->failed++;
 	/* MPI ranks other than 0 keep no store: rank 0 records for them */
 	return t->store ? store_put(t->store, &rec, err) : TCX_OK;
+}
+
+void tune_measured(struct measured *m, enum tcx_status st, const char *reason,
+		   const struct bench_result *br, const struct problem *p)
+{
+	memset(m, 0, sizeof(*m));
+	if (st) {
+		m->status = st == TCX_EREJECT || st == TCX_ELIMIT || st == TCX_EUNSUPPORTED
+				    ? MEAS_SKIPPED
+				    : MEAS_FAILED;
+		snprintf(m->reason, sizeof(m->reason), "%s", reason);
+		m->median_ms = m->ci_lo_ms = m->ci_hi_ms = m->min_ms = m->max_ms = NAN;
+		return;
+	}
+	m->status = MEAS_OK;
+	m->median_ms = br->median_ms;
+	m->ci_lo_ms = br->ci_lo_ms;
+	m->ci_hi_ms = br->ci_hi_ms;
+	m->min_ms = br->min_ms;
+	m->max_ms = br->max_ms;
+	m->reps = br->reps;
+	snprintf(m->timer, sizeof(m->timer), "%s", br->timer);
+	m->gflops = br->gflops;
+	m->gflops_lo = br->ci_hi_ms > 0 ? problem_flops(p) / (br->ci_hi_ms * 1e6) : br->gflops;
+	m->gflops_hi = br->ci_lo_ms > 0 ? problem_flops(p) / (br->ci_lo_ms * 1e6) : br->gflops;
 }
 
 enum tcx_status tune_measure_on(struct tune_ctx *t, int dev, const struct tcx_contraction *c,
@@ -259,26 +289,9 @@ enum tcx_status tune_measure_on(struct tune_ctx *t, int dev, const struct tcx_co
 		*err = e;
 		return st;
 	}
-	if (st) {
-		m->status = st == TCX_EREJECT || st == TCX_ELIMIT || st == TCX_EUNSUPPORTED
-				    ? MEAS_SKIPPED
-				    : MEAS_FAILED;
-		snprintf(m->reason, sizeof(m->reason), "%s", e.msg);
-		m->median_ms = m->ci_lo_ms = m->ci_hi_ms = m->min_ms = m->max_ms = NAN;
+	tune_measured(m, st, e.msg, &br, &p);
+	if (st)
 		tcx_log(TCX_LOG_DEBUG, "%s", m->reason);
-	} else {
-		m->status = MEAS_OK;
-		m->median_ms = br.median_ms;
-		m->ci_lo_ms = br.ci_lo_ms;
-		m->ci_hi_ms = br.ci_hi_ms;
-		m->min_ms = br.min_ms;
-		m->max_ms = br.max_ms;
-		m->reps = br.reps;
-		snprintf(m->timer, sizeof(m->timer), "%s", br.timer);
-		m->gflops = br.gflops;
-		m->gflops_lo = br.ci_hi_ms > 0 ? problem_flops(&p) / (br.ci_hi_ms * 1e6) : br.gflops;
-		m->gflops_hi = br.ci_lo_ms > 0 ? problem_flops(&p) / (br.ci_lo_ms * 1e6) : br.gflops;
-	}
 	exec_lock_acquire();
 	st = tune_record(t, c, s, sizes, m, err);
 	t->measure_s += common_now_seconds() - t0;

@@ -139,6 +139,23 @@ enum tcx_status tune_record(struct tune_ctx *t, const struct tcx_contraction *c,
 			    const struct solution *s, const int64_t *sizes,
 			    const struct measured *m, struct tcx_error *err);
 
+/* The results store's row of one measurement, as tune and bench write it.
+ * tune_row_key fills m's key and clears the rest: the device's model,
+ * driver and backend, the problem key (tune_problem_key of c and strides),
+ * the sizes (given by c's index ids) in the order of the key's letters,
+ * solution s's store key (solution_store_key) and this tcx's version.
+ * tune_measured makes a measurement of problem p from how its preparing
+ * and timing went: TCX_OK with the timing br, or a status that describes
+ * the solution (TCX_EREJECT, TCX_ELIMIT, TCX_EUNSUPPORTED: skipped; a
+ * build, launch, device or timeout failure: failed) with its reason.
+ * tune_row_result copies a measurement into the row, timestamped now. */
+void tune_row_key(struct measurement *m, const struct device_info *di,
+		  const struct tcx_contraction *c, const char *strides, const struct solution *s,
+		  const int64_t *sizes);
+void tune_measured(struct measured *m, enum tcx_status st, const char *reason,
+		   const struct bench_result *br, const struct problem *p);
+void tune_row_result(struct measurement *r, const struct measured *m);
+
 /* The store's problem key for a contraction: Tensile's name, followed by
  * the strides when there are any (tune_opts.strides), so that strided and
  * packed measurements of one problem type never mix.  The strides are

@@ -1,7 +1,8 @@
 #!/bin/bash
 # enospc.sh - a full disk (TCX_FAULT=write:N makes the Nth durable write fail
 # with ENOSPC) while writing the results store or an output file gives a
-# clear error, leaves the store intact and openable, and leaves the previous
+# clear error (a warning for bench's default store, its results still
+# written), leaves the store intact and openable, and leaves the previous
 # version of every output file as it was.  A real size limit (ulimit -f)
 # checks the same without injection.
 . "$(dirname "$0")/lib.sh"
@@ -14,12 +15,39 @@ tiny_config tiny.yaml
 export TCX_NO_KERNEL_CACHE=1
 
 # bench -o over an existing file: the commit fails, the old file stays
+# (no store: its row would be the first write)
 echo "previous results" >out.json
 old=$(md5sum <out.json)
-TCX_FAULT=write:1 run bench 'C[ij]=A[ik]*B[kj]' --exact 32,32,16 --min-time 0.01 -o out.json
+TCX_FAULT=write:1 run bench 'C[ij]=A[ik]*B[kj]' --exact 32,32,16 --min-time 0.01 --no-store \
+	-o out.json
 expect_rc 2 "bench -o on a full disk"
 expect_err "cannot write 'out.json': No space left on device" "bench names the file and ENOSPC"
 expect_same out.json "$old"
+expect_no_temps
+
+# bench: the first size's row cannot be stored.  The default store is a
+# warning: nothing more recorded, the results written, exit 0.  A --db
+# store is an error, said when it happens: the results are still written,
+# and the exit status is the store's.
+TCX_FAULT=write:1 run bench 'C[ij]=A[ik]*B[kj]' --exact 32,32,16 --exact 16,16,16 \
+	--min-time 0.001 -f json -o bench-default.json
+expect_rc 0 "bench with a full disk under its default store"
+expect_err "warning: cannot write results store '.*/tcx/results.db': database or disk is full; the rest of this run is not recorded" \
+	"the warning names the default store"
+checks=$((checks + 1))
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(len(d["results"]) != 2)' \
+	bench-default.json || fail "bench's results lost to the default store"
+expect_store_ok "$XDG_CACHE_HOME/tcx/results.db"
+TCX_FAULT=write:2 run bench 'C[ij]=A[ik]*B[kj]' --exact 32,32,16 --exact 16,16,16 \
+	--min-time 0.001 --db bench.db -f json -o bench-db.json
+expect_rc 2 "bench with a full disk under its --db store"
+expect_err "^tcx: cannot write results store 'bench.db': database or disk is full$" \
+	"the error names the store"
+expect_store_ok bench.db
+checks=$((checks + 2))
+[ "$(rows bench.db)" = 1 ] || fail "the row stored before the disk filled up is lost"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(len(d["results"]) != 2)' \
+	bench-db.json || fail "bench's results lost to the --db store"
 expect_no_temps
 
 # tune: the first measurement cannot be stored
