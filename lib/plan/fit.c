@@ -1,6 +1,8 @@
 /* fit.c - the planner's model fitted from the results store, saved and
  * found again (fit.h). */
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -632,14 +634,105 @@ static enum tcx_status apply_file(const char *path, const struct device_info *de
 	return st;
 }
 
+/* Applies the model file `name` in folder dir (which gets the name
+ * appended) where there is one; none there is no error. */
+static enum tcx_status apply_found(struct strbuf *dir, const char *name,
+				   const struct device_info *dev, enum tcx_dtype t,
+				   struct plan_device *m, bool *match, struct tcx_error *err)
+{
+	struct stat sb;
+	enum tcx_status st;
+
+	strbuf_addf(dir, "/%s", name);
+	st = strbuf_status(dir, err);
+	if (st || stat(strbuf_str(dir), &sb) != 0)
+		return st;
+	return apply_file(strbuf_str(dir), dev, t, m, match, err);
+}
+
+/* The folder of the file this code was loaded from, appended to out:
+ * libtcx's (*in_lib) when it runs as the shared library, else the
+ * program's, into which tcxcore is linked.  False when the system cannot
+ * say. */
+static bool code_dir(struct strbuf *out, bool *in_lib)
+{
+	const char *file = "/proc/self/exe";
+	char *path, *slash;
+
+	*in_lib = false;
+#ifdef __GLIBC__ /* dladdr1 and RTLD_DL_LINKMAP (an enum, not a macro) */
+	{
+		struct link_map *lm = NULL;
+		Dl_info info;
+
+		/* the program's own link map is the one with no name */
+		if (dladdr1((void *)&plan_model_find, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm &&
+		    lm->l_name && lm->l_name[0]) {
+			file = lm->l_name;
+			*in_lib = true;
+		}
+	}
+#endif
+	path = realpath(file, NULL);
+	if (!path)
+		return false;
+	slash = strrchr(path, '/');
+	strbuf_add(out, path, slash ? (size_t)(slash - path) : 0);
+	free(path);
+	return true;
+}
+
+/* The folder of the models shipped with tcx, appended to out (nothing
+ * when there is none): $TCX_MODELS_DIR; else share/tcx/models of the
+ * installation this code runs from, found from the place of the program
+ * or of libtcx, so that it moves with the prefix an install chose
+ * (`cmake --install --prefix`, the Debian package's /usr); else, for a
+ * program run from its build tree (which has no such folder beside it),
+ * the source tree's share/models.  lib/CMakeLists.txt defines the
+ * places. */
+static void shipped_dir(struct strbuf *out)
+{
+	const char *env = getenv("TCX_MODELS_DIR");
+	struct stat sb;
+
+	if (env && *env) {
+		strbuf_adds(out, env);
+		return;
+	}
+#if defined(TCX_MODELS_FROM_BIN) && defined(TCX_MODELS_FROM_LIB)
+	bool in_lib;
+
+	/* absolute: install folders that do not move with the prefix */
+	if (TCX_MODELS_FROM_BIN[0] == '/') {
+		strbuf_adds(out, TCX_MODELS_FROM_BIN);
+	} else if (code_dir(out, &in_lib)) {
+		/* named without the "bin/../" */
+		char *dir;
+
+		strbuf_addf(out, "/%s", in_lib ? TCX_MODELS_FROM_LIB : TCX_MODELS_FROM_BIN);
+		dir = realpath(strbuf_str(out), NULL);
+		strbuf_reset(out);
+		if (dir)
+			strbuf_adds(out, dir);
+		free(dir);
+	}
+	if (strbuf_str(out)[0] && stat(strbuf_str(out), &sb) == 0 && S_ISDIR(sb.st_mode))
+		return;
+	strbuf_reset(out);
+#endif
+#ifdef TCX_MODELS_SOURCE_DIR
+	if (stat(TCX_MODELS_SOURCE_DIR, &sb) == 0 && S_ISDIR(sb.st_mode))
+		strbuf_adds(out, TCX_MODELS_SOURCE_DIR);
+#endif
+}
+
 enum tcx_status plan_model_find(const struct device_info *dev, enum tcx_dtype t,
 				struct plan_device *m, struct tcx_error *err)
 {
 	const char *env = getenv("TCX_MODEL");
-	struct strbuf saved = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT;
 	char name[160];
-	struct stat sb;
-	enum tcx_status st;
+	enum tcx_status st = TCX_OK;
 	bool match = false;
 
 	if (env && *env) {
@@ -652,16 +745,17 @@ enum tcx_status plan_model_find(const struct device_info *dev, enum tcx_dtype t,
 				      dev->name, dtype_info(t)->name);
 		return st;
 	}
+	/* the user's own fitted model, else the shipped one: either is passed
+	 * over where it is for another device or type */
 	plan_model_name(dev->name, t, name, sizeof(name));
-	if (tcx_cache_path("models", &saved, NULL) == TCX_OK) {
-		strbuf_addf(&saved, "/%s", name);
-		if (stat(strbuf_str(&saved), &sb) == 0) {
-			st = apply_file(strbuf_str(&saved), dev, t, m, &match, err);
-			strbuf_release(&saved);
-			if (st || match)
-				return st;
-		}
+	if (tcx_cache_path("models", &path, NULL) == TCX_OK)
+		st = apply_found(&path, name, dev, t, m, &match, err);
+	if (!st && !match) {
+		strbuf_reset(&path);
+		shipped_dir(&path);
+		if (strbuf_str(&path)[0])
+			st = apply_found(&path, name, dev, t, m, &match, err);
 	}
-	strbuf_release(&saved);
-	return TCX_OK;
+	strbuf_release(&path);
+	return st;
 }
