@@ -565,11 +565,12 @@ enum tcx_status plan_model_write(const char *path, const struct plan_device *m, 
 	return st;
 }
 
-/* Applies model text (from `where`) to m.  *match: it is for dev and t;
- * when not, m is left as it is. */
+/* Applies model text (from `where`, a file of the given origin) to m.
+ * *match: it is for dev and t; when not, m is left as it is. */
 static enum tcx_status apply_model(const char *text, size_t len, const char *where,
-				   const struct device_info *dev, enum tcx_dtype t,
-				   struct plan_device *m, bool *match, struct tcx_error *err)
+				   enum plan_model_origin origin, const struct device_info *dev,
+				   enum tcx_dtype t, struct plan_device *m, bool *match,
+				   struct tcx_error *err)
 {
 	const char letter = (char)(dtype_info(t)->letter + ('a' - 'A'));
 	json_error_t je;
@@ -611,6 +612,7 @@ static enum tcx_status apply_model(const char *text, size_t len, const char *whe
 		*param(&x, i) = json_number_value(v);
 	}
 	snprintf(x.source, sizeof(x.source), "%s", where);
+	x.origin = origin;
 	x.fit_rows = (int)json_integer_value(json_object_get(o, "measurements"));
 	x.fit_problems = (int)json_integer_value(json_object_get(o, "problems"));
 	*m = x;
@@ -620,16 +622,16 @@ out:
 	return st;
 }
 
-static enum tcx_status apply_file(const char *path, const struct device_info *dev,
-				  enum tcx_dtype t, struct plan_device *m, bool *match,
-				  struct tcx_error *err)
+static enum tcx_status apply_file(const char *path, enum plan_model_origin origin,
+				  const struct device_info *dev, enum tcx_dtype t,
+				  struct plan_device *m, bool *match, struct tcx_error *err)
 {
 	char *text = NULL;
 	size_t len = 0;
 	enum tcx_status st = common_read_file(path, &text, &len, err);
 
 	if (!st)
-		st = apply_model(text, len, path, dev, t, m, match, err);
+		st = apply_model(text, len, path, origin, dev, t, m, match, err);
 	free(text);
 	return st;
 }
@@ -637,8 +639,9 @@ static enum tcx_status apply_file(const char *path, const struct device_info *de
 /* Applies the model file `name` in folder dir (which gets the name
  * appended) where there is one; none there is no error. */
 static enum tcx_status apply_found(struct strbuf *dir, const char *name,
-				   const struct device_info *dev, enum tcx_dtype t,
-				   struct plan_device *m, bool *match, struct tcx_error *err)
+				   enum plan_model_origin origin, const struct device_info *dev,
+				   enum tcx_dtype t, struct plan_device *m, bool *match,
+				   struct tcx_error *err)
 {
 	struct stat sb;
 	enum tcx_status st;
@@ -647,7 +650,7 @@ static enum tcx_status apply_found(struct strbuf *dir, const char *name,
 	st = strbuf_status(dir, err);
 	if (st || stat(strbuf_str(dir), &sb) != 0)
 		return st;
-	return apply_file(strbuf_str(dir), dev, t, m, match, err);
+	return apply_file(strbuf_str(dir), origin, dev, t, m, match, err);
 }
 
 /* The folder of the file this code was loaded from, appended to out:
@@ -738,7 +741,7 @@ enum tcx_status plan_model_find(const struct device_info *dev, enum tcx_dtype t,
 	if (env && *env) {
 		if (strcmp(env, "none") == 0)
 			return TCX_OK;
-		st = apply_file(env, dev, t, m, &match, err);
+		st = apply_file(env, PLAN_MODEL_ENV, dev, t, m, &match, err);
 		if (!st && !match)
 			st = tcx_fail(err, TCX_EINVAL,
 				      "model '%s' (TCX_MODEL) is not one of '%s' in %s", env,
@@ -749,12 +752,12 @@ enum tcx_status plan_model_find(const struct device_info *dev, enum tcx_dtype t,
 	 * over where it is for another device or type */
 	plan_model_name(dev->name, t, name, sizeof(name));
 	if (tcx_cache_path("models", &path, NULL) == TCX_OK)
-		st = apply_found(&path, name, dev, t, m, &match, err);
+		st = apply_found(&path, name, PLAN_MODEL_FITTED, dev, t, m, &match, err);
 	if (!st && !match) {
 		strbuf_reset(&path);
 		shipped_dir(&path);
 		if (strbuf_str(&path)[0])
-			st = apply_found(&path, name, dev, t, m, &match, err);
+			st = apply_found(&path, name, PLAN_MODEL_SHIPPED, dev, t, m, &match, err);
 	}
 	strbuf_release(&path);
 	return st;

@@ -80,7 +80,7 @@ enum tcx_status plan_model_write(const char *path, const struct plan_device *m, 
 void plan_model_name(const char *device, enum tcx_dtype t, char *buf, size_t len);
 
 /* Finds and applies the model of dev and t to m (which holds the built-in
- * one), setting m->source: $TCX_MODEL, else the saved one,
+ * one), setting m->source and m->origin: $TCX_MODEL, else the saved one,
  * else the shipped one; a saved or shipped file of another device or
  * type is passed over.  Nothing found leaves m as it is.  A file that
  * cannot be read, or one that $TCX_MODEL names for another device or

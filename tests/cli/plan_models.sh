@@ -4,7 +4,7 @@
 # installed) is used when the user has fitted none; the user's own, in the
 # cache, wins over it; TCX_MODEL=none leaves both for the built-in rates; a
 # shipped model of another device is passed over, a damaged one is an
-# error naming it.  `tcx plan` names the file it used, as text and as JSON.
+# error naming it.  `tcx plan` says which one it used, as text and as JSON.
 # Plans for a described H200 (--for): no device is opened.
 . "$(dirname "$0")/lib.sh"
 
@@ -34,11 +34,12 @@ expect_out '^model +built-in$' "no model anywhere: built-in"
 model "NVIDIA H200" 7 >"$shipped"
 plan
 expect_rc 0 "a shipped model"
-expect_out "^model +fitted to 7 measurements of 3 problems \($shipped\)$" \
+expect_out "^model +fitted to 7 measurements of 3 problems \($shipped, shipped with tcx\)$" \
 	"the shipped model is used and named"
 plan --format json
 expect_rc 0 "a shipped model, json"
 expect_out "\"model\": \"$shipped\"" "json: the shipped model's file"
+expect_out '"model_origin": "shipped"' "json: model_origin shipped"
 expect_out '"model_measurements": 7' "json: the shipped model's measurements"
 # the other types of the device have no shipped model
 plan --type d
@@ -49,27 +50,33 @@ expect_out '^model +built-in$' "fp64: built-in"
 model "NVIDIA H200" 9 >"$fitted"
 plan
 expect_rc 0 "fitted and shipped"
-expect_out "^model +fitted to 9 measurements of 3 problems \($fitted\)$" \
+expect_out "^model +fitted to 9 measurements of 3 problems \($fitted, saved by tcx plan --fit\)$" \
 	"the fitted model wins over the shipped one"
+plan --format json
+expect_out '"model_origin": "fitted"' "json: model_origin fitted"
 
 # TCX_MODEL: a file wins over both, none disables both
 model "NVIDIA H200" 11 >"$scratch/mine.json"
-TCX_MODEL=$scratch/mine.json plan
+TCX_MODEL=$scratch/mine.json plan --format json
 expect_rc 0 "TCX_MODEL a file"
-expect_out "^model +fitted to 11 measurements of 3 problems \($scratch/mine.json\)$" \
-	"TCX_MODEL's file wins over both"
+expect_out '"model_origin": "TCX_MODEL"' "json: model_origin TCX_MODEL"
+expect_out '"model_measurements": 11' "TCX_MODEL's file is used"
+TCX_MODEL=$scratch/mine.json plan
+expect_out "^model +fitted to 11 measurements of 3 problems \($scratch/mine.json, from TCX_MODEL\)$" \
+	"TCX_MODEL's file is named as such"
 TCX_MODEL=none plan
 expect_rc 0 "TCX_MODEL=none"
 expect_out '^model +built-in$' "TCX_MODEL=none: built-in over the fitted and the shipped model"
 TCX_MODEL=none plan --format json
 expect_out '"model": "built-in"' "TCX_MODEL=none, json: model built-in"
+expect_out '"model_origin": "built-in"' "TCX_MODEL=none, json: model_origin built-in"
 
 # a fitted model of another device (a file copied under the wrong name) is
 # passed over for the shipped one, as a shipped one of another device is
 model "NVIDIA H100 80GB HBM3" 13 >"$fitted"
 plan
 expect_rc 0 "a fitted model of another device"
-expect_out "^model +fitted to 7 measurements of 3 problems \($shipped\)$" \
+expect_out "^model +fitted to 7 measurements .*, shipped with tcx\)$" \
 	"a fitted model of another device: the shipped one"
 rm "$fitted"
 model "NVIDIA H100 80GB HBM3" 13 >"$shipped"

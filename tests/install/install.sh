@@ -237,7 +237,8 @@ nomodel=(env -u TCX_MODEL -u TCX_MODELS_DIR XDG_CACHE_HOME="$scratch/cache")
 if check "tcx plan with a shipped model" "${nomodel[@]}" "$tcx" plan 'ik,kj->ij' \
 	--sizes 64,64,64 --for h200 --format json; then
 	checks=$((checks + 1))
-	printf '%s\n' "$out" | grep -q "\"model\": \"$models/nvidia-h200-s.json\"" ||
+	printf '%s\n' "$out" | grep -q "\"model\": \"$models/nvidia-h200-s.json\"" &&
+		printf '%s\n' "$out" | grep -q '"model_origin": "shipped"' ||
 		fail "the installed tcx does not use $models/nvidia-h200-s.json: $out"
 fi
 rm -f "$models/nvidia-h200-s.json"
