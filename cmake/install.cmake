@@ -10,6 +10,9 @@
 #     share/zsh/vendor-completions/_tcx          (on Debian's zsh $fpath)
 #     share/fish/vendor_completions.d/tcx.fish   (fish's vendor directory)
 #     share/tcx/examples/ share/tcx/schemas/ share/tcx/logic/ share/tcx/tune/
+#     share/tcx/models/   (the planner's shipped models; the program and
+#                          libtcx find them relative to their own place,
+#                          lib/CMakeLists.txt)
 #   runtime (libtcx0):
 #     LIBDIR/libtcx.so.0 (and libtcx.so.0.1.0)
 #   development (libtcx-dev):
@@ -31,7 +34,7 @@ install(FILES completions/zsh/_tcx DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vend
 install(FILES completions/fish/tcx.fish
         DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d COMPONENT program)
 
-install(DIRECTORY share/examples share/schemas share/logic share/tune
+install(DIRECTORY share/examples share/schemas share/logic share/tune share/models
         DESTINATION ${CMAKE_INSTALL_DATADIR}/tcx COMPONENT program)
 
 # The CMake package: tcx::tcx, relocatable (paths relative to the file).

@@ -157,6 +157,32 @@ static json_t *choice_json(const struct tcx_contraction *c, const struct plan_ch
 	return o;
 }
 
+/* The JSON's model_origin: where plan_model_find found the rates. */
+static const char *model_origin(enum plan_model_origin o)
+{
+	switch (o) {
+	case PLAN_MODEL_ENV:
+		return "TCX_MODEL";
+	case PLAN_MODEL_FITTED:
+		return "fitted";
+	case PLAN_MODEL_SHIPPED:
+		return "shipped";
+	case PLAN_MODEL_BUILTIN:
+		break;
+	}
+	return "built-in";
+}
+
+/* The table's words for a model_origin of a model file. */
+static const char *model_origin_text(const char *origin)
+{
+	if (strcmp(origin, "TCX_MODEL") == 0)
+		return "from TCX_MODEL";
+	if (strcmp(origin, "shipped") == 0)
+		return "shipped with tcx";
+	return "saved by tcx plan --fit";
+}
+
 static json_t *plan_json(const struct tcx_contraction *c, const struct problem *p,
 			 const struct device_info *dev, const struct plan_result *pl)
 {
@@ -193,6 +219,7 @@ static json_t *plan_json(const struct tcx_contraction *c, const struct problem *
 	json_object_set_new(o, "plan_ms", json_num(pl->plan_s * 1e3));
 	json_object_set_new(o, "model", pl->model.source[0] ? json_string(pl->model.source)
 							  : json_string("built-in"));
+	json_object_set_new(o, "model_origin", json_string(model_origin(pl->model.origin)));
 	if (pl->model.source[0]) {
 		json_object_set_new(o, "model_measurements", json_integer(pl->model.fit_rows));
 		json_object_set_new(o, "model_problems", json_integer(pl->model.fit_problems));
@@ -266,10 +293,11 @@ static void print_table(json_t *o)
 	       (long long)json_integer_value(json_object_get(o, "valid")),
 	       json_real_value(json_object_get(o, "plan_ms")));
 	if (json_object_get(o, "model_measurements"))
-		printf("model       fitted to %lld measurements of %lld problems (%s)\n",
+		printf("model       fitted to %lld measurements of %lld problems (%s, %s)\n",
 		       (long long)json_integer_value(json_object_get(o, "model_measurements")),
 		       (long long)json_integer_value(json_object_get(o, "model_problems")),
-		       json_string_value(json_object_get(o, "model")));
+		       json_string_value(json_object_get(o, "model")),
+		       model_origin_text(json_string_value(json_object_get(o, "model_origin"))));
 	else
 		printf("model       built-in\n");
 }

@@ -1,6 +1,8 @@
 /* fit.c - the planner's model fitted from the results store, saved and
  * found again (fit.h). */
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -563,11 +565,12 @@ enum tcx_status plan_model_write(const char *path, const struct plan_device *m, 
 	return st;
 }
 
-/* Applies model text (from `where`) to m.  *match: it is for dev and t;
- * when not, m is left as it is. */
+/* Applies model text (from `where`, a file of the given origin) to m.
+ * *match: it is for dev and t; when not, m is left as it is. */
 static enum tcx_status apply_model(const char *text, size_t len, const char *where,
-				   const struct device_info *dev, enum tcx_dtype t,
-				   struct plan_device *m, bool *match, struct tcx_error *err)
+				   enum plan_model_origin origin, const struct device_info *dev,
+				   enum tcx_dtype t, struct plan_device *m, bool *match,
+				   struct tcx_error *err)
 {
 	const char letter = (char)(dtype_info(t)->letter + ('a' - 'A'));
 	json_error_t je;
@@ -609,6 +612,7 @@ static enum tcx_status apply_model(const char *text, size_t len, const char *whe
 		*param(&x, i) = json_number_value(v);
 	}
 	snprintf(x.source, sizeof(x.source), "%s", where);
+	x.origin = origin;
 	x.fit_rows = (int)json_integer_value(json_object_get(o, "measurements"));
 	x.fit_problems = (int)json_integer_value(json_object_get(o, "problems"));
 	*m = x;
@@ -618,50 +622,143 @@ out:
 	return st;
 }
 
-static enum tcx_status apply_file(const char *path, const struct device_info *dev,
-				  enum tcx_dtype t, struct plan_device *m, bool *match,
-				  struct tcx_error *err)
+static enum tcx_status apply_file(const char *path, enum plan_model_origin origin,
+				  const struct device_info *dev, enum tcx_dtype t,
+				  struct plan_device *m, bool *match, struct tcx_error *err)
 {
 	char *text = NULL;
 	size_t len = 0;
 	enum tcx_status st = common_read_file(path, &text, &len, err);
 
 	if (!st)
-		st = apply_model(text, len, path, dev, t, m, match, err);
+		st = apply_model(text, len, path, origin, dev, t, m, match, err);
 	free(text);
 	return st;
+}
+
+/* Applies the model file `name` in folder dir (which gets the name
+ * appended) where there is one; none there is no error. */
+static enum tcx_status apply_found(struct strbuf *dir, const char *name,
+				   enum plan_model_origin origin, const struct device_info *dev,
+				   enum tcx_dtype t, struct plan_device *m, bool *match,
+				   struct tcx_error *err)
+{
+	struct stat sb;
+	enum tcx_status st;
+
+	strbuf_addf(dir, "/%s", name);
+	st = strbuf_status(dir, err);
+	if (st || stat(strbuf_str(dir), &sb) != 0)
+		return st;
+	return apply_file(strbuf_str(dir), origin, dev, t, m, match, err);
+}
+
+/* The folder of the file this code was loaded from, appended to out:
+ * libtcx's (*in_lib) when it runs as the shared library, else the
+ * program's, into which tcxcore is linked.  False when the system cannot
+ * say. */
+static bool code_dir(struct strbuf *out, bool *in_lib)
+{
+	const char *file = "/proc/self/exe";
+	char *path, *slash;
+
+	*in_lib = false;
+#ifdef __GLIBC__ /* dladdr1 and RTLD_DL_LINKMAP (an enum, not a macro) */
+	{
+		struct link_map *lm = NULL;
+		Dl_info info;
+
+		/* the program's own link map is the one with no name */
+		if (dladdr1((void *)&plan_model_find, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm &&
+		    lm->l_name && lm->l_name[0]) {
+			file = lm->l_name;
+			*in_lib = true;
+		}
+	}
+#endif
+	path = realpath(file, NULL);
+	if (!path)
+		return false;
+	slash = strrchr(path, '/');
+	strbuf_add(out, path, slash ? (size_t)(slash - path) : 0);
+	free(path);
+	return true;
+}
+
+/* The folder of the models shipped with tcx, appended to out (nothing
+ * when there is none): $TCX_MODELS_DIR; else share/tcx/models of the
+ * installation this code runs from, found from the place of the program
+ * or of libtcx, so that it moves with the prefix an install chose
+ * (`cmake --install --prefix`, the Debian package's /usr); else, for a
+ * program run from its build tree (which has no such folder beside it),
+ * the source tree's share/models.  lib/CMakeLists.txt defines the
+ * places. */
+static void shipped_dir(struct strbuf *out)
+{
+	const char *env = getenv("TCX_MODELS_DIR");
+	struct stat sb;
+
+	if (env && *env) {
+		strbuf_adds(out, env);
+		return;
+	}
+#if defined(TCX_MODELS_FROM_BIN) && defined(TCX_MODELS_FROM_LIB)
+	bool in_lib;
+
+	/* absolute: install folders that do not move with the prefix */
+	if (TCX_MODELS_FROM_BIN[0] == '/') {
+		strbuf_adds(out, TCX_MODELS_FROM_BIN);
+	} else if (code_dir(out, &in_lib)) {
+		/* named without the "bin/../" */
+		char *dir;
+
+		strbuf_addf(out, "/%s", in_lib ? TCX_MODELS_FROM_LIB : TCX_MODELS_FROM_BIN);
+		dir = realpath(strbuf_str(out), NULL);
+		strbuf_reset(out);
+		if (dir)
+			strbuf_adds(out, dir);
+		free(dir);
+	}
+	if (strbuf_str(out)[0] && stat(strbuf_str(out), &sb) == 0 && S_ISDIR(sb.st_mode))
+		return;
+	strbuf_reset(out);
+#endif
+#ifdef TCX_MODELS_SOURCE_DIR
+	if (stat(TCX_MODELS_SOURCE_DIR, &sb) == 0 && S_ISDIR(sb.st_mode))
+		strbuf_adds(out, TCX_MODELS_SOURCE_DIR);
+#endif
 }
 
 enum tcx_status plan_model_find(const struct device_info *dev, enum tcx_dtype t,
 				struct plan_device *m, struct tcx_error *err)
 {
 	const char *env = getenv("TCX_MODEL");
-	struct strbuf saved = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT;
 	char name[160];
-	struct stat sb;
-	enum tcx_status st;
+	enum tcx_status st = TCX_OK;
 	bool match = false;
 
 	if (env && *env) {
 		if (strcmp(env, "none") == 0)
 			return TCX_OK;
-		st = apply_file(env, dev, t, m, &match, err);
+		st = apply_file(env, PLAN_MODEL_ENV, dev, t, m, &match, err);
 		if (!st && !match)
 			st = tcx_fail(err, TCX_EINVAL,
 				      "model '%s' (TCX_MODEL) is not one of '%s' in %s", env,
 				      dev->name, dtype_info(t)->name);
 		return st;
 	}
+	/* the user's own fitted model, else the shipped one: either is passed
+	 * over where it is for another device or type */
 	plan_model_name(dev->name, t, name, sizeof(name));
-	if (tcx_cache_path("models", &saved, NULL) == TCX_OK) {
-		strbuf_addf(&saved, "/%s", name);
-		if (stat(strbuf_str(&saved), &sb) == 0) {
-			st = apply_file(strbuf_str(&saved), dev, t, m, &match, err);
-			strbuf_release(&saved);
-			if (st || match)
-				return st;
-		}
+	if (tcx_cache_path("models", &path, NULL) == TCX_OK)
+		st = apply_found(&path, name, PLAN_MODEL_FITTED, dev, t, m, &match, err);
+	if (!st && !match) {
+		strbuf_reset(&path);
+		shipped_dir(&path);
+		if (strbuf_str(&path)[0])
+			st = apply_found(&path, name, PLAN_MODEL_SHIPPED, dev, t, m, &match, err);
 	}
-	strbuf_release(&saved);
-	return TCX_OK;
+	strbuf_release(&path);
+	return st;
 }

@@ -18,7 +18,9 @@
  *     "params": { "simt_flops": 4.8e13, ... } }
  * The planner looks one up (plan_model_find) as $TCX_MODEL names it (a
  * file, or "none" for the built-in model), else as `tcx plan --fit` saved
- * it beside the default results store ($XDG_CACHE_HOME/tcx/models/). */
+ * it beside the default results store ($XDG_CACHE_HOME/tcx/models/), else
+ * among the models shipped with tcx (share/tcx/models/ of the
+ * installation, $TCX_MODELS_DIR instead when set). */
 #ifndef TCX_PLAN_FIT_H
 #define TCX_PLAN_FIT_H
 
@@ -78,9 +80,11 @@ enum tcx_status plan_model_write(const char *path, const struct plan_device *m, 
 void plan_model_name(const char *device, enum tcx_dtype t, char *buf, size_t len);
 
 /* Finds and applies the model of dev and t to m (which holds the built-in
- * one): $TCX_MODEL, else the saved one.
- * Nothing found leaves m as it is.  A file that cannot be read, or one
- * that $TCX_MODEL names for another device or type, fails with its name. */
+ * one), setting m->source and m->origin: $TCX_MODEL, else the saved one,
+ * else the shipped one; a saved or shipped file of another device or
+ * type is passed over.  Nothing found leaves m as it is.  A file that
+ * cannot be read, or one that $TCX_MODEL names for another device or
+ * type, fails with its name. */
 enum tcx_status plan_model_find(const struct device_info *dev, enum tcx_dtype t,
 				struct plan_device *m, struct tcx_error *err);
 

@@ -15,6 +15,15 @@
 #include "gen/permute.h"
 #include "plan/merge.h"
 
+/* Where a device model's rates came from (plan_model_find, in the order
+ * it looks). */
+enum plan_model_origin {
+	PLAN_MODEL_BUILTIN, /* the built-in rates */
+	PLAN_MODEL_ENV,	    /* the file $TCX_MODEL names */
+	PLAN_MODEL_FITTED,  /* the one `tcx plan --fit` saved in the cache */
+	PLAN_MODEL_SHIPPED, /* one shipped with tcx (share/tcx/models) */
+};
+
 /* The model's view of a device: what its kernels sustain, per family.
  * Defaults come from the device's description (plan_device_defaults);
  * the rates are the model's parameters. */
@@ -50,9 +59,10 @@ struct plan_device {
 	double gsu_bytes, gsu_launch_s;
 	bool wgmma, mma;      /* the kernel families this device runs */
 	/* where the rates came from: "" built in, else the fitted model's
-	 * file (plan_model_find), fitted from fit_rows measurements of
-	 * fit_problems problems */
+	 * file (plan_model_find) and which one it is, fitted from fit_rows
+	 * measurements of fit_problems problems */
 	char source[512];
+	enum plan_model_origin origin;
 	int fit_rows, fit_problems;
 	bool launch_bounds;   /* Occupancy caps a work-item's registers (the CUDA dialect) */
 };

@@ -126,7 +126,7 @@ has tcx bin/tcx share/man/man1/tcx.1.gz share/man/man1/tcx-validate.1.gz \
 	share/bash-completion/completions/tcx share/zsh/vendor-completions/_tcx \
 	share/fish/vendor_completions.d/tcx.fish share/tcx/examples/sgemm.yaml \
 	share/tcx/examples/app/app.c share/tcx/schemas/parse.schema.json \
-	share/tcx/logic/README.md share/tcx/tune/README.md
+	share/tcx/logic/README.md share/tcx/tune/README.md share/tcx/models/README.md
 has "$libpkg" "$lib/libtcx.so.$major" "$lib/libtcx.so.$version"
 has libtcx-dev include/tcx.h "$lib/libtcx.so" "$lib/cmake/tcx/tcxConfig.cmake" \
 	"$lib/cmake/tcx/tcxConfigVersion.cmake" "$lib/cmake/tcx/tcxTargets.cmake" \
@@ -212,6 +212,18 @@ if check "tcx devices" "$tcx" devices --format json; then
 	fi
 	check "tcx validate on $dev" "$tcx" validate 'C[ij]=A[ik]*B[kj]' --sizes 33,17,9 \
 		--device "$dev"
+fi
+# the program built for the build's prefix finds the planner's models in
+# the package's /usr/share/tcx/models, beside it wherever it is unpacked
+models=$(realpath "$root")/usr/share/tcx/models
+printf '{"tcx_model": 1, "device": "NVIDIA H200", "type": "s", "measurements": 5, %s\n' \
+	'"problems": 3, "params": {"mem_eff": 0.5}}' >"$models/nvidia-h200-s.json"
+if check "tcx plan with a model in the package's folder" env -u TCX_MODEL -u TCX_MODELS_DIR \
+	XDG_CACHE_HOME="$scratch/cache" "$tcx" plan 'ik,kj->ij' --sizes 64,64,64 --for h200 \
+	--format json; then
+	checks=$((checks + 1))
+	printf '%s\n' "$out" | grep -q "\"model\": \"$models/nvidia-h200-s.json\"" ||
+		fail "the packaged tcx does not use $models/nvidia-h200-s.json: $out"
 fi
 if command -v man >/dev/null; then
 	if check "man -l tcx.1.gz from the package" env MANWIDTH=80 \

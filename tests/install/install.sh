@@ -49,7 +49,8 @@ for f in bin/tcx include/tcx.h "$libdir/libtcx.so" "$libdir/libtcx.so.0" \
 	"$libdir/cmake/tcx/tcxTargets.cmake" "$libdir/pkgconfig/tcx.pc" \
 	share/bash-completion/completions/tcx share/zsh/vendor-completions/_tcx \
 	share/fish/vendor_completions.d/tcx.fish share/tcx/examples/sgemm.yaml \
-	share/tcx/schemas/parse.schema.json share/tcx/logic/README.md share/tcx/tune/README.md; do
+	share/tcx/schemas/parse.schema.json share/tcx/logic/README.md share/tcx/tune/README.md \
+	share/tcx/models/README.md; do
 	checks=$((checks + 1))
 	[ -e "$prefix/$f" ] || fail "not installed: $f"
 done
@@ -217,6 +218,81 @@ if command -v pkg-config >/dev/null; then
 			check "run the pkg-config build" env LD_LIBRARY_PATH="$prefix/$libdir" \
 				"$scratch/app-pc"
 	fi
+fi
+
+# ---- the planner's shipped models, from where this prefix put them -----------
+
+# The program and libtcx find share/tcx/models relative to their own place,
+# so the prefix given at install time, not the build's, is where they look.
+models=$(realpath "$prefix")/share/tcx/models
+# model_name DEVICE: the file name the planner looks for (plan_model_name)
+model_name() {
+	printf '%s' "$1" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\+/-/g; s/^-//; s/-$//'
+	printf -- '-s.json\n'
+}
+printf '{"tcx_model": 1, "device": "NVIDIA H200", "type": "s", "measurements": 5, ' \
+	>"$models/nvidia-h200-s.json"
+printf '"problems": 3, "params": {"mem_eff": 0.5}}\n' >>"$models/nvidia-h200-s.json"
+nomodel=(env -u TCX_MODEL -u TCX_MODELS_DIR XDG_CACHE_HOME="$scratch/cache")
+if check "tcx plan with a shipped model" "${nomodel[@]}" "$tcx" plan 'ik,kj->ij' \
+	--sizes 64,64,64 --for h200 --format json; then
+	checks=$((checks + 1))
+	printf '%s\n' "$out" | grep -q "\"model\": \"$models/nvidia-h200-s.json\"" &&
+		printf '%s\n' "$out" | grep -q '"model_origin": "shipped"' ||
+		fail "the installed tcx does not use $models/nvidia-h200-s.json: $out"
+fi
+rm -f "$models/nvidia-h200-s.json"
+# libtcx on the default device: a damaged model of that device in the
+# installed folder stops its plan, naming the file (when there is a device)
+if out=$("${nomodel[@]}" "$tcx" plan 'ik,kj->ij' --sizes 8,8,8 --format json 2>/dev/null); then
+	id=$(printf '%s\n' "$out" | sed -n 's/^ *"device": "\(.*\)",$/\1/p')
+	name=$(model_name "$(printf '%s\n' "$out" | sed -n 's/^ *"device_name": "\(.*\)",$/\1/p')")
+	echo '{"tcx_model": 1,' >"$models/$name"
+	cat >"$scratch/plan.c" <<'EOF'
+/* libtcx plans a GEMM on device argv[1] with the planner, which looks its
+ * model up; prints tcx_plan_create's error, or "planned". */
+#include <stdio.h>
+
+#include <tcx.h>
+
+int main(int argc, char **argv)
+{
+	struct tcx_device *dev = NULL;
+	struct tcx_contraction *c = NULL;
+	struct tcx_plan *plan = NULL;
+	struct tcx_error err = { 0 };
+	int64_t sizes[3] = { 64, 64, 64 };
+	enum tcx_status st;
+
+	if (argc != 2 || tcx_device_open(argv[1], &dev, &err) != TCX_OK ||
+	    tcx_contraction_parse("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, &c, &err) != TCX_OK) {
+		fprintf(stderr, "setup: %s\n", err.msg);
+		tcx_device_close(dev);
+		return 2;
+	}
+	st = tcx_plan_create(dev, c, sizes, NULL, NULL, NULL, NULL, &plan, &err);
+	printf("%s\n", st ? err.msg : "planned");
+	tcx_plan_destroy(plan);
+	tcx_contraction_destroy(c);
+	tcx_device_close(dev);
+	return 0;
+}
+EOF
+	# shellcheck disable=SC2086
+	if check "build a libtcx planner" "$cc" $flags -o "$scratch/plan" "$scratch/plan.c" \
+		-I"$prefix/include" -L"$prefix/$libdir" -ltcx -Wl,-rpath,"$prefix/$libdir" &&
+		check "run the libtcx planner with a damaged model" "${nomodel[@]}" "$scratch/plan" "$id"
+	then
+		checks=$((checks + 1))
+		printf '%s\n' "$out" | grep -qF "model '$models/$name'" ||
+			fail "libtcx did not find the damaged $models/$name: $out"
+	fi
+	checks=$((checks + 1))
+	"${nomodel[@]}" "$tcx" plan 'ik,kj->ij' --sizes 8,8,8 >/dev/null 2>"$scratch/err" &&
+		fail "the installed tcx planned on $id with a damaged $models/$name"
+	grep -qF "model '$models/$name'" "$scratch/err" ||
+		fail "the installed tcx did not name the damaged $models/$name: $(cat "$scratch/err")"
+	rm -f "$models/$name"
 fi
 
 echo "$checks checks, $failures failed"
