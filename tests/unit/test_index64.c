@@ -18,6 +18,8 @@
  *     implicitly (-Werror=shorten-64-to-32), for every element type and the
  *     template's main branches (local memory or not, prefetching,
  *     LocalSplitU, GlobalSplitU, edge handling, WorkGroupMapping).
+ * Kernels made for smaller tensors use 32-bit offsets instead (OFF32,
+ * test_solution.c), and plan_accepts keeps larger ones off them.
  * What stays 32-bit is arithmetic inside one tile (thread and work-group
  * ids, tile offsets), bounded by the tile size.  Part 3 needs clang; without
  * it that part is reported as skipped and the rest still runs. */
@@ -291,8 +293,11 @@ static void node_type(const char *line, char *type, size_t len)
 /* An integer type of 64 bits, as clang spells OpenCL's. */
 static bool wide(const char *type)
 {
-	static const char *const ok[] = {"long",      "unsigned long", "ulong",	   "size_t",
-					 "ptrdiff_t", "intptr_t",      "uintptr_t"};
+	/* idx_t is the template's tensor index: long, since these kernels
+	 * are made for tensors past 2^31 elements (no OFF32, checked in
+	 * test_kernel_source) */
+	static const char *const ok[] = {"long",     "unsigned long", "ulong",	   "size_t",
+					 "ptrdiff_t", "intptr_t",     "uintptr_t", "idx_t"};
 	const char *t = type;
 
 	for (;;) {
@@ -465,6 +470,8 @@ static void test_kernel_source(void)
 		CHECK_MSG(plan_make(c, &p, &s, &di, &k, &err) == TCX_OK, "%s: %s", variants[v].name,
 			  err.msg);
 		CHECK(plan_source(&k, &src, &opts, &err) == TCX_OK);
+		CHECK_MSG(!k.off32 && !strstr(strbuf_str(&src), "#define OFF32 1"),
+			  "%s: 32-bit offsets for a tensor past 2^31 elements", variants[v].name);
 		if (k.const_sizes) {
 			char want[64];
 
