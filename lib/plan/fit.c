@@ -444,8 +444,9 @@ enum tcx_status plan_fit(const char *db, const struct device_info *dev, enum tcx
 	if (fs.np < 3) {
 		st = tcx_fail(err, TCX_EINVAL,
 			      "'%s' holds measurements of %d problem%s of '%s' in %s: the fit needs 3 "
-			      "or more (tune some with 'tcx tune EXPR --db %s')",
-			      db, fs.np, fs.np == 1 ? "" : "s", dev->name, dtype_info(t)->name, db);
+			      "or more (measure some with 'tcx tune EXPR --db %s' or 'tcx bench EXPR "
+			      "--db %s')",
+			      db, fs.np, fs.np == 1 ? "" : "s", dev->name, dtype_info(t)->name, db, db);
 		goto out;
 	}
 	held_b = calloc((size_t)fs.np, sizeof(*held_b));
