@@ -23,9 +23,7 @@ conforms() {
 	done
 }
 
-run devices --format json
-printf '%s' "$out" | $py -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if any(x["backend"]=="opencl" for x in d["devices"]) else 1)' ||
-	{ echo "skipped: no OpenCL device"; exit 77; }
+need_opencl "$py"
 
 # a private cache, so that the counts below start from nothing
 export XDG_CACHE_HOME=$scratch/cache

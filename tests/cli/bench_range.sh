@@ -8,9 +8,7 @@
 
 py=/usr/bin/python3
 [ -x $py ] || py=$(command -v python3) || { echo "skipped: no python3"; exit 77; }
-run devices --format json
-printf '%s' "$out" | $py -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if any(x["backend"]=="opencl" for x in d["devices"]) else 1)' ||
-	{ echo "skipped: no OpenCL device"; exit 77; }
+need_opencl "$py"
 
 "$TCX" bench 'C[ij]=A[ik]*B[jk]' --range '[64,64,1024],0,0' --format json >range.json 2>range.err
 rc=$? out=$(head -c 2000 range.json) err=$(cat range.err)

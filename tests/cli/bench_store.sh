@@ -11,9 +11,7 @@
 py=/usr/bin/python3
 [ -x $py ] || py=$(command -v python3) || { echo "skipped: no python3"; exit 77; }
 
-run devices --format json
-printf '%s' "$out" | $py -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if any(x["backend"]=="opencl" for x in d["devices"]) else 1)' ||
-	{ echo "skipped: no OpenCL device"; exit 77; }
+need_opencl "$py"
 
 export XDG_CACHE_HOME=$scratch/cache
 quick=(--min-reps 1 --min-time 0 --flush off)

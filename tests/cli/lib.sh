@@ -40,6 +40,14 @@ expect_err() {
 	printf '%s' "$err" | grep -Eq -- "$1" || fail "stderr lacks /$1/ ($2)"
 }
 
+# need_opencl PY: exits 77 (skipped) unless tcx sees an OpenCL device;
+# PY is a python3 to read 'tcx devices --format json' with
+need_opencl() {
+	run devices --format json
+	printf '%s' "$out" | "$1" -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if any(x["backend"]=="opencl" for x in d["devices"]) else 1)' ||
+		{ echo "skipped: no OpenCL device"; exit 77; }
+}
+
 done_testing() {
 	echo "$checks checks, $failures failed"
 	[ "$failures" -eq 0 ]
