@@ -269,15 +269,20 @@ TCX_NWIDE(16)
 /* ---- tensor cores (MatrixInstruction; CUDA, sm_80 and later) ----------
  *
  * The warp-wide operations the MatrixInstruction kernel is built from,
- * for its three instruction shapes (MI_M x MI_N x MI_K):
+ * for its four instruction shapes (MI_M x MI_N x MI_K):
  *   16x8x16 fp16 or bf16 (TCX_TYPE_H, TCX_TYPE_B), 16x8x8 tf32 (TCX_TYPE_S),
- * all accumulating in fp32.  The fragment layouts are PTX's for
+ * both accumulating in fp32, and 8x8x4 fp64 (TCX_TYPE_D) on the fp64
+ * tensor cores, accumulating in fp64.  The fragment layouts are PTX's for
  * mma.sync...row.col: with g = lane / 4 and q = lane % 4,
  *   C (16x8, 4 floats):  c[e] at (m = g + 8 (e / 2), n = 2 q + e % 2)
  *   A 16-bit (4 regs of 2): reg r holds (m = g + 8 (r % 2), k = 2 q + 8 (r / 2) + {0, 1})
  *   B 16-bit (2 regs of 2): reg r holds (k = 2 q + 8 r + {0, 1}, n = g)
  *   A tf32 (4 regs):     reg r holds (m = g + 8 (r % 2), k = q + 4 (r / 2))
  *   B tf32 (2 regs):     reg r holds (k = q + 4 r, n = g)
+ *   C fp64 (8x8, 2 doubles): c[e] at (m = g, n = 2 q + e), the 16x8 rule
+ *                        for e < 2
+ *   A fp64 (1 double):   (m = g, k = q)
+ *   B fp64 (1 double):   (k = q, n = g)
  * 16-bit fragments come from shared memory by ldmatrix .trans, which
  * reads 8x8 tiles stored k-major (one row per k, 8 consecutive m or n
  * elements of 16 bytes): lane 8 i + r gives the address of row r of tile
@@ -290,8 +295,15 @@ TCX_NWIDE(16)
  * does), so the host run checks the fragment arithmetic the GPU runs. */
 #if defined(MI_M) && MI_M > 0
 
-#define MI_AREGS 4 /* 32-bit registers per A fragment, in every shape */
+#if defined(TCX_TYPE_D)
+#define MI_ACC_T double /* an accumulator */
+#define MI_CREGS 2      /* accumulators per lane of a C tile */
+#else
+#define MI_ACC_T float
+#define MI_CREGS 4
+#define MI_AREGS 4 /* 32-bit registers per A fragment, in every 32-bit shape */
 #define MI_BREGS 2 /* and per B fragment */
+#endif
 
 #if defined(__CUDA_ARCH__)
 TCX_DEV uint tcx_smem_addr(const void *p)
@@ -324,6 +336,16 @@ TCX_DEV uint tcx_tf32(float f)
 	return r;
 }
 
+#if defined(TCX_TYPE_D)
+/* c += a * b on one 8 x 8 tile, in fp64 */
+TCX_DEV void tcx_mma(double *c, double a, double b)
+{
+	asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 "
+		     "{%0, %1}, {%2}, {%3}, {%0, %1};"
+		     : "+d"(c[0]), "+d"(c[1])
+		     : "d"(a), "d"(b));
+}
+#else
 /* c += a * b on one 16 x 8 tile */
 TCX_DEV void tcx_mma(float *c, const uint *a, const uint *b)
 {
@@ -344,6 +366,7 @@ TCX_DEV void tcx_mma(float *c, const uint *a, const uint *b)
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #endif
 }
+#endif /* TCX_TYPE_D */
 #else /* the host: portable warp collectives */
 static unsigned long long tcx_emu_xchg[1024][6];
 
@@ -399,6 +422,37 @@ TCX_DEV float tcx_emu_el(unsigned long long reg, int hi)
 #endif
 }
 
+#if defined(TCX_TYPE_D)
+/* fp64: each lane gives A's (g, q) and B's (q, g) as bits; each product
+ * is exact fp64 arithmetic, summed in k order */
+TCX_DEV double tcx_emu_f64(unsigned long long bits)
+{
+	double d;
+
+	__builtin_memcpy(&d, &bits, sizeof(d));
+	return d;
+}
+
+TCX_DEV void tcx_mma(double *c, double a, double b)
+{
+	const int tid = tcx_emu_tid(), w = tid & ~31, lane = tid & 31;
+	const int g = lane / 4, q = lane % 4;
+
+	__builtin_memcpy(&tcx_emu_xchg[tid][0], &a, sizeof(a));
+	__builtin_memcpy(&tcx_emu_xchg[tid][1], &b, sizeof(b));
+	__syncthreads();
+	for (int e = 0; e < 2; e++) {
+		const int m = g, n = 2 * q + e;
+		double s = c[e];
+
+		for (int k = 0; k < 4; k++)
+			s = fma(tcx_emu_f64(tcx_emu_xchg[w + m * 4 + k][0]),
+				tcx_emu_f64(tcx_emu_xchg[w + n * 4 + k][1]), s);
+		c[e] = s;
+	}
+	__syncthreads();
+}
+#else
 TCX_DEV void tcx_mma(float *c, const uint *a, const uint *b)
 {
 	const int tid = tcx_emu_tid(), w = tid & ~31, lane = tid & 31;
@@ -438,6 +492,7 @@ TCX_DEV void tcx_mma(float *c, const uint *a, const uint *b)
 	}
 	__syncthreads();
 }
+#endif /* TCX_TYPE_D */
 #endif /* __CUDA_ARCH__ */
 #endif /* MI_M */
 

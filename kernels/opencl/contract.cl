@@ -688,14 +688,14 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 	/* the warp's tensor-core tiles; its origin in the macro tile */
 	const int lane = tid % 32, warp = tid / 32;
 	const int wm = (warp % MI_WARPS0) * MI_WT0, wn = (warp / MI_WARPS0) * MI_WT1;
-	float mi_acc[MI_FM][MI_FN][4];
+	MI_ACC_T mi_acc[MI_FM][MI_FN][MI_CREGS];
 
 #pragma unroll
 	for (int i = 0; i < MI_FM; i++)
 #pragma unroll
 		for (int j = 0; j < MI_FN; j++)
 #pragma unroll
-			for (int e = 0; e < 4; e++)
+			for (int e = 0; e < MI_CREGS; e++)
 				mi_acc[i][j][e] = 0;
 #else
 	VEC_T acc[TT1][NV0];
@@ -891,6 +891,23 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 				tcx_ldsm_x2_t(fb[MI_FN - 1],                                \
 					      &lds_q[buf][kk + tr_ + 8 * (ti_ % 2)]         \
 						    [wn + (MI_FN - 1) * MI_N]);             \
+			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
+				_Pragma("unroll") for (int j = 0; j < MI_FN; j++)           \
+					tcx_mma(mi_acc[i][j], fa[i], fb[j]);                \
+		}                                                                           \
+	} while (0)
+#elif MI_M && defined(TCX_TYPE_D)
+	/* fp64 on the fp64 tensor cores (8x8x4): one element of A, (g, q),
+	 * and one of B, (q, g), a lane, read from the tiles as they are */
+#define COMPUTE_CHUNK()                                                                     \
+	do {                                                                                \
+		const int g_ = lane / 4, q_ = lane % 4;                                     \
+		_Pragma("unroll") for (int kk = 0; kk < DEPTHU; kk += MI_K) {               \
+			double fa[MI_FM], fb[MI_FN];                                        \
+			_Pragma("unroll") for (int i = 0; i < MI_FM; i++) fa[i] =           \
+				lds_p[buf][kk + q_][wm + i * MI_M + g_];                    \
+			_Pragma("unroll") for (int j = 0; j < MI_FN; j++) fb[j] =           \
+				lds_q[buf][kk + q_][wn + j * MI_N + g_];                    \
 			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
 				_Pragma("unroll") for (int j = 0; j < MI_FN; j++)           \
 					tcx_mma(mi_acc[i][j], fa[i], fb[j]);                \
@@ -1116,13 +1133,14 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 	const int beta0 = IS_ZERO(beta);
 
 #if MI_M
-	/* tensor-core tile element e sits at (g + 8 (e / 2), 2 q + e % 2) */
+	/* tensor-core tile element e sits at (g + 8 (e / 2), 2 q + e % 2),
+	 * e < 4 on 16x8 tiles, e < 2 on fp64's 8x8 */
 #pragma unroll
 	for (int i = 0; i < MI_FM; i++)
 #pragma unroll
 		for (int j = 0; j < MI_FN; j++)
 #pragma unroll
-			for (int e = 0; e < 4; e++) {
+			for (int e = 0; e < MI_CREGS; e++) {
 				const long d0 = tile0 + wm + i * MI_M + lane / 4 + 8 * (e / 2);
 				const long d1 = tile1 + wn + j * MI_N + 2 * (lane % 4) + e % 2;
 
