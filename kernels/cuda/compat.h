@@ -271,8 +271,9 @@ TCX_NWIDE(16)
  * The warp-wide operations the MatrixInstruction kernel is built from,
  * for its four instruction shapes (MI_M x MI_N x MI_K):
  *   16x8x16 fp16 or bf16 (TCX_TYPE_H, TCX_TYPE_B), 16x8x8 tf32 (TCX_TYPE_S),
- * both accumulating in fp32, and 8x8x4 fp64 (TCX_TYPE_D) on the fp64
- * tensor cores, accumulating in fp64.  The fragment layouts are PTX's for
+ * both accumulating in fp32, and 8x8x4 fp64 (TCX_TYPE_D, and TCX_TYPE_Z
+ * as four real products) on the fp64 tensor cores, accumulating in fp64.
+ * The fragment layouts are PTX's for
  * mma.sync...row.col: with g = lane / 4 and q = lane % 4,
  *   C (16x8, 4 floats):  c[e] at (m = g + 8 (e / 2), n = 2 q + e % 2)
  *   A 16-bit (4 regs of 2): reg r holds (m = g + 8 (r % 2), k = 2 q + 8 (r / 2) + {0, 1})
@@ -295,10 +296,12 @@ TCX_NWIDE(16)
  * does), so the host run checks the fragment arithmetic the GPU runs. */
 #if defined(MI_M) && MI_M > 0
 
-#if defined(TCX_TYPE_D)
-#define MI_ACC_T double /* an accumulator */
+#if defined(TCX_TYPE_D) || defined(TCX_TYPE_Z)
+#define MI_F64 1
+#define MI_ACC_T double /* an accumulator (of a real or an imaginary part) */
 #define MI_CREGS 2      /* accumulators per lane of a C tile */
 #else
+#define MI_F64 0
 #define MI_ACC_T float
 #define MI_CREGS 4
 #define MI_AREGS 4 /* 32-bit registers per A fragment, in every 32-bit shape */
@@ -336,7 +339,7 @@ TCX_DEV uint tcx_tf32(float f)
 	return r;
 }
 
-#if defined(TCX_TYPE_D)
+#if MI_F64
 /* c += a * b on one 8 x 8 tile, in fp64 */
 TCX_DEV void tcx_mma(double *c, double a, double b)
 {
@@ -366,7 +369,7 @@ TCX_DEV void tcx_mma(float *c, const uint *a, const uint *b)
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #endif
 }
-#endif /* TCX_TYPE_D */
+#endif /* MI_F64 */
 #else /* the host: portable warp collectives */
 static unsigned long long tcx_emu_xchg[1024][6];
 
@@ -422,7 +425,7 @@ TCX_DEV float tcx_emu_el(unsigned long long reg, int hi)
 #endif
 }
 
-#if defined(TCX_TYPE_D)
+#if MI_F64
 /* fp64: each lane gives A's (g, q) and B's (q, g) as bits; each product
  * is exact fp64 arithmetic, summed in k order */
 TCX_DEV double tcx_emu_f64(unsigned long long bits)
@@ -492,7 +495,7 @@ TCX_DEV void tcx_mma(float *c, const uint *a, const uint *b)
 	}
 	__syncthreads();
 }
-#endif /* TCX_TYPE_D */
+#endif /* MI_F64 */
 #endif /* __CUDA_ARCH__ */
 #endif /* MI_M */
 

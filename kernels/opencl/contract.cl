@@ -689,14 +689,21 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 	const int lane = tid % 32, warp = tid / 32;
 	const int wm = (warp % MI_WARPS0) * MI_WT0, wn = (warp / MI_WARPS0) * MI_WT1;
 	MI_ACC_T mi_acc[MI_FM][MI_FN][MI_CREGS];
+#if TCX_COMPLEX
+	MI_ACC_T mi_acc_im[MI_FM][MI_FN][MI_CREGS]; /* and the imaginary parts */
+#endif
 
 #pragma unroll
 	for (int i = 0; i < MI_FM; i++)
 #pragma unroll
 		for (int j = 0; j < MI_FN; j++)
 #pragma unroll
-			for (int e = 0; e < MI_CREGS; e++)
+			for (int e = 0; e < MI_CREGS; e++) {
 				mi_acc[i][j][e] = 0;
+#if TCX_COMPLEX
+				mi_acc_im[i][j][e] = 0;
+#endif
+			}
 #else
 	VEC_T acc[TT1][NV0];
 #pragma unroll
@@ -911,6 +918,28 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
 				_Pragma("unroll") for (int j = 0; j < MI_FN; j++)           \
 					tcx_mma(mi_acc[i][j], fa[i], fb[j]);                \
+		}                                                                           \
+	} while (0)
+#elif MI_M && defined(TCX_TYPE_Z)
+	/* complex128 on the fp64 tensor cores: (ar + i ai)(br + i bi) as four
+	 * real products, the fragments as fp64's (conjugation happened when
+	 * the tiles were loaded) */
+#define COMPUTE_CHUNK()                                                                     \
+	do {                                                                                \
+		const int g_ = lane / 4, q_ = lane % 4;                                     \
+		_Pragma("unroll") for (int kk = 0; kk < DEPTHU; kk += MI_K) {               \
+			VAL_T fa[MI_FM], fb[MI_FN];                                         \
+			_Pragma("unroll") for (int i = 0; i < MI_FM; i++) fa[i] =           \
+				lds_p[buf][kk + q_][wm + i * MI_M + g_];                    \
+			_Pragma("unroll") for (int j = 0; j < MI_FN; j++) fb[j] =           \
+				lds_q[buf][kk + q_][wn + j * MI_N + g_];                    \
+			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
+				_Pragma("unroll") for (int j = 0; j < MI_FN; j++) {         \
+					tcx_mma(mi_acc[i][j], fa[i].x, fb[j].x);            \
+					tcx_mma(mi_acc[i][j], -fa[i].y, fb[j].y);           \
+					tcx_mma(mi_acc_im[i][j], fa[i].x, fb[j].y);         \
+					tcx_mma(mi_acc_im[i][j], fa[i].y, fb[j].x);         \
+				}                                                           \
 		}                                                                           \
 	} while (0)
 #elif MI_M && TF32X3
@@ -1149,7 +1178,12 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 					continue;
 #endif
 				put_c(C, W, baseC + d0 * STRIDE_C_D0 + d1 * STRIDE_C_D1,
-				      mi_acc[i][j][e], alpha, beta, beta0, gsu_part, args.ws_stride);
+#if TCX_COMPLEX
+				      MAKE2(VAL_T, mi_acc[i][j][e], mi_acc_im[i][j][e]),
+#else
+				      mi_acc[i][j][e],
+#endif
+				      alpha, beta, beta0, gsu_part, args.ws_stride);
 			}
 #else
 	/* C's offsets along D0 of the work-item's vectors, worked out once (a

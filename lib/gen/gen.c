@@ -209,6 +209,7 @@ static const struct mi_shape {
 	{ TCX_DTYPE_B, 16, 8, 16 },
 	{ TCX_DTYPE_S, 16, 8, 8 }, /* through tf32 */
 	{ TCX_DTYPE_D, 8, 8, 4 },  /* the fp64 tensor cores */
+	{ TCX_DTYPE_Z, 8, 8, 4 },  /* and four real products on them */
 };
 
 /* MatrixInstruction: the tensor-core shapes kernels/cuda/compat.h has, on
@@ -229,8 +230,8 @@ static enum tcx_status check_mi(struct kernel_plan *k, const struct device_info 
 			sh = &mi_shapes[x];
 	if (!sh || s->mi[0] != sh->m || s->mi[1] != sh->n || s->mi[2] != sh->k || s->mi[3] != 1)
 		REJECT("MatrixInstruction [%d, %d, %d, %d] is not a tensor-core shape tcx has for %s "
-		       "(fp16 and bf16: [16, 8, 16, 1]; fp32 through tf32: [16, 8, 8, 1]; fp64: "
-		       "[8, 8, 4, 1])",
+		       "(fp16 and bf16: [16, 8, 16, 1]; fp32 through tf32: [16, 8, 8, 1]; fp64 "
+		       "and complex fp64: [8, 8, 4, 1])",
 		       s->mi[0], s->mi[1], s->mi[2], s->mi[3], dtype_info(t)->name);
 	if (!dev || strcmp(k->lang, "cuda") != 0 || sscanf(dev->arch, "sm_%d", &sm) != 1 ||
 	    sm < 80)
@@ -264,8 +265,11 @@ static enum tcx_status check_mi(struct kernel_plan *k, const struct device_info 
 		REJECT("MatrixInstruction on 16-bit data reads local memory by 16-byte rows: "
 		       "MacroTile + LdsPad (%d + %d, %d + %d) must be multiples of 8",
 		       k->mt0, s->lds_pad, k->mt1, s->lds_pad);
-	/* a lane holds 1/32 of its warp tile's accumulators, fp64 in two registers */
-	if ((k->mt0 / best) * (k->mt1 / (nw / best)) / 32 * (t == TCX_DTYPE_D ? 2 : 1) > 256)
+	/* a lane holds 1/32 of its warp tile's accumulators: fp32 in one
+	 * register, fp64 in two, complex128 in four */
+	if ((k->mt0 / best) * (k->mt1 / (nw / best)) / 32 *
+		    (t == TCX_DTYPE_Z ? 4 : t == TCX_DTYPE_D ? 2 : 1) >
+	    256)
 		LIMIT("warp tile %dx%d holds too many accumulators for the registers",
 		      k->mt0 / best, k->mt1 / (nw / best));
 	return TCX_OK;

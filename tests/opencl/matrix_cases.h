@@ -96,9 +96,11 @@ static const struct paramset paramsets[] = {
 			"TF32x3=True,MatrixInstruction=[16,8,8,1]", "S", 1 },
 	/* fp64 on the fp64 tensor cores (8x8x4): two warps of 4 x 2 tiles
 	 * with vector reads, and four warps of 2 x 3 tiles with element reads,
-	 * ShiftPtr, GlobalSplitU, one buffer and a DepthU of 24 */
+	 * ShiftPtr, GlobalSplitU, one buffer and a DepthU of 24; complex fp64
+	 * as four real products on them, the first only (its emulation is
+	 * the slowest) */
 	{ "mi-f64", "WorkGroup=[8,8,1],ThreadTile=[4,4],VectorWidth=2,DepthU=8,LdsPad=4,"
-		    "MatrixInstruction=[8,8,4,1]", "D", 1 },
+		    "MatrixInstruction=[8,8,4,1]", "DZ", 1 },
 	{ "mi-f64-gsu", "WorkGroup=[16,8,1],ThreadTile=[2,6],VectorWidth=1,DepthU=24,"
 			"EdgeType=ShiftPtr,GlobalSplitU=2,PrefetchGlobalRead=False,"
 			"MatrixInstruction=[8,8,4,1]", "D", 1 },

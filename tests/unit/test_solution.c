@@ -61,8 +61,8 @@ static enum tcx_status plan_mi(const char *expr, enum tcx_dtype t, const char *a
 	return st;
 }
 
-/* fp64 on the fp64 tensor cores: [8, 8, 4, 1], for fp64 only, on sm_80
- * and later, in warp blocks of whole 8 x 8 tiles */
+/* fp64 on the fp64 tensor cores: [8, 8, 4, 1], for fp64 and complex128
+ * only, on sm_80 and later, in warp blocks of whole 8 x 8 tiles */
 static void test_mi_f64(void)
 {
 	static const char gemm[] = "C[ij]=A[ik]*B[kj]";
@@ -78,13 +78,19 @@ static void test_mi_f64(void)
 	CHECK(k.mi && !k.mi_raw && k.mi_warps0 == 2);
 	CHECK(plan_mi(gemm, TCX_DTYPE_D, "sm_90", "MatrixInstruction=[16,8,8,1]", &k, &err) ==
 	      TCX_EREJECT);
-	CHECK(strstr(err.msg, "for fp64") && strstr(err.msg, "fp64: [8, 8, 4, 1]"));
+	CHECK(strstr(err.msg, "for fp64") && strstr(err.msg, "complex fp64: [8, 8, 4, 1]"));
 	CHECK(plan_mi(gemm, TCX_DTYPE_S, "sm_90", "MatrixInstruction=[8,8,4,1]", &k, &err) ==
 	      TCX_EREJECT);
 	CHECK(strstr(err.msg, "not a tensor-core shape tcx has for fp32") != NULL);
-	CHECK(plan_mi(gemm, TCX_DTYPE_Z, "sm_90", "VectorWidth=1,MatrixInstruction=[8,8,4,1]",
+	/* complex128 as four real products on them; complex64 has none */
+	CHECK_MSG(plan_mi(gemm, TCX_DTYPE_Z, "sm_90",
+			  "VectorWidth=1,WorkGroup=[16,8,1],ThreadTile=[4,8],DepthU=8,"
+			  "MatrixInstruction=[8,8,4,1]",
+			  &k, &err) == TCX_OK,
+		  "%s", err.msg);
+	CHECK(plan_mi(gemm, TCX_DTYPE_C, "sm_90", "VectorWidth=1,MatrixInstruction=[8,8,4,1]",
 		      &k, &err) == TCX_EREJECT);
-	CHECK(strstr(err.msg, "not a tensor-core shape") != NULL);
+	CHECK(strstr(err.msg, "not a tensor-core shape tcx has for complex") != NULL);
 	CHECK(plan_mi(gemm, TCX_DTYPE_D, "sm_75", "MatrixInstruction=[8,8,4,1]", &k, &err) ==
 	      TCX_EREJECT);
 	CHECK(strstr(err.msg, "sm_80 or later") != NULL);
