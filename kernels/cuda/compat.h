@@ -426,8 +426,8 @@ TCX_DEV float tcx_emu_el(unsigned long long reg, int hi)
 }
 
 #if MI_F64
-/* fp64: each lane gives A's (g, q) and B's (q, g) as bits; each product
- * is exact fp64 arithmetic, summed in k order */
+/* fp64: each lane gives A's (g, q) and B's (q, g) as bits; the products
+ * are fused into the sum in k order */
 TCX_DEV double tcx_emu_f64(unsigned long long bits)
 {
 	double d;

@@ -921,7 +921,7 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 		}                                                                           \
 	} while (0)
 #elif MI_M && defined(TCX_TYPE_Z)
-	/* complex128 on the fp64 tensor cores: (ar + i ai)(br + i bi) as four
+	/* complex fp64 on the fp64 tensor cores: (ar + i ai)(br + i bi) as four
 	 * real products, the fragments as fp64's (conjugation happened when
 	 * the tiles were loaded) */
 #define COMPUTE_CHUNK()                                                                     \

@@ -266,7 +266,7 @@ static enum tcx_status check_mi(struct kernel_plan *k, const struct device_info 
 		       "MacroTile + LdsPad (%d + %d, %d + %d) must be multiples of 8",
 		       k->mt0, s->lds_pad, k->mt1, s->lds_pad);
 	/* a lane holds 1/32 of its warp tile's accumulators: fp32 in one
-	 * register, fp64 in two, complex128 in four */
+	 * register, fp64 in two, complex fp64 in four */
 	if ((k->mt0 / best) * (k->mt1 / (nw / best)) / 32 *
 		    (t == TCX_DTYPE_Z ? 4 : t == TCX_DTYPE_D ? 2 : 1) >
 	    256)
