@@ -904,17 +904,22 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 		}                                                                           \
 	} while (0)
 #elif MI_M && defined(TCX_TYPE_D)
-	/* fp64 on the fp64 tensor cores (8x8x4): one element of A, (g, q),
-	 * and one of B, (q, g), a lane, read from the tiles as they are */
+	/* fp64 on the fp64 tensor cores: fragments element by element from
+	 * the tiles as they are, A's element r at (m = g + 8 (r % 2), k = q +
+	 * 4 (r / 2)) (one, (g, q), on 8-row tiles), B's at (k = q + 4 r, g) */
+#define MI_ROWS_A (MI_M / 8) /* 8-row halves of an A fragment */
 #define COMPUTE_CHUNK()                                                                     \
 	do {                                                                                \
 		const int g_ = lane / 4, q_ = lane % 4;                                     \
 		_Pragma("unroll") for (int kk = 0; kk < DEPTHU; kk += MI_K) {               \
-			double fa[MI_FM], fb[MI_FN];                                        \
-			_Pragma("unroll") for (int i = 0; i < MI_FM; i++) fa[i] =           \
-				lds_p[buf][kk + q_][wm + i * MI_M + g_];                    \
-			_Pragma("unroll") for (int j = 0; j < MI_FN; j++) fb[j] =           \
-				lds_q[buf][kk + q_][wn + j * MI_N + g_];                    \
+			double fa[MI_FM][MI_AREGS], fb[MI_FN][MI_BREGS];                    \
+			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
+				_Pragma("unroll") for (int r = 0; r < MI_AREGS; r++) fa[i][r] = \
+					lds_p[buf][kk + q_ + 4 * (r / MI_ROWS_A)]           \
+					     [wm + i * MI_M + g_ + 8 * (r % MI_ROWS_A)];    \
+			_Pragma("unroll") for (int j = 0; j < MI_FN; j++)                   \
+				_Pragma("unroll") for (int r = 0; r < MI_BREGS; r++) fb[j][r] = \
+					lds_q[buf][kk + q_ + 4 * r][wn + j * MI_N + g_];    \
 			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
 				_Pragma("unroll") for (int j = 0; j < MI_FN; j++)           \
 					tcx_mma(mi_acc[i][j], fa[i], fb[j]);                \
@@ -924,21 +929,35 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 	/* complex fp64 on the fp64 tensor cores: (ar + i ai)(br + i bi) as four
 	 * real products, the fragments as fp64's (conjugation happened when
 	 * the tiles were loaded) */
+#define MI_ROWS_A (MI_M / 8)
 #define COMPUTE_CHUNK()                                                                     \
 	do {                                                                                \
 		const int g_ = lane / 4, q_ = lane % 4;                                     \
 		_Pragma("unroll") for (int kk = 0; kk < DEPTHU; kk += MI_K) {               \
-			VAL_T fa[MI_FM], fb[MI_FN];                                         \
-			_Pragma("unroll") for (int i = 0; i < MI_FM; i++) fa[i] =           \
-				lds_p[buf][kk + q_][wm + i * MI_M + g_];                    \
-			_Pragma("unroll") for (int j = 0; j < MI_FN; j++) fb[j] =           \
-				lds_q[buf][kk + q_][wn + j * MI_N + g_];                    \
+			double ar[MI_FM][MI_AREGS], ai[MI_FM][MI_AREGS], an[MI_FM][MI_AREGS];   \
+			double br[MI_FN][MI_BREGS], bi[MI_FN][MI_BREGS];                    \
+			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
+				_Pragma("unroll") for (int r = 0; r < MI_AREGS; r++) {      \
+					const VAL_T v_ =                                    \
+						lds_p[buf][kk + q_ + 4 * (r / MI_ROWS_A)]   \
+						     [wm + i * MI_M + g_ + 8 * (r % MI_ROWS_A)]; \
+					ar[i][r] = v_.x;                                    \
+					ai[i][r] = v_.y;                                    \
+					an[i][r] = -v_.y;                                   \
+				}                                                           \
+			_Pragma("unroll") for (int j = 0; j < MI_FN; j++)                   \
+				_Pragma("unroll") for (int r = 0; r < MI_BREGS; r++) {      \
+					const VAL_T v_ =                                    \
+						lds_q[buf][kk + q_ + 4 * r][wn + j * MI_N + g_]; \
+					br[j][r] = v_.x;                                    \
+					bi[j][r] = v_.y;                                    \
+				}                                                           \
 			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
 				_Pragma("unroll") for (int j = 0; j < MI_FN; j++) {         \
-					tcx_mma(mi_acc[i][j], fa[i].x, fb[j].x);            \
-					tcx_mma(mi_acc[i][j], -fa[i].y, fb[j].y);           \
-					tcx_mma(mi_acc_im[i][j], fa[i].x, fb[j].y);         \
-					tcx_mma(mi_acc_im[i][j], fa[i].y, fb[j].x);         \
+					tcx_mma(mi_acc[i][j], ar[i], br[j]);                \
+					tcx_mma(mi_acc[i][j], an[i], bi[j]);                \
+					tcx_mma(mi_acc_im[i][j], ar[i], bi[j]);             \
+					tcx_mma(mi_acc_im[i][j], ai[i], br[j]);             \
 				}                                                           \
 		}                                                                           \
 	} while (0)
@@ -1163,7 +1182,7 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 
 #if MI_M
 	/* tensor-core tile element e sits at (g + 8 (e / 2), 2 q + e % 2),
-	 * e < 4 on 16x8 tiles, e < 2 on fp64's 8x8 */
+	 * e < 4 on 16x8 tiles, e < 2 on 8x8 */
 #pragma unroll
 	for (int i = 0; i < MI_FM; i++)
 #pragma unroll

@@ -200,16 +200,24 @@ lsu:
 	return TCX_OK;
 }
 
-/* The mma.sync shape (m, n, k) kernels/cuda/compat.h has for each type */
+/* The mma.sync shapes (m, n, k) kernels/cuda/compat.h has for each type,
+ * and the architecture (sm_XY as XY) each needs */
 static const struct mi_shape {
 	enum tcx_dtype t;
-	int m, n, k;
+	int m, n, k, sm;
 } mi_shapes[] = {
-	{ TCX_DTYPE_H, 16, 8, 16 },
-	{ TCX_DTYPE_B, 16, 8, 16 },
-	{ TCX_DTYPE_S, 16, 8, 8 }, /* through tf32 */
-	{ TCX_DTYPE_D, 8, 8, 4 },  /* the fp64 tensor cores */
-	{ TCX_DTYPE_Z, 8, 8, 4 },  /* and four real products on them */
+	{ TCX_DTYPE_H, 16, 8, 16, 80 },
+	{ TCX_DTYPE_B, 16, 8, 16, 80 },
+	{ TCX_DTYPE_S, 16, 8, 8, 80 }, /* through tf32 */
+	/* the fp64 tensor cores; complex fp64 as four real products */
+	{ TCX_DTYPE_D, 8, 8, 4, 80 },
+	{ TCX_DTYPE_D, 16, 8, 4, 90 },
+	{ TCX_DTYPE_D, 16, 8, 8, 90 },
+	{ TCX_DTYPE_D, 16, 8, 16, 90 },
+	{ TCX_DTYPE_Z, 8, 8, 4, 80 },
+	{ TCX_DTYPE_Z, 16, 8, 4, 90 },
+	{ TCX_DTYPE_Z, 16, 8, 8, 90 },
+	{ TCX_DTYPE_Z, 16, 8, 16, 90 },
 };
 
 /* MatrixInstruction: the tensor-core shapes kernels/cuda/compat.h has, on
@@ -226,17 +234,20 @@ static enum tcx_status check_mi(struct kernel_plan *k, const struct device_info 
 	int sm = 0, nw, best = -1;
 
 	for (size_t x = 0; x < ARRAY_SIZE(mi_shapes); x++)
-		if (mi_shapes[x].t == t)
+		if (mi_shapes[x].t == t && s->mi[0] == mi_shapes[x].m &&
+		    s->mi[1] == mi_shapes[x].n && s->mi[2] == mi_shapes[x].k && s->mi[3] == 1)
 			sh = &mi_shapes[x];
-	if (!sh || s->mi[0] != sh->m || s->mi[1] != sh->n || s->mi[2] != sh->k || s->mi[3] != 1)
+	if (!sh)
 		REJECT("MatrixInstruction [%d, %d, %d, %d] is not a tensor-core shape tcx has for %s "
 		       "(fp16 and bf16: [16, 8, 16, 1]; fp32 through tf32: [16, 8, 8, 1]; fp64 "
-		       "and complex fp64: [8, 8, 4, 1])",
+		       "and complex fp64: [8, 8, 4, 1], on sm_90 also [16, 8, 4, 1], [16, 8, 8, 1] "
+		       "and [16, 8, 16, 1])",
 		       s->mi[0], s->mi[1], s->mi[2], s->mi[3], dtype_info(t)->name);
 	if (!dev || strcmp(k->lang, "cuda") != 0 || sscanf(dev->arch, "sm_%d", &sm) != 1 ||
-	    sm < 80)
-		REJECT("MatrixInstruction needs the CUDA backend on a GPU with tensor cores "
-		       "(sm_80 or later)");
+	    sm < sh->sm)
+		REJECT("MatrixInstruction [%d, %d, %d, %d] for %s needs the CUDA backend on a GPU "
+		       "with tensor cores (sm_%d or later)",
+		       s->mi[0], s->mi[1], s->mi[2], s->mi[3], dtype_info(t)->name, sh->sm);
 	if (!s->use_lds || s->wg[2] != 1)
 		REJECT("MatrixInstruction needs UseLDS and LocalSplitU 1");
 	if (k->nt % 32)

@@ -76,7 +76,7 @@ static void test_mi_f64(void)
 		  "%s", err.msg);
 	/* four warps of 32 x 32 */
 	CHECK(k.mi && !k.mi_raw && k.mi_warps0 == 2);
-	CHECK(plan_mi(gemm, TCX_DTYPE_D, "sm_90", "MatrixInstruction=[16,8,8,1]", &k, &err) ==
+	CHECK(plan_mi(gemm, TCX_DTYPE_D, "sm_90", "MatrixInstruction=[8,8,8,1]", &k, &err) ==
 	      TCX_EREJECT);
 	CHECK(strstr(err.msg, "for fp64") && strstr(err.msg, "complex fp64: [8, 8, 4, 1]"));
 	CHECK(plan_mi(gemm, TCX_DTYPE_S, "sm_90", "MatrixInstruction=[8,8,4,1]", &k, &err) ==
@@ -94,6 +94,20 @@ static void test_mi_f64(void)
 	CHECK(plan_mi(gemm, TCX_DTYPE_D, "sm_75", "MatrixInstruction=[8,8,4,1]", &k, &err) ==
 	      TCX_EREJECT);
 	CHECK(strstr(err.msg, "sm_80 or later") != NULL);
+	/* Hopper's 16-row fp64 shapes: on sm_90, not on sm_80 */
+	CHECK_MSG(plan_mi(gemm, TCX_DTYPE_D, "sm_90",
+			  "WorkGroup=[16,8,1],ThreadTile=[4,8],DepthU=16,LdsPad=4,"
+			  "MatrixInstruction=[16,8,16,1]",
+			  &k, &err) == TCX_OK,
+		  "%s", err.msg);
+	CHECK(k.mi && k.mi_warps0 == 2);
+	CHECK(plan_mi(gemm, TCX_DTYPE_D, "sm_80",
+		      "WorkGroup=[16,8,1],ThreadTile=[4,8],DepthU=16,MatrixInstruction=[16,8,4,1]",
+		      &k, &err) == TCX_EREJECT);
+	CHECK(strstr(err.msg, "[16, 8, 4, 1] for fp64") && strstr(err.msg, "sm_90 or later"));
+	CHECK(plan_mi(gemm, TCX_DTYPE_D, "sm_90", "MatrixInstruction=[16,8,2,1]", &k, &err) ==
+	      TCX_EREJECT);
+	CHECK(strstr(err.msg, "not a tensor-core shape") != NULL);
 	/* a 12-row macro tile is no whole number of 8-row tiles */
 	CHECK(plan_mi(gemm, TCX_DTYPE_D, "sm_90",
 		      "WorkGroup=[4,8,1],ThreadTile=[3,1],VectorWidth=1,MatrixInstruction=[8,8,4,1]",
