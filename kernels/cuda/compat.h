@@ -269,15 +269,22 @@ TCX_NWIDE(16)
 /* ---- tensor cores (MatrixInstruction; CUDA, sm_80 and later) ----------
  *
  * The warp-wide operations the MatrixInstruction kernel is built from,
- * for its three instruction shapes (MI_M x MI_N x MI_K):
+ * for its four instruction shapes (MI_M x MI_N x MI_K):
  *   16x8x16 fp16 or bf16 (TCX_TYPE_H, TCX_TYPE_B), 16x8x8 tf32 (TCX_TYPE_S),
- * all accumulating in fp32.  The fragment layouts are PTX's for
+ * both accumulating in fp32, and 8x8x4 fp64 (TCX_TYPE_D, and TCX_TYPE_Z
+ * as four real products) on the fp64 tensor cores, accumulating in fp64,
+ * with 16x8x4, 16x8x8 and 16x8x16 on sm_90.  The fragment layouts are
+ * PTX's for
  * mma.sync...row.col: with g = lane / 4 and q = lane % 4,
  *   C (16x8, 4 floats):  c[e] at (m = g + 8 (e / 2), n = 2 q + e % 2)
  *   A 16-bit (4 regs of 2): reg r holds (m = g + 8 (r % 2), k = 2 q + 8 (r / 2) + {0, 1})
  *   B 16-bit (2 regs of 2): reg r holds (k = 2 q + 8 r + {0, 1}, n = g)
  *   A tf32 (4 regs):     reg r holds (m = g + 8 (r % 2), k = q + 4 (r / 2))
  *   B tf32 (2 regs):     reg r holds (k = q + 4 r, n = g)
+ *   C fp64 (16x8, 4 doubles): as fp32's; 8x8 (2 doubles) the same for e < 2
+ *   A fp64 (K / 2 doubles): reg r holds (m = g + 8 (r % 2), k = q + 4 (r / 2));
+ *                        8x8x4: one, (m = g, k = q)
+ *   B fp64 (K / 4 doubles): reg r holds (k = q + 4 r, n = g)
  * 16-bit fragments come from shared memory by ldmatrix .trans, which
  * reads 8x8 tiles stored k-major (one row per k, 8 consecutive m or n
  * elements of 16 bytes): lane 8 i + r gives the address of row r of tile
@@ -290,8 +297,19 @@ TCX_NWIDE(16)
  * does), so the host run checks the fragment arithmetic the GPU runs. */
 #if defined(MI_M) && MI_M > 0
 
-#define MI_AREGS 4 /* 32-bit registers per A fragment, in every shape */
+#if defined(TCX_TYPE_D) || defined(TCX_TYPE_Z)
+#define MI_F64 1
+#define MI_ACC_T double /* an accumulator (of a real or an imaginary part) */
+#define MI_CREGS (MI_M / 4) /* accumulators per lane of a C tile */
+#define MI_AREGS ((MI_M / 8) * (MI_K / 4)) /* elements per A fragment */
+#define MI_BREGS (MI_K / 4)                /* and per B fragment */
+#else
+#define MI_F64 0
+#define MI_ACC_T float
+#define MI_CREGS 4
+#define MI_AREGS 4 /* 32-bit registers per A fragment, in every 32-bit shape */
 #define MI_BREGS 2 /* and per B fragment */
+#endif
 
 #if defined(__CUDA_ARCH__)
 TCX_DEV uint tcx_smem_addr(const void *p)
@@ -324,6 +342,35 @@ TCX_DEV uint tcx_tf32(float f)
 	return r;
 }
 
+#if MI_F64
+/* c += a * b on one 8 x 8 or 16 x 8 tile, in fp64 */
+TCX_DEV void tcx_mma(double *c, const double *a, const double *b)
+{
+#if MI_M == 8
+	asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 "
+		     "{%0, %1}, {%2}, {%3}, {%0, %1};"
+		     : "+d"(c[0]), "+d"(c[1])
+		     : "d"(a[0]), "d"(b[0]));
+#elif MI_K == 4
+	asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 "
+		     "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+		     : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+		     : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+#elif MI_K == 8
+	asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 "
+		     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+		     : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+		     : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+#else
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 "
+		     "{%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, "
+		     "{%0, %1, %2, %3};"
+		     : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+		     : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]),
+		       "d"(a[6]), "d"(a[7]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#endif
+}
+#else
 /* c += a * b on one 16 x 8 tile */
 TCX_DEV void tcx_mma(float *c, const uint *a, const uint *b)
 {
@@ -344,8 +391,10 @@ TCX_DEV void tcx_mma(float *c, const uint *a, const uint *b)
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #endif
 }
+#endif /* MI_F64 */
 #else /* the host: portable warp collectives */
-static unsigned long long tcx_emu_xchg[1024][6];
+/* every lane's fragment registers: at most 8 of A and 4 of B (fp64's 16x8x16) */
+static unsigned long long tcx_emu_xchg[1024][12];
 
 TCX_DEV int tcx_emu_tid(void)
 {
@@ -399,6 +448,40 @@ TCX_DEV float tcx_emu_el(unsigned long long reg, int hi)
 #endif
 }
 
+#if MI_F64
+/* fp64: each lane gives its A and B elements as bits; the products are
+ * fused into the sum in k order */
+TCX_DEV double tcx_emu_f64(unsigned long long bits)
+{
+	double d;
+
+	__builtin_memcpy(&d, &bits, sizeof(d));
+	return d;
+}
+
+TCX_DEV void tcx_mma(double *c, const double *a, const double *b)
+{
+	const int tid = tcx_emu_tid(), w = tid & ~31, lane = tid & 31;
+	const int g = lane / 4, q = lane % 4;
+
+	for (int r = 0; r < MI_AREGS; r++)
+		__builtin_memcpy(&tcx_emu_xchg[tid][r], &a[r], sizeof(double));
+	for (int r = 0; r < MI_BREGS; r++)
+		__builtin_memcpy(&tcx_emu_xchg[tid][MI_AREGS + r], &b[r], sizeof(double));
+	__syncthreads();
+	for (int e = 0; e < MI_CREGS; e++) {
+		const int m = g + 8 * (e / 2), n = 2 * q + e % 2;
+		double s = c[e];
+
+		for (int k = 0; k < MI_K; k++)
+			s = fma(tcx_emu_f64(tcx_emu_xchg[w + (m % 8) * 4 + k % 4]
+							[m / 8 + (MI_M / 8) * (k / 4)]),
+				tcx_emu_f64(tcx_emu_xchg[w + n * 4 + k % 4][MI_AREGS + k / 4]), s);
+		c[e] = s;
+	}
+	__syncthreads();
+}
+#else
 TCX_DEV void tcx_mma(float *c, const uint *a, const uint *b)
 {
 	const int tid = tcx_emu_tid(), w = tid & ~31, lane = tid & 31;
@@ -438,6 +521,7 @@ TCX_DEV void tcx_mma(float *c, const uint *a, const uint *b)
 	}
 	__syncthreads();
 }
+#endif /* MI_F64 */
 #endif /* __CUDA_ARCH__ */
 #endif /* MI_M */
 

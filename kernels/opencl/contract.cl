@@ -706,15 +706,22 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 	/* the warp's tensor-core tiles; its origin in the macro tile */
 	const int lane = tid % 32, warp = tid / 32;
 	const int wm = (warp % MI_WARPS0) * MI_WT0, wn = (warp / MI_WARPS0) * MI_WT1;
-	float mi_acc[MI_FM][MI_FN][4];
+	MI_ACC_T mi_acc[MI_FM][MI_FN][MI_CREGS];
+#if TCX_COMPLEX
+	MI_ACC_T mi_acc_im[MI_FM][MI_FN][MI_CREGS]; /* and the imaginary parts */
+#endif
 
 #pragma unroll
 	for (int i = 0; i < MI_FM; i++)
 #pragma unroll
 		for (int j = 0; j < MI_FN; j++)
 #pragma unroll
-			for (int e = 0; e < 4; e++)
+			for (int e = 0; e < MI_CREGS; e++) {
 				mi_acc[i][j][e] = 0;
+#if TCX_COMPLEX
+				mi_acc_im[i][j][e] = 0;
+#endif
+			}
 #else
 	VEC_T acc[TT1][NV0];
 #pragma unroll
@@ -912,6 +919,64 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
 				_Pragma("unroll") for (int j = 0; j < MI_FN; j++)           \
 					tcx_mma(mi_acc[i][j], fa[i], fb[j]);                \
+		}                                                                           \
+	} while (0)
+#elif MI_M && defined(TCX_TYPE_D)
+	/* fp64 on the fp64 tensor cores: fragments element by element from
+	 * the tiles as they are, A's element r at (m = g + 8 (r % 2), k = q +
+	 * 4 (r / 2)) (one, (g, q), on 8-row tiles), B's at (k = q + 4 r, g) */
+#define MI_ROWS_A (MI_M / 8) /* 8-row halves of an A fragment */
+#define COMPUTE_CHUNK()                                                                     \
+	do {                                                                                \
+		const int g_ = lane / 4, q_ = lane % 4;                                     \
+		_Pragma("unroll") for (int kk = 0; kk < DEPTHU; kk += MI_K) {               \
+			double fa[MI_FM][MI_AREGS], fb[MI_FN][MI_BREGS];                    \
+			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
+				_Pragma("unroll") for (int r = 0; r < MI_AREGS; r++) fa[i][r] = \
+					lds_p[buf][kk + q_ + 4 * (r / MI_ROWS_A)]           \
+					     [wm + i * MI_M + g_ + 8 * (r % MI_ROWS_A)];    \
+			_Pragma("unroll") for (int j = 0; j < MI_FN; j++)                   \
+				_Pragma("unroll") for (int r = 0; r < MI_BREGS; r++) fb[j][r] = \
+					lds_q[buf][kk + q_ + 4 * r][wn + j * MI_N + g_];    \
+			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
+				_Pragma("unroll") for (int j = 0; j < MI_FN; j++)           \
+					tcx_mma(mi_acc[i][j], fa[i], fb[j]);                \
+		}                                                                           \
+	} while (0)
+#elif MI_M && defined(TCX_TYPE_Z)
+	/* complex fp64 on the fp64 tensor cores: (ar + i ai)(br + i bi) as four
+	 * real products, the fragments as fp64's (conjugation happened when
+	 * the tiles were loaded) */
+#define MI_ROWS_A (MI_M / 8)
+#define COMPUTE_CHUNK()                                                                     \
+	do {                                                                                \
+		const int g_ = lane / 4, q_ = lane % 4;                                     \
+		_Pragma("unroll") for (int kk = 0; kk < DEPTHU; kk += MI_K) {               \
+			double ar[MI_FM][MI_AREGS], ai[MI_FM][MI_AREGS], an[MI_FM][MI_AREGS];   \
+			double br[MI_FN][MI_BREGS], bi[MI_FN][MI_BREGS];                    \
+			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
+				_Pragma("unroll") for (int r = 0; r < MI_AREGS; r++) {      \
+					const VAL_T v_ =                                    \
+						lds_p[buf][kk + q_ + 4 * (r / MI_ROWS_A)]   \
+						     [wm + i * MI_M + g_ + 8 * (r % MI_ROWS_A)]; \
+					ar[i][r] = v_.x;                                    \
+					ai[i][r] = v_.y;                                    \
+					an[i][r] = -v_.y;                                   \
+				}                                                           \
+			_Pragma("unroll") for (int j = 0; j < MI_FN; j++)                   \
+				_Pragma("unroll") for (int r = 0; r < MI_BREGS; r++) {      \
+					const VAL_T v_ =                                    \
+						lds_q[buf][kk + q_ + 4 * r][wn + j * MI_N + g_]; \
+					br[j][r] = v_.x;                                    \
+					bi[j][r] = v_.y;                                    \
+				}                                                           \
+			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
+				_Pragma("unroll") for (int j = 0; j < MI_FN; j++) {         \
+					tcx_mma(mi_acc[i][j], ar[i], br[j]);                \
+					tcx_mma(mi_acc[i][j], an[i], bi[j]);                \
+					tcx_mma(mi_acc_im[i][j], ar[i], bi[j]);             \
+					tcx_mma(mi_acc_im[i][j], ai[i], br[j]);             \
+				}                                                           \
 		}                                                                           \
 	} while (0)
 #elif MI_M && TF32X3
@@ -1134,13 +1199,14 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 	const int beta0 = IS_ZERO(beta);
 
 #if MI_M
-	/* tensor-core tile element e sits at (g + 8 (e / 2), 2 q + e % 2) */
+	/* tensor-core tile element e sits at (g + 8 (e / 2), 2 q + e % 2),
+	 * e < 4 on 16x8 tiles, e < 2 on 8x8 */
 #pragma unroll
 	for (int i = 0; i < MI_FM; i++)
 #pragma unroll
 		for (int j = 0; j < MI_FN; j++)
 #pragma unroll
-			for (int e = 0; e < 4; e++) {
+			for (int e = 0; e < MI_CREGS; e++) {
 				const idx_t d0 = tile0 + wm + i * MI_M + lane / 4 + 8 * (e / 2);
 				const idx_t d1 = tile1 + wn + j * MI_N + 2 * (lane % 4) + e % 2;
 
@@ -1149,7 +1215,12 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 					continue;
 #endif
 				put_c(C, W, baseC + d0 * STRIDE_C_D0 + d1 * STRIDE_C_D1,
-				      mi_acc[i][j][e], alpha, beta, beta0, gsu_part, args.ws_stride);
+#if TCX_COMPLEX
+				      MAKE2(VAL_T, mi_acc[i][j][e], mi_acc_im[i][j][e]),
+#else
+				      mi_acc[i][j][e],
+#endif
+				      alpha, beta, beta0, gsu_part, args.ws_stride);
 			}
 #else
 	/* C's offsets along D0 of the work-item's vectors, worked out once (a

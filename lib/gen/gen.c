@@ -200,6 +200,26 @@ lsu:
 	return TCX_OK;
 }
 
+/* The mma.sync shapes (m, n, k) kernels/cuda/compat.h has for each type,
+ * and the architecture (sm_XY as XY) each needs */
+static const struct mi_shape {
+	enum tcx_dtype t;
+	int m, n, k, sm;
+} mi_shapes[] = {
+	{ TCX_DTYPE_H, 16, 8, 16, 80 },
+	{ TCX_DTYPE_B, 16, 8, 16, 80 },
+	{ TCX_DTYPE_S, 16, 8, 8, 80 }, /* through tf32 */
+	/* the fp64 tensor cores; complex fp64 as four real products */
+	{ TCX_DTYPE_D, 8, 8, 4, 80 },
+	{ TCX_DTYPE_D, 16, 8, 4, 90 },
+	{ TCX_DTYPE_D, 16, 8, 8, 90 },
+	{ TCX_DTYPE_D, 16, 8, 16, 90 },
+	{ TCX_DTYPE_Z, 8, 8, 4, 80 },
+	{ TCX_DTYPE_Z, 16, 8, 4, 90 },
+	{ TCX_DTYPE_Z, 16, 8, 8, 90 },
+	{ TCX_DTYPE_Z, 16, 8, 16, 90 },
+};
+
 /* MatrixInstruction: the tensor-core shapes kernels/cuda/compat.h has, on
  * a CUDA device that runs them, and a split of the macro tile into warp
  * tiles of whole instruction tiles (the squarest, for the fewest fragment
@@ -210,17 +230,24 @@ static enum tcx_status check_mi(struct kernel_plan *k, const struct device_info 
 	const struct solution *s = &k->sol;
 	const enum tcx_dtype t = k->c->dtype;
 	const bool half = t == TCX_DTYPE_H || t == TCX_DTYPE_B;
+	const struct mi_shape *sh = NULL;
 	int sm = 0, nw, best = -1;
 
-	if (!(s->mi[0] == 16 && s->mi[1] == 8 && s->mi[2] == (half ? 16 : 8) && s->mi[3] == 1) ||
-	    !(half || t == TCX_DTYPE_S))
+	for (size_t x = 0; x < ARRAY_SIZE(mi_shapes); x++)
+		if (mi_shapes[x].t == t && s->mi[0] == mi_shapes[x].m &&
+		    s->mi[1] == mi_shapes[x].n && s->mi[2] == mi_shapes[x].k && s->mi[3] == 1)
+			sh = &mi_shapes[x];
+	if (!sh)
 		REJECT("MatrixInstruction [%d, %d, %d, %d] is not a tensor-core shape tcx has for %s "
-		       "(fp16 and bf16: [16, 8, 16, 1]; fp32 through tf32: [16, 8, 8, 1])",
+		       "(fp16 and bf16: [16, 8, 16, 1]; fp32 through tf32: [16, 8, 8, 1]; fp64 "
+		       "and complex fp64: [8, 8, 4, 1], on sm_90 also [16, 8, 4, 1], [16, 8, 8, 1] "
+		       "and [16, 8, 16, 1])",
 		       s->mi[0], s->mi[1], s->mi[2], s->mi[3], dtype_info(t)->name);
 	if (!dev || strcmp(k->lang, "cuda") != 0 || sscanf(dev->arch, "sm_%d", &sm) != 1 ||
-	    sm < 80)
-		REJECT("MatrixInstruction needs the CUDA backend on a GPU with tensor cores "
-		       "(sm_80 or later)");
+	    sm < sh->sm)
+		REJECT("MatrixInstruction [%d, %d, %d, %d] for %s needs the CUDA backend on a GPU "
+		       "with tensor cores (sm_%d or later)",
+		       s->mi[0], s->mi[1], s->mi[2], s->mi[3], dtype_info(t)->name, sh->sm);
 	if (!s->use_lds || s->wg[2] != 1)
 		REJECT("MatrixInstruction needs UseLDS and LocalSplitU 1");
 	if (k->nt % 32)
@@ -233,14 +260,15 @@ static enum tcx_status check_mi(struct kernel_plan *k, const struct device_info 
 	for (int w0 = 1; w0 <= nw; w0 *= 2) {
 		const int w1 = nw / w0;
 
-		if (nw % w0 || k->mt0 % (16 * w0) || k->mt1 % (8 * w1))
+		if (nw % w0 || k->mt0 % (sh->m * w0) || k->mt1 % (sh->n * w1))
 			continue;
 		if (best < 0 || k->mt0 / w0 + k->mt1 / w1 < k->mt0 / best + k->mt1 / (nw / best))
 			best = w0;
 	}
 	if (best < 0)
-		REJECT("macro tile %dx%d does not split into %d warps of whole 16x8 tensor-core tiles",
-		       k->mt0, k->mt1, nw);
+		REJECT("macro tile %dx%d does not split into %d warps of whole %dx%d tensor-core "
+		       "tiles",
+		       k->mt0, k->mt1, nw, sh->m, sh->n);
 	k->mi = true;
 	k->mi_raw = half;
 	k->mi_warps0 = best;
@@ -248,7 +276,11 @@ static enum tcx_status check_mi(struct kernel_plan *k, const struct device_info 
 		REJECT("MatrixInstruction on 16-bit data reads local memory by 16-byte rows: "
 		       "MacroTile + LdsPad (%d + %d, %d + %d) must be multiples of 8",
 		       k->mt0, s->lds_pad, k->mt1, s->lds_pad);
-	if ((k->mt0 / best / 16) * (k->mt1 / (nw / best) / 8) * 4 > 256)
+	/* a lane holds 1/32 of its warp tile's accumulators: fp32 in one
+	 * register, fp64 in two, complex fp64 in four */
+	if ((k->mt0 / best) * (k->mt1 / (nw / best)) / 32 *
+		    (t == TCX_DTYPE_Z ? 4 : t == TCX_DTYPE_D ? 2 : 1) >
+	    256)
 		LIMIT("warp tile %dx%d holds too many accumulators for the registers",
 		      k->mt0 / best, k->mt1 / (nw / best));
 	return TCX_OK;

@@ -48,12 +48,13 @@ bool selector_kind_parse(const char *name, enum sel_kind *out)
 
 /* The GPU a tensor-core solution is planned for when no device is at hand
  * (its tile, DepthU and edges do not depend on the rest): an H100-like
- * sm_90 for the warpgroup shapes, an sm_80 for mma's. */
-static void nominal_gpu(const struct solution *s, struct device_info *d)
+ * sm_90, which runs every shape tcx has (the warpgroup ones and fp64's
+ * 16-row mma need it). */
+static void nominal_gpu(struct device_info *d)
 {
 	memset(d, 0, sizeof(*d));
 	snprintf(d->lang, sizeof(d->lang), "cuda");
-	snprintf(d->arch, sizeof(d->arch), "%s", s->mi[0] == 64 ? "sm_90" : "sm_80");
+	snprintf(d->arch, sizeof(d->arch), "sm_90");
 	d->type = DEV_GPU;
 	d->global_mem = d->max_alloc = (int64_t)1 << 34;
 	d->local_mem = 227 * 1024;
@@ -78,7 +79,7 @@ enum tcx_status selector_solution_info(const struct tcx_contraction *c, const st
 		return tcx_fail(err, TCX_EUNSUPPORTED,
 				"solution with ConstantSizes: its kernel runs one size only");
 	if (s->mi[0])
-		nominal_gpu(s, &gpu);
+		nominal_gpu(&gpu);
 	st = plan_make(c, NULL, s, s->mi[0] ? &gpu : NULL, &k, err);
 	if (st)
 		return st;

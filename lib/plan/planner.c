@@ -65,10 +65,18 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 		m->wg_group_s = 4e-6;
 		m->wg_iter_s = 1.3e-6;
 		m->launch_bounds = cuda;
-		m->mma = cuda && dev->cc_major >= 8 && (half || t == TCX_DTYPE_S);
+		/* fp64's tensor cores do twice the fp64 FMA units' work on
+		 * sm_80 and sm_90 (A100: 19.5 against 9.7 TFLOP/s at peak; H100
+		 * and H200: 67 against 34); elsewhere they are no faster, or tcx
+		 * has no figures */
+		m->mma = cuda && dev->cc_major >= 8 &&
+			 (half || t == TCX_DTYPE_S ||
+			  (wide && (dev->cc_major == 8 || dev->cc_major == 9) &&
+			   dev->cc_minor == 0));
 		m->wgmma = cuda && dev->cc_major == 9 && (half || t == TCX_DTYPE_S);
 		if (m->mma)
-			m->mma_flops = half ? m->simt_flops * 3 : m->simt_flops * 1.5;
+			m->mma_flops = half ? m->simt_flops * 3 : wide ? m->simt_flops * 2
+								   : m->simt_flops * 1.5;
 		for (size_t k = 0; k < ARRAY_SIZE(known_gpus); k++)
 			if (strstr(dev->name, known_gpus[k].name)) {
 				m->bw = known_gpus[k].bw;
@@ -500,6 +508,43 @@ static void cands_wgmma(const struct problem *p, struct cands *cs)
 		}
 }
 
+/* The mma.sync family for fp64 and complex fp64 (MatrixInstruction [8, 8,
+ * 4, 1], the fp64 tensor cores): tiles of 64 to 128 a side in warps of 32
+ * x 32 or 64 x 32 (complex: 32 x 32 or 32 x 16, whose accumulators take
+ * twice the registers), 16-byte reads of two fp64 elements, DepthU 16,
+ * and rows padded by 4 elements, so that the four rows of k a half-warp
+ * reads fall in distinct banks. */
+static void cands_mma_f64(struct cands *cs, bool cplx)
+{
+	static const int shapes[][4] = {
+		/* WG0, WG1, TT0, TT1 */
+		{ 16, 16, 8, 8 }, { 16, 8, 8, 8 }, { 8, 16, 8, 8 }, { 16, 8, 4, 8 },
+		{ 16, 16, 4, 4 }, { 16, 16, 4, 8 },
+	};
+
+	for (size_t k = 0; k < ARRAY_SIZE(shapes); k++) {
+		struct solution s;
+
+		/* fp64's tiles up to 64 accumulators a lane, complex fp64's 32 */
+		if (shapes[k][2] * shapes[k][3] > (cplx ? 32 : 64) ||
+		    (!cplx && shapes[k][2] * shapes[k][3] < 32))
+			continue;
+		solution_default(&s);
+		s.wg[0] = shapes[k][0];
+		s.wg[1] = shapes[k][1];
+		s.tt[0] = shapes[k][2];
+		s.tt[1] = shapes[k][3];
+		s.depth_u = 16;
+		s.vw = cplx ? 1 : 2;
+		s.lds_pad = 4;
+		s.mi[0] = 8;
+		s.mi[1] = 8;
+		s.mi[2] = 4;
+		s.mi[3] = 1;
+		add(cs, &s);
+	}
+}
+
 /* Role choices worth a try: for each operand the free index its tiles
  * would run along by model_classify's rule, the one that moves fastest in the
  * operand (coalesced loads) and the one that moves fastest in C
@@ -589,6 +634,8 @@ static void list_candidates(const struct problem *kp, const struct plan_device *
 	if (m->type == DEV_GPU || m->type == DEV_ACCEL) {
 		if (m->wgmma)
 			cands_wgmma(kp, cs);
+		if (m->mma && (kp->c->dtype == TCX_DTYPE_D || kp->c->dtype == TCX_DTYPE_Z))
+			cands_mma_f64(cs, kp->c->dtype == TCX_DTYPE_Z);
 		cands_simt(kp, cs);
 	} else {
 		cands_cpu(kp, cs);

@@ -94,6 +94,25 @@ static const struct paramset paramsets[] = {
 	/* TF32x3 on mma.sync, a DepthU that is no power of two (sums of 24) */
 	{ "mi8-tf32x3", "WorkGroup=[8,8,1],ThreadTile=[8,4],VectorWidth=4,DepthU=24,LdsPad=4,"
 			"TF32x3=True,MatrixInstruction=[16,8,8,1]", "S", 1 },
+	/* fp64 on the fp64 tensor cores (8x8x4): two warps of 4 x 2 tiles
+	 * with vector reads, and four warps of 2 x 3 tiles with element reads,
+	 * ShiftPtr, GlobalSplitU, one buffer and a DepthU of 24; complex fp64
+	 * as four real products on them, the first only (its emulation is
+	 * the slowest) */
+	{ "mi-f64", "WorkGroup=[8,8,1],ThreadTile=[4,4],VectorWidth=2,DepthU=8,LdsPad=4,"
+		    "MatrixInstruction=[8,8,4,1]", "DZ", 1 },
+	{ "mi-f64-gsu", "WorkGroup=[16,8,1],ThreadTile=[2,6],VectorWidth=1,DepthU=24,"
+			"EdgeType=ShiftPtr,GlobalSplitU=2,PrefetchGlobalRead=False,"
+			"MatrixInstruction=[8,8,4,1]", "D", 1 },
+	/* and Hopper's 16-row fp64 shapes: k 16 in two warps with vector
+	 * reads; k 4 with ShiftPtr and GlobalSplitU; k 8 in one warp, a
+	 * DepthU of 24, complex fp64 too */
+	{ "mi-f64-k16", "WorkGroup=[8,8,1],ThreadTile=[4,4],VectorWidth=2,DepthU=16,LdsPad=4,"
+			"MatrixInstruction=[16,8,16,1]", "D", 2 },
+	{ "mi-f64-k4-gsu", "WorkGroup=[16,8,1],ThreadTile=[2,6],VectorWidth=1,DepthU=8,"
+			   "EdgeType=ShiftPtr,GlobalSplitU=2,MatrixInstruction=[16,8,4,1]", "D", 2 },
+	{ "mi-f64-k8", "WorkGroup=[8,4,1],ThreadTile=[2,4],VectorWidth=1,DepthU=24,"
+		       "MatrixInstruction=[16,8,8,1]", "DZ", 2 },
 	/* Hopper's warpgroups (wgmma): one warpgroup with two 64-row tiles,
 	 * two warpgroups side by side along D1 with GlobalSplitU and packed
 	 * free indices; fp32 as tf32, and TF32x3 with two warpgroups along D0

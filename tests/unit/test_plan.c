@@ -254,6 +254,12 @@ static void test_planner(void)
 	/* fp16 on Hopper, fp64 (no warpgroup kernel for it) and complex types */
 	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_H, "i=1024,j=1024,k=1024", "h200", "_MI64x", NULL);
 	check_plan("C[ijk]=A[ilk]*B[jlk]", TCX_DTYPE_D, "i=77,j=61,k=3,l=129", "h100", NULL, NULL);
+	/* fp64 and complex fp64 GEMMs on an H200: the fp64 tensor cores
+	 * (mma.sync m8n8k4) */
+	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_D, "i=4096,j=4096,k=4096", "h200", "_MI8x8x4x1",
+		   NULL);
+	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_Z, "i=4096,j=4096,k=4096", "h200", "_MI8x8x4x1",
+		   NULL);
 	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_Z, "i=33,j=17,k=9", "h100", NULL, NULL);
 	/* a long sum into a few outputs: GlobalSplitU */
 	check_plan("C[ij]=A[ikl]*B[lkj]", TCX_DTYPE_S, "i=128,j=128,k=384,l=384", "h100", "_GSU",

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "logic/logic.h"
 #include "logic/selector.h"
+#include "notation/notation.h"
 #include "store/store.h"
 
 /* A GEMM logic: three solutions (macro tiles 16x8, 64x16, and 16x8 with
@@ -448,6 +449,34 @@ static void test_store(const char *dir)
 	unlink(path);
 }
 
+/* A tensor-core solution's tile, planned without a device: fp64's
+ * mma.sync shapes, the 16-row one (sm_90 only) too */
+static void test_solution_info_mi(void)
+{
+	static const char *const params[] = {
+		"WorkGroup=[16,8,1],ThreadTile=[8,8],VectorWidth=2,LdsPad=4,"
+		"MatrixInstruction=[8,8,4,1]",
+		"WorkGroup=[16,8,1],ThreadTile=[8,8],VectorWidth=2,LdsPad=4,"
+		"MatrixInstruction=[16,8,8,1]",
+	};
+	struct tcx_contraction *c = NULL;
+	struct tcx_error err;
+
+	CHECK(notation_parse("C[ij]=A[ik]*B[kj]", TCX_DTYPE_D, LAYOUT_BY_STYLE, &c, &err) ==
+	      TCX_OK);
+	for (size_t x = 0; c && x < sizeof(params) / sizeof(params[0]); x++) {
+		struct solution s;
+		struct sel_solution info;
+
+		solution_default(&s);
+		CHECK(solution_parse(&s, params[x], &err) == TCX_OK);
+		CHECK_MSG(selector_solution_info(c, &s, &info, &err) == TCX_OK, "%s: %s",
+			  params[x], err.msg);
+		CHECK(info.mt0 == 128 && info.mt1 == 64 && info.depth_u == 16);
+	}
+	contraction_free(c);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/tcx-selector.XXXXXX";
@@ -462,6 +491,7 @@ int main(void)
 	test_model(false);
 	test_model(true);
 	test_section_errors();
+	test_solution_info_mi();
 	test_build_record(dir);
 	test_store(dir);
 	rmdir(dir);

@@ -37,6 +37,84 @@ static enum tcx_status plan(const struct tcx_contraction *c, const char *params,
 	return plan_make(c, NULL, &s, &d, k, err);
 }
 
+/* MatrixInstruction on a CUDA GPU of architecture `arch` (fp64 there):
+ * plan_make's status for expression `expr` of type t. */
+static enum tcx_status plan_mi(const char *expr, enum tcx_dtype t, const char *arch,
+			       const char *params, struct kernel_plan *k, struct tcx_error *err)
+{
+	struct tcx_contraction *c = NULL;
+	struct device_info d = gpu();
+	struct solution s;
+	enum tcx_status st;
+
+	snprintf(d.lang, sizeof(d.lang), "cuda");
+	snprintf(d.arch, sizeof(d.arch), "%s", arch);
+	d.local_mem = 227 * 1024;
+	d.fp64 = true;
+	solution_default(&s);
+	st = notation_parse(expr, t, LAYOUT_BY_STYLE, &c, err);
+	if (!st)
+		st = solution_parse(&s, params, err);
+	if (!st)
+		st = plan_make(c, NULL, &s, &d, k, err);
+	contraction_free(c);
+	return st;
+}
+
+/* fp64 on the fp64 tensor cores: [8, 8, 4, 1], for fp64 and complex128
+ * only, on sm_80 and later, in warp blocks of whole 8 x 8 tiles */
+static void test_mi_f64(void)
+{
+	static const char gemm[] = "C[ij]=A[ik]*B[kj]";
+	struct tcx_error err;
+	struct kernel_plan k;
+
+	CHECK_MSG(plan_mi(gemm, TCX_DTYPE_D, "sm_80",
+			  "WorkGroup=[16,8,1],ThreadTile=[4,8],DepthU=16,LdsPad=4,"
+			  "MatrixInstruction=[8,8,4,1]",
+			  &k, &err) == TCX_OK,
+		  "%s", err.msg);
+	/* four warps of 32 x 32 */
+	CHECK(k.mi && !k.mi_raw && k.mi_warps0 == 2);
+	CHECK(plan_mi(gemm, TCX_DTYPE_D, "sm_90", "MatrixInstruction=[8,8,8,1]", &k, &err) ==
+	      TCX_EREJECT);
+	CHECK(strstr(err.msg, "for fp64") && strstr(err.msg, "complex fp64: [8, 8, 4, 1]"));
+	CHECK(plan_mi(gemm, TCX_DTYPE_S, "sm_90", "MatrixInstruction=[8,8,4,1]", &k, &err) ==
+	      TCX_EREJECT);
+	CHECK(strstr(err.msg, "not a tensor-core shape tcx has for fp32") != NULL);
+	/* complex128 as four real products on them; complex64 has none */
+	CHECK_MSG(plan_mi(gemm, TCX_DTYPE_Z, "sm_90",
+			  "VectorWidth=1,WorkGroup=[16,8,1],ThreadTile=[4,8],DepthU=8,"
+			  "MatrixInstruction=[8,8,4,1]",
+			  &k, &err) == TCX_OK,
+		  "%s", err.msg);
+	CHECK(plan_mi(gemm, TCX_DTYPE_C, "sm_90", "VectorWidth=1,MatrixInstruction=[8,8,4,1]",
+		      &k, &err) == TCX_EREJECT);
+	CHECK(strstr(err.msg, "not a tensor-core shape tcx has for complex") != NULL);
+	CHECK(plan_mi(gemm, TCX_DTYPE_D, "sm_75", "MatrixInstruction=[8,8,4,1]", &k, &err) ==
+	      TCX_EREJECT);
+	CHECK(strstr(err.msg, "sm_80 or later") != NULL);
+	/* Hopper's 16-row fp64 shapes: on sm_90, not on sm_80 */
+	CHECK_MSG(plan_mi(gemm, TCX_DTYPE_D, "sm_90",
+			  "WorkGroup=[16,8,1],ThreadTile=[4,8],DepthU=16,LdsPad=4,"
+			  "MatrixInstruction=[16,8,16,1]",
+			  &k, &err) == TCX_OK,
+		  "%s", err.msg);
+	CHECK(k.mi && k.mi_warps0 == 2);
+	CHECK(plan_mi(gemm, TCX_DTYPE_D, "sm_80",
+		      "WorkGroup=[16,8,1],ThreadTile=[4,8],DepthU=16,MatrixInstruction=[16,8,4,1]",
+		      &k, &err) == TCX_EREJECT);
+	CHECK(strstr(err.msg, "[16, 8, 4, 1] for fp64") && strstr(err.msg, "sm_90 or later"));
+	CHECK(plan_mi(gemm, TCX_DTYPE_D, "sm_90", "MatrixInstruction=[16,8,2,1]", &k, &err) ==
+	      TCX_EREJECT);
+	CHECK(strstr(err.msg, "not a tensor-core shape") != NULL);
+	/* a 12-row macro tile is no whole number of 8-row tiles */
+	CHECK(plan_mi(gemm, TCX_DTYPE_D, "sm_90",
+		      "WorkGroup=[4,8,1],ThreadTile=[3,1],VectorWidth=1,MatrixInstruction=[8,8,4,1]",
+		      &k, &err) == TCX_EREJECT);
+	CHECK(strstr(err.msg, "whole 8x8 tensor-core tiles") != NULL);
+}
+
 int main(void)
 {
 	struct solution s, t;
@@ -245,5 +323,6 @@ int main(void)
 	}
 	contraction_free(c);
 	contraction_free(cd);
+	test_mi_f64();
 	return check_done();
 }
