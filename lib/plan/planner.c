@@ -74,6 +74,9 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 			  (wide && (dev->cc_major == 8 || dev->cc_major == 9) &&
 			   dev->cc_minor == 0));
 		m->wgmma = cuda && dev->cc_major == 9 && (half || t == TCX_DTYPE_S);
+		/* on an H200 fp64's m16n8k8 ran GEMMs 1.2-1.3x as fast as m8n8k4
+		 * (bench/results/2026-11-27-h200-fp64-mma.md) */
+		m->mma_f64_16 = m->mma && t == TCX_DTYPE_D && dev->cc_major == 9;
 		if (m->mma)
 			m->mma_flops = half ? m->simt_flops * 3 : wide ? m->simt_flops * 2
 								   : m->simt_flops * 1.5;
@@ -509,12 +512,12 @@ static void cands_wgmma(const struct problem *p, struct cands *cs)
 }
 
 /* The mma.sync family for fp64 and complex fp64 (MatrixInstruction [8, 8,
- * 4, 1], the fp64 tensor cores): tiles of 64 to 128 a side in warps of 32
+ * 4, 1], the fp64 tensor cores; with m16, fp64 on sm_90, [16, 8, 8, 1]): tiles of 64 to 128 a side in warps of 32
  * x 32 or 64 x 32 (complex: 32 x 32 or 32 x 16, whose accumulators take
  * twice the registers), 16-byte reads of two fp64 elements, DepthU 16,
  * and rows padded by 4 elements, so that the four rows of k a half-warp
  * reads fall in distinct banks. */
-static void cands_mma_f64(struct cands *cs, bool cplx)
+static void cands_mma_f64(struct cands *cs, bool cplx, bool m16)
 {
 	static const int shapes[][4] = {
 		/* WG0, WG1, TT0, TT1 */
@@ -537,9 +540,9 @@ static void cands_mma_f64(struct cands *cs, bool cplx)
 		s.depth_u = 16;
 		s.vw = cplx ? 1 : 2;
 		s.lds_pad = 4;
-		s.mi[0] = 8;
+		s.mi[0] = m16 ? 16 : 8;
 		s.mi[1] = 8;
-		s.mi[2] = 4;
+		s.mi[2] = m16 ? 8 : 4;
 		s.mi[3] = 1;
 		add(cs, &s);
 	}
@@ -635,7 +638,7 @@ static void list_candidates(const struct problem *kp, const struct plan_device *
 		if (m->wgmma)
 			cands_wgmma(kp, cs);
 		if (m->mma && (kp->c->dtype == TCX_DTYPE_D || kp->c->dtype == TCX_DTYPE_Z))
-			cands_mma_f64(cs, kp->c->dtype == TCX_DTYPE_Z);
+			cands_mma_f64(cs, kp->c->dtype == TCX_DTYPE_Z, m->mma_f64_16);
 		cands_simt(kp, cs);
 	} else {
 		cands_cpu(kp, cs);
