@@ -3,13 +3,16 @@
 bench times its kernels: cuBLAS through torch.matmul and torch.einsum, CUDA
 events, warm-up, the median of repeated runs on random data.
 
-usage: torch_ref.py [--reps N] > reference.json
+usage: torch_ref.py [--reps N] [--only REGEX] > reference.json
 
 Prints one JSON object: {"device": ..., "torch": ..., "cases": [{"name", "what",
 "shape", "ms", "tflops"}]}.  Shapes follow the "Speed on Hopper" cases: GEMM
-fp32 (NN and NT), tf32, fp16, bf16; torch.einsum('ilk,jlk->ijk') for four shapes
-(I, J, L, K) and the 5-index contraction 'ikmon,jmlno->ijklm'."""
+fp32 (NN and NT), tf32, fp16, bf16, fp64 (cuBLAS DGEMM), complex64 and complex128
+(CGEMM, ZGEMM: 8 real flops a complex product); torch.einsum('ilk,jlk->ijk') for four
+shapes (I, J, L, K) and the 5-index contraction 'ikmon,jmlno->ijklm'.  --only keeps
+the cases whose name matches."""
 import json
+import re
 import statistics
 import sys
 
@@ -36,6 +39,7 @@ def main():
     reps = 20
     if "--reps" in sys.argv:
         reps = int(sys.argv[sys.argv.index("--reps") + 1])
+    only = re.compile(sys.argv[sys.argv.index("--only") + 1]) if "--only" in sys.argv else None
     dev = torch.device("cuda")
     gen = torch.Generator(device=dev).manual_seed(1)
     cases = []
@@ -44,6 +48,8 @@ def main():
         return (torch.rand(shape, generator=gen, device=dev, dtype=torch.float32) * 2 - 1).to(dt)
 
     def add(name, what, shape, flops, fn, exact=None):
+        if only and not only.search(name):
+            return
         ms = timed(fn, reps)
         c = {"name": name, "what": what, "shape": shape, "ms": ms,
              "tflops": flops / (ms * 1e9)}
@@ -65,6 +71,18 @@ def main():
                 add("gemm-fp32-nt-%d" % n, "torch.matmul(a, b.T) (fp32)", [n, n, n],
                     2.0 * n ** 3, lambda a=a, b=b: torch.matmul(a, b.t()))
     torch.backends.cuda.matmul.allow_tf32 = False
+    for n in (4096, 8192):
+        for mode, dt, per in (("fp64", torch.float64, 2.0), ("c64", torch.complex64, 8.0),
+                              ("c128", torch.complex128, 8.0)):
+            if only and not only.search("gemm-%s-nn-%d" % (mode, n)):
+                continue
+            if dt.is_complex:
+                a = torch.complex(rnd((n, n), torch.float32), rnd((n, n), torch.float32)).to(dt)
+                b = torch.complex(rnd((n, n), torch.float32), rnd((n, n), torch.float32)).to(dt)
+            else:
+                a, b = rnd((n, n), dt), rnd((n, n), dt)
+            add("gemm-%s-nn-%d" % (mode, n), "torch.matmul(a, b) (%s)" % mode, [n, n, n],
+                per * n ** 3, lambda a=a, b=b: torch.matmul(a, b))
     for (i, j, l, k) in ((1024, 1024, 1024, 64), (256, 256, 256, 512), (4096, 4096, 64, 8),
                          (5760, 5760, 5760, 1)):
         a, b = rnd((i, l, k), torch.float32), rnd((j, l, k), torch.float32)
