@@ -519,13 +519,23 @@ static void cands_wgmma(const struct problem *p, struct cands *cs)
  * reads fall in distinct banks. */
 static void cands_mma_f64(struct cands *cs, bool cplx, bool m16)
 {
-	static const int shapes[][4] = {
+	static const int shapes8[][4] = {
 		/* WG0, WG1, TT0, TT1 */
 		{ 16, 16, 8, 8 }, { 16, 8, 8, 8 }, { 8, 16, 8, 8 }, { 16, 8, 4, 8 },
 		{ 16, 16, 4, 4 }, { 16, 16, 4, 8 },
 	};
+	/* m16n8k8 on an H200 ran fp64 GEMMs fastest in work-groups of eight
+	 * warps: 128 x 128 tiles 46 TFLOP/s, 128 x 64 40.5, against 37.5 for
+	 * 128 x 64 in four warps (bench/results/2026-11-27-h200-fp64-mma.md).
+	 * The model, counting shared memory but not registers, puts three
+	 * 128 x 128 work-groups on an SM where one runs, and takes 128 x 64 */
+	static const int shapes16[][4] = {
+		{ 16, 16, 8, 8 }, { 16, 16, 8, 4 }, { 16, 16, 4, 8 }, { 16, 16, 4, 4 },
+	};
+	const int(*shapes)[4] = m16 ? shapes16 : shapes8;
+	const size_t n = m16 ? ARRAY_SIZE(shapes16) : ARRAY_SIZE(shapes8);
 
-	for (size_t k = 0; k < ARRAY_SIZE(shapes); k++) {
+	for (size_t k = 0; k < n; k++) {
 		struct solution s;
 
 		/* fp64's tiles up to 64 accumulators a lane, complex fp64's 32 */
