@@ -74,9 +74,9 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 			  (wide && (dev->cc_major == 8 || dev->cc_major == 9) &&
 			   dev->cc_minor == 0));
 		m->wgmma = cuda && dev->cc_major == 9 && (half || t == TCX_DTYPE_S);
-		/* on an H200 fp64's m16n8k8 ran GEMMs 1.2-1.3x as fast as m8n8k4
-		 * (bench/results/2026-11-27-h200-fp64-mma.md) */
-		m->mma_f64_16 = m->mma && t == TCX_DTYPE_D && dev->cc_major == 9;
+		/* on an H200 the m16n8k8 shape ran fp64 GEMMs 1.4-1.6x as fast as
+		 * m8n8k4, complex fp64 1.4x (bench/results/2026-11-27-h200-fp64-mma.md) */
+		m->mma_f64_16 = m->mma && wide && dev->cc_major == 9;
 		if (m->mma)
 			m->mma_flops = half ? m->simt_flops * 3 : wide ? m->simt_flops * 2
 								   : m->simt_flops * 1.5;
@@ -519,21 +519,28 @@ static void cands_wgmma(const struct problem *p, struct cands *cs)
  * reads fall in distinct banks. */
 static void cands_mma_f64(struct cands *cs, bool cplx, bool m16)
 {
-	static const int shapes8[][4] = {
-		/* WG0, WG1, TT0, TT1 */
-		{ 16, 16, 8, 8 }, { 16, 8, 8, 8 }, { 8, 16, 8, 8 }, { 16, 8, 4, 8 },
-		{ 16, 16, 4, 4 }, { 16, 16, 4, 8 },
+	static const int shapes8[][5] = {
+		/* WG0, WG1, TT0, TT1, DepthU */
+		{ 16, 16, 8, 8, 16 }, { 16, 8, 8, 8, 16 }, { 8, 16, 8, 8, 16 }, { 16, 8, 4, 8, 16 },
+		{ 16, 16, 4, 4, 16 }, { 16, 16, 4, 8, 16 },
 	};
 	/* m16n8k8 on an H200 ran fp64 GEMMs fastest in work-groups of eight
 	 * warps: 128 x 128 tiles 46 TFLOP/s, 128 x 64 40.5, against 37.5 for
 	 * 128 x 64 in four warps (bench/results/2026-11-27-h200-fp64-mma.md).
 	 * The model, counting shared memory but not registers, puts three
-	 * 128 x 128 work-groups on an SM where one runs, and takes 128 x 64 */
-	static const int shapes16[][4] = {
-		{ 16, 16, 8, 8 }, { 16, 16, 8, 4 }, { 16, 16, 4, 8 }, { 16, 16, 4, 4 },
+	 * 128 x 128 work-groups on an SM where one runs, and takes 128 x 64.
+	 * Complex fp64 ran 35 with 16 accumulators a lane (DepthU 16) or 32
+	 * at DepthU 8, 22 with 32 at DepthU 16, against m8n8k4's 24.4. */
+	static const int shapes16[][5] = {
+		{ 16, 16, 8, 8, 16 }, { 16, 16, 8, 4, 16 }, { 16, 16, 4, 8, 16 },
+		{ 16, 16, 4, 4, 16 },
 	};
-	const int(*shapes)[4] = m16 ? shapes16 : shapes8;
-	const size_t n = m16 ? ARRAY_SIZE(shapes16) : ARRAY_SIZE(shapes8);
+	static const int shapes16z[][5] = {
+		{ 16, 16, 4, 4, 16 }, { 16, 16, 8, 4, 8 }, { 32, 8, 4, 8, 8 },
+	};
+	const int(*shapes)[5] = !m16 ? shapes8 : cplx ? shapes16z : shapes16;
+	const size_t n = !m16 ? ARRAY_SIZE(shapes8) : cplx ? ARRAY_SIZE(shapes16z)
+							    : ARRAY_SIZE(shapes16);
 
 	for (size_t k = 0; k < n; k++) {
 		struct solution s;
@@ -547,7 +554,7 @@ static void cands_mma_f64(struct cands *cs, bool cplx, bool m16)
 		s.wg[1] = shapes[k][1];
 		s.tt[0] = shapes[k][2];
 		s.tt[1] = shapes[k][3];
-		s.depth_u = 16;
+		s.depth_u = shapes[k][4];
 		s.vw = cplx ? 1 : 2;
 		s.lds_pad = 4;
 		s.mi[0] = m16 ? 16 : 8;

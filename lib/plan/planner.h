@@ -58,7 +58,7 @@ struct plan_device {
 	 * reduction's launch */
 	double gsu_bytes, gsu_launch_s;
 	bool wgmma, mma;      /* the kernel families this device runs */
-	bool mma_f64_16;      /* fp64's mma.sync in sm_90's 16 x 8 x 8 shape */
+	bool mma_f64_16;      /* (complex) fp64's mma.sync in sm_90's 16 x 8 x 8 shape */
 	/* where the rates came from: "" built in, else the fitted model's
 	 * file (plan_model_find) and which one it is, fitted from fit_rows
 	 * measurements of fit_problems problems */

@@ -255,10 +255,10 @@ static void test_planner(void)
 	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_H, "i=1024,j=1024,k=1024", "h200", "_MI64x", NULL);
 	check_plan("C[ijk]=A[ilk]*B[jlk]", TCX_DTYPE_D, "i=77,j=61,k=3,l=129", "h100", NULL, NULL);
 	/* fp64 and complex fp64 GEMMs on an H200: the fp64 tensor cores
-	 * (mma.sync, fp64 in sm_90's m16n8k8, complex fp64 in m8n8k4) */
+	 * (mma.sync in sm_90's m16n8k8 shape) */
 	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_D, "i=4096,j=4096,k=4096", "h200", "_MI16x8x8x1",
 		   NULL);
-	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_Z, "i=4096,j=4096,k=4096", "h200", "_MI8x8x4x1",
+	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_Z, "i=4096,j=4096,k=4096", "h200", "_MI16x8x8x1",
 		   NULL);
 	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_Z, "i=33,j=17,k=9", "h100", NULL, NULL);
 	/* a long sum into a few outputs: GlobalSplitU */
