@@ -435,6 +435,17 @@ static bool has_folded_free(const struct problem *p)
 	return n[0] > 1 || n[1] > 1;
 }
 
+/* The default solution with a candidate's work-group and thread tile:
+ * shape is { WG0, WG1, TT0, TT1, ... }. */
+static void shape_solution(struct solution *s, const int *shape)
+{
+	solution_default(s);
+	s->wg[0] = shape[0];
+	s->wg[1] = shape[1];
+	s->tt[0] = shape[2];
+	s->tt[1] = shape[3];
+}
+
 /* The SIMT family on GPUs: local-memory tiles of 32 to 128 a side, with
  * DepthU 16, and 8 as well for the large tiles where 16 would pad the sum
  * (on an H200 a sum of 24 ran 15-17% faster at 8:
@@ -463,11 +474,7 @@ static void cands_simt(const struct problem *p, struct cands *cs)
 		 * slower (6 of the 18 CCSD(T) cases, 5-7 against 9 TFLOP/s) */
 		if (du && shapes[k][2] * shapes[k][3] < 32)
 			continue;
-		solution_default(&s);
-		s.wg[0] = shapes[k][0];
-		s.wg[1] = shapes[k][1];
-		s.tt[0] = shapes[k][2];
-		s.tt[1] = shapes[k][3];
+		shape_solution(&s, shapes[k]);
 		s.depth_u = du ? 8 : 16;
 		s.vw = cplx ? 1 : wide ? 2 : 4;
 		while (s.vw > 1 && (s.tt[0] % s.vw || s.tt[1] % s.vw))
@@ -549,11 +556,7 @@ static void cands_mma_f64(struct cands *cs, bool cplx, bool m16)
 		if (shapes[k][2] * shapes[k][3] > (cplx ? 32 : 64) ||
 		    (!cplx && shapes[k][2] * shapes[k][3] < 32))
 			continue;
-		solution_default(&s);
-		s.wg[0] = shapes[k][0];
-		s.wg[1] = shapes[k][1];
-		s.tt[0] = shapes[k][2];
-		s.tt[1] = shapes[k][3];
+		shape_solution(&s, shapes[k]);
 		s.depth_u = shapes[k][4];
 		s.vw = cplx ? 1 : 2;
 		s.lds_pad = 4;
