@@ -896,6 +896,18 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 		_Pragma("unroll") for (int i = 0; i < NV0; i++)                             \
 			acc[j][i] = FMA(a[i], BCAST(b[j]), acc[j][i]);
 #endif
+#if MI_M && !MI_RAW
+	/* The tile element a lane reads into register r of an A fragment (of
+	 * warp tile i) and of a B fragment (j), k-step kk, in mma.sync's
+	 * layout of the tf32 and fp64 shapes: A's at (m = g + 8 (r % h), k =
+	 * q + 4 (r / h)), h = MI_M / 8 the fragment's 8-row halves (one on
+	 * m8n8k4), B's at (k = q + 4 r, n = g); g = lane / 4, q = lane % 4 (g_
+	 * and q_ where it is used). */
+#define MI_ROWS_A (MI_M / 8)
+#define MI_A_EL(kk, i, r)                                                                   \
+	lds_p[buf][(kk) + q_ + 4 * ((r) / MI_ROWS_A)][wm + (i) * MI_M + g_ + 8 * ((r) % MI_ROWS_A)]
+#define MI_B_EL(kk, j, r) lds_q[buf][(kk) + q_ + 4 * (r)][wn + (j) * MI_N + g_]
+#endif
 #if MI_M && MI_RAW
 	/* the chunk in lds[buf] on the tensor cores, MI_K bound elements a
 	 * step: A fragments are 16 rows of D0 (two 8-wide tiles by 2 k-halves),
@@ -923,9 +935,7 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 	} while (0)
 #elif MI_M && defined(TCX_TYPE_D)
 	/* fp64 on the fp64 tensor cores: fragments element by element from
-	 * the tiles as they are, A's element r at (m = g + 8 (r % 2), k = q +
-	 * 4 (r / 2)) (one, (g, q), on 8-row tiles), B's at (k = q + 4 r, g) */
-#define MI_ROWS_A (MI_M / 8) /* 8-row halves of an A fragment */
+	 * the tiles as they are */
 #define COMPUTE_CHUNK()                                                                     \
 	do {                                                                                \
 		const int g_ = lane / 4, q_ = lane % 4;                                     \
@@ -933,11 +943,10 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 			double fa[MI_FM][MI_AREGS], fb[MI_FN][MI_BREGS];                    \
 			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
 				_Pragma("unroll") for (int r = 0; r < MI_AREGS; r++) fa[i][r] = \
-					lds_p[buf][kk + q_ + 4 * (r / MI_ROWS_A)]           \
-					     [wm + i * MI_M + g_ + 8 * (r % MI_ROWS_A)];    \
+					MI_A_EL(kk, i, r);                                  \
 			_Pragma("unroll") for (int j = 0; j < MI_FN; j++)                   \
 				_Pragma("unroll") for (int r = 0; r < MI_BREGS; r++) fb[j][r] = \
-					lds_q[buf][kk + q_ + 4 * r][wn + j * MI_N + g_];    \
+					MI_B_EL(kk, j, r);                                  \
 			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
 				_Pragma("unroll") for (int j = 0; j < MI_FN; j++)           \
 					tcx_mma(mi_acc[i][j], fa[i], fb[j]);                \
@@ -947,7 +956,6 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 	/* complex fp64 on the fp64 tensor cores: (ar + i ai)(br + i bi) as four
 	 * real products, the fragments as fp64's (conjugation happened when
 	 * the tiles were loaded) */
-#define MI_ROWS_A (MI_M / 8)
 #define COMPUTE_CHUNK()                                                                     \
 	do {                                                                                \
 		const int g_ = lane / 4, q_ = lane % 4;                                     \
@@ -956,17 +964,14 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 			double br[MI_FN][MI_BREGS], bi[MI_FN][MI_BREGS];                    \
 			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
 				_Pragma("unroll") for (int r = 0; r < MI_AREGS; r++) {      \
-					const VAL_T v_ =                                    \
-						lds_p[buf][kk + q_ + 4 * (r / MI_ROWS_A)]   \
-						     [wm + i * MI_M + g_ + 8 * (r % MI_ROWS_A)]; \
+					const VAL_T v_ = MI_A_EL(kk, i, r);                 \
 					ar[i][r] = v_.x;                                    \
 					ai[i][r] = v_.y;                                    \
 					an[i][r] = -v_.y;                                   \
 				}                                                           \
 			_Pragma("unroll") for (int j = 0; j < MI_FN; j++)                   \
 				_Pragma("unroll") for (int r = 0; r < MI_BREGS; r++) {      \
-					const VAL_T v_ =                                    \
-						lds_q[buf][kk + q_ + 4 * r][wn + j * MI_N + g_]; \
+					const VAL_T v_ = MI_B_EL(kk, j, r);                 \
 					br[j][r] = v_.x;                                    \
 					bi[j][r] = v_.y;                                    \
 				}                                                           \
@@ -1005,14 +1010,10 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 			uint la[MI_FM][MI_AREGS], lb[MI_FN][MI_BREGS];                      \
 			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
 				_Pragma("unroll") for (int r = 0; r < 4; r++)               \
-					MI_SPLIT(lds_p[buf][kk + q_ + 4 * (r / 2)]          \
-						      [wm + i * MI_M + g_ + 8 * (r % 2)],   \
-						 fa[i][r], la[i][r]);                       \
+					MI_SPLIT(MI_A_EL(kk, i, r), fa[i][r], la[i][r]);    \
 			_Pragma("unroll") for (int j = 0; j < MI_FN; j++)                   \
 				_Pragma("unroll") for (int r = 0; r < 2; r++)               \
-					MI_SPLIT(lds_q[buf][kk + q_ + 4 * r]                \
-						      [wn + j * MI_N + g_],                 \
-						 fb[j][r], lb[j][r]);                       \
+					MI_SPLIT(MI_B_EL(kk, j, r), fb[j][r], lb[j][r]);    \
 			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
 				_Pragma("unroll") for (int j = 0; j < MI_FN; j++) {         \
 					tcx_mma(mi_acc[i][j], la[i], fb[j]);                \
@@ -1030,11 +1031,10 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 			uint fa[MI_FM][MI_AREGS], fb[MI_FN][MI_BREGS];                      \
 			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
 				_Pragma("unroll") for (int r = 0; r < 4; r++) fa[i][r] =    \
-					tcx_tf32(lds_p[buf][kk + q_ + 4 * (r / 2)]          \
-						      [wm + i * MI_M + g_ + 8 * (r % 2)]);  \
+					tcx_tf32(MI_A_EL(kk, i, r));                        \
 			_Pragma("unroll") for (int j = 0; j < MI_FN; j++)                   \
 				_Pragma("unroll") for (int r = 0; r < 2; r++) fb[j][r] =    \
-					tcx_tf32(lds_q[buf][kk + q_ + 4 * r][wn + j * MI_N + g_]); \
+					tcx_tf32(MI_B_EL(kk, j, r));                        \
 			_Pragma("unroll") for (int i = 0; i < MI_FM; i++)                   \
 				_Pragma("unroll") for (int j = 0; j < MI_FN; j++)           \
 					tcx_mma(mi_acc[i][j], fa[i], fb[j]);                \
