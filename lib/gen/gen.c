@@ -475,6 +475,13 @@ static enum tcx_status apply_roles(struct kernel_plan *k, const struct problem *
 	return TCX_OK;
 }
 
+/* Whether every tensor of p is small enough for 32-bit offsets. */
+static bool off32_fits(const struct problem *p)
+{
+	return p->extent[T_A] < PLAN_OFF32_ELEMS && p->extent[T_B] < PLAN_OFF32_ELEMS &&
+	       p->extent[T_C] < PLAN_OFF32_ELEMS;
+}
+
 enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem *p,
 			  const struct solution *sol, const struct device_info *dev,
 			  struct kernel_plan *k, struct tcx_error *err)
@@ -653,9 +660,7 @@ sizes:
 	{
 		const char *e = getenv("TCX_OFF32");
 
-		k->off32 = p && !k->wgmma && !(e && strcmp(e, "0") == 0) &&
-			   p->extent[T_A] < PLAN_OFF32_ELEMS && p->extent[T_B] < PLAN_OFF32_ELEMS &&
-			   p->extent[T_C] < PLAN_OFF32_ELEMS;
+		k->off32 = p && !k->wgmma && !(e && strcmp(e, "0") == 0) && off32_fits(p);
 	}
 	return TCX_OK;
 }
@@ -708,8 +713,7 @@ enum tcx_status plan_accepts(const struct kernel_plan *k, const struct problem *
 		       (long long)su, s->depth_u);
 	if (k->const_sizes && memcmp(k->sizes, p->size, sizeof(int64_t) * (size_t)p->c->nidx))
 		REJECT("the kernel was compiled for other sizes (ConstantSizes)");
-	if (k->off32 && (p->extent[T_A] >= PLAN_OFF32_ELEMS || p->extent[T_B] >= PLAN_OFF32_ELEMS ||
-			 p->extent[T_C] >= PLAN_OFF32_ELEMS))
+	if (k->off32 && !off32_fits(p))
 		REJECT("the kernel was compiled with 32-bit offsets, for tensors below 2^30 "
 		       "elements (got %lld, %lld and %lld)",
 		       (long long)p->extent[T_A], (long long)p->extent[T_B],
