@@ -518,12 +518,13 @@ static void cands_wgmma(const struct problem *p, struct cands *cs)
 		}
 }
 
-/* The mma.sync family for fp64 and complex fp64 (MatrixInstruction [8, 8,
- * 4, 1], the fp64 tensor cores; with m16, fp64 on sm_90, [16, 8, 8, 1]): tiles of 64 to 128 a side in warps of 32
- * x 32 or 64 x 32 (complex: 32 x 32 or 32 x 16, whose accumulators take
- * twice the registers), 16-byte reads of two fp64 elements, DepthU 16,
- * and rows padded by 4 elements, so that the four rows of k a half-warp
- * reads fall in distinct banks. */
+/* The mma.sync family for fp64 and complex fp64 (the fp64 tensor cores:
+ * MatrixInstruction [8, 8, 4, 1], with m16, on sm_90, [16, 8, 8, 1]):
+ * tiles of 64 to 128 a side, fp64 with 32 or 64 accumulators a lane,
+ * complex fp64 (twice the registers each) with 16 or 32; 16-byte reads of
+ * two fp64 elements; DepthU 16, or 8 where a shape row says; rows padded
+ * by 4 elements, so that the four rows of k a half-warp reads fall in
+ * distinct banks. */
 static void cands_mma_f64(struct cands *cs, bool cplx, bool m16)
 {
 	static const int shapes8[][5] = {
@@ -540,7 +541,6 @@ static void cands_mma_f64(struct cands *cs, bool cplx, bool m16)
 	 * at DepthU 8, 22 with 32 at DepthU 16, against m8n8k4's 24.4. */
 	static const int shapes16[][5] = {
 		{ 16, 16, 8, 8, 16 }, { 16, 16, 8, 4, 16 }, { 16, 16, 4, 8, 16 },
-		{ 16, 16, 4, 4, 16 },
 	};
 	static const int shapes16z[][5] = {
 		{ 16, 16, 4, 4, 16 }, { 16, 16, 8, 4, 8 }, { 32, 8, 4, 8, 8 },
