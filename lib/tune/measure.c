@@ -54,13 +54,6 @@ void tune_row_key(struct measurement *m, const struct device_info *di,
 	snprintf(m->version, sizeof(m->version), "%s", tcx_version());
 }
 
-static void fill_key(struct measurement *m, const struct tune_ctx *t,
-		     const struct tcx_contraction *c, const struct solution *s,
-		     const int64_t *sizes)
-{
-	tune_row_key(m, t->di, c, t->o->strides, s, sizes);
-}
-
 static double flops_of(const struct tcx_contraction *c, const int64_t *sizes)
 {
 	double f = dtype_info(c->dtype)->complex ? 8.0 : 2.0;
@@ -186,7 +179,7 @@ enum tcx_status tune_lookup(struct tune_ctx *t, const struct tcx_contraction *c,
 	struct measurement rec, old;
 	enum tcx_status st;
 
-	fill_key(&rec, t, c, s, sizes);
+	tune_row_key(&rec, t->di, c, t->o->strides, s, sizes);
 	*found = false;
 	st = store_get(t->store, rec.device, rec.driver, rec.problem, rec.nidx, rec.sizes,
 		       rec.solution, &old, found, err);
@@ -221,7 +214,7 @@ enum tcx_status tune_record(struct tune_ctx *t, const struct tcx_contraction *c,
 {
 	struct measurement rec;
 
-	fill_key(&rec, t, c, s, sizes);
+	tune_row_key(&rec, t->di, c, t->o->strides, s, sizes);
 	tune_row_result(&rec, m);
 	if (seen_add(&t->seen, row_hash(&rec)) < 0)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
