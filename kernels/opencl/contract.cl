@@ -1200,21 +1200,44 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 
 #if MI_M
 	/* tensor-core tile element e sits at (g + 8 (e / 2), 2 q + e % 2),
-	 * e < 4 on 16x8 tiles, e < 2 on 8x8 */
+	 * e < 4 on 16x8 tiles, e < 2 on 8x8.  The lane's MI_FM * MI_ROWS rows
+	 * and MI_FN * 2 columns of C are worked out once (a division each when
+	 * packed), -1 outside the tensor or the work-group's own tile, so that
+	 * each element is an addition and a store. */
+#define MI_ROWS (MI_CREGS / 2)
+	idx_t mo0[MI_FM][MI_ROWS], mo1[MI_FN][2];
+
+#pragma unroll
+	for (int i = 0; i < MI_FM; i++)
+#pragma unroll
+		for (int h = 0; h < MI_ROWS; h++) {
+			const idx_t d0 = tile0 + wm + i * MI_M + lane / 4 + 8 * h;
+
+			mo0[i][h] = EDGE != 2 && (d0 >= S0 || d0 < tile0_own)
+					    ? -1
+					    : pk_row(d0, PK0, N0, STRIDE_C_D0, args.sc[PS0]);
+		}
+#pragma unroll
+	for (int j = 0; j < MI_FN; j++)
+#pragma unroll
+		for (int c = 0; c < 2; c++) {
+			const idx_t d1 = tile1 + wn + j * MI_N + 2 * (lane % 4) + c;
+
+			mo1[j][c] = EDGE != 2 && (d1 >= S1 || d1 < tile1_own)
+					    ? -1
+					    : baseC + pk_row(d1, PK1, N1, STRIDE_C_D1, args.sc[PS1]);
+		}
 #pragma unroll
 	for (int i = 0; i < MI_FM; i++)
 #pragma unroll
 		for (int j = 0; j < MI_FN; j++)
 #pragma unroll
 			for (int e = 0; e < MI_CREGS; e++) {
-				const idx_t d0 = tile0 + wm + i * MI_M + lane / 4 + 8 * (e / 2);
-				const idx_t d1 = tile1 + wn + j * MI_N + 2 * (lane % 4) + e % 2;
+				const idx_t o0 = mo0[i][e / 2], o1 = mo1[j][e % 2];
 
-#if EDGE != 2
-				if (d0 >= S0 || d0 < tile0_own || d1 >= S1 || d1 < tile1_own)
+				if (o0 < 0 || o1 < 0)
 					continue;
-#endif
-				put_c(C, W, baseC + d0 * STRIDE_C_D0 + d1 * STRIDE_C_D1,
+				put_c(C, W, o0 + o1,
 #if TCX_COMPLEX
 				      MAKE2(VAL_T, mi_acc[i][j][e], mi_acc_im[i][j][e]),
 #else

@@ -289,8 +289,8 @@ static enum tcx_status check_mi(struct kernel_plan *k, const struct device_info 
 /* PackFreeIndices: D0 takes one more of P's free indices, folded until
  * now, as its outer part, and D1 one of Q's.  The warpgroup kernel copies
  * tiles by rows of the operand, so it takes the index that moves fastest
- * in the operand (`by_operand`); the SIMT kernel stores C element by
- * element, so it takes the one that moves fastest in C. */
+ * in the operand (`by_operand`); the others (SIMT and mma.sync) store C
+ * element by element, so they take the one that moves fastest in C. */
 static void pack_slots(struct kernel_plan *k, bool by_operand)
 {
 	for (int x = 0; x < 2 && k->sol.pack_free; x++) {
@@ -610,10 +610,9 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 	if (s->tf32x3 && !((s->mi[0] == 64 || s->mi[0] == 16) && c->dtype == TCX_DTYPE_S))
 		REJECT("TF32x3 is for fp32 data on MatrixInstruction [64, n, 8, 1] or "
 		       "[16, 8, 8, 1]");
-	if (s->pack_free && s->mi[0] != 64 &&
-	    (s->mi[0] || !s->use_lds || s->edge == EDGE_SHIFTPTR))
-		REJECT("PackFreeIndices needs MatrixInstruction [64, n, k, 1], or no "
-		       "MatrixInstruction with UseLDS and EdgeType Branch or None");
+	if (s->pack_free && s->mi[0] != 64 && (!s->use_lds || s->edge == EDGE_SHIFTPTR))
+		REJECT("PackFreeIndices needs MatrixInstruction [64, n, k, 1], or UseLDS "
+		       "with EdgeType Branch or None");
 	/* the warpgroup kernel: DepthU automatic = one 128-byte row */
 	if (s->mi[0] == 64) {
 		if (s->depth_u <= 0)

@@ -91,9 +91,11 @@ static const struct paramset paramsets[] = {
 		      "MatrixInstruction=[16,8,8,1]", "S", 1 },
 	{ "mi8-tf32-gsu", "WorkGroup=[16,8,1],ThreadTile=[4,6],VectorWidth=2,DepthU=16,"
 			  "EdgeType=ShiftPtr,GlobalSplitU=2,MatrixInstruction=[16,8,8,1]", "S", 1 },
-	/* TF32x3 on mma.sync, a DepthU that is no power of two (sums of 24) */
-	{ "mi8-tf32x3", "WorkGroup=[8,8,1],ThreadTile=[8,4],VectorWidth=4,DepthU=24,LdsPad=4,"
-			"TF32x3=True,MatrixInstruction=[16,8,8,1]", "S", 1 },
+	/* TF32x3 on mma.sync, a DepthU that is no power of two (sums of 24),
+	 * D0 and D1 packed across a second free index */
+	{ "mi8-tf32x3-pack", "WorkGroup=[8,8,1],ThreadTile=[8,4],VectorWidth=1,DepthU=24,"
+			     "LdsPad=8,TF32x3=True,PackFreeIndices=True,"
+			     "MatrixInstruction=[16,8,8,1]", "S", 1 },
 	/* fp64 on the fp64 tensor cores (8x8x4): two warps of 4 x 2 tiles
 	 * with vector reads, and four warps of 2 x 3 tiles with element reads,
 	 * ShiftPtr, GlobalSplitU, one buffer and a DepthU of 24; complex fp64
