@@ -62,9 +62,11 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 		 * tiles that ran at 0.42 of it) */
 		m->group_s = 6e-6;
 		m->simt_iter_s = 3e-6;
+		m->simt_iters = 4;
 		m->wg_group_s = 4e-6;
 		m->wg_iter_s = 1.3e-6;
 		m->launch_bounds = cuda;
+		m->regs = cuda ? dev->max_regs_per_wg : 0;
 		/* fp64's tensor cores do twice the fp64 FMA units' work on
 		 * sm_80 and sm_90 (A100: 19.5 against 9.7 TFLOP/s at peak; H100
 		 * and H200: 67 against 34); elsewhere they are no faster, or tcx
@@ -222,6 +224,17 @@ static int occupancy(const struct kernel_plan *k, const struct plan_device *m)
 
 		occ = by_lds < occ ? by_lds : occ;
 	}
+	if (k->mi && m->regs > 0) {
+		/* mma.sync tiles keep their accumulators in registers (two a
+		 * fp64 element), about 40 more a lane for fragments and
+		 * offsets: an H200's 128 x 128 fp64 tile of eight warps holds
+		 * one work-group an SM, not the three shared memory allows */
+		const int es = dtype_info(k->c->dtype)->bytes;
+		const double regs = (double)k->mt0 * k->mt1 / k->nt * es / 4 + 40;
+		const int by_regs = (int)(m->regs / (k->nt * regs));
+
+		occ = by_regs < occ ? by_regs : occ;
+	}
 	if (k->sol.occupancy > 0 && k->sol.occupancy < occ)
 		occ = k->sol.occupancy;
 	return occ < 1 ? 1 : occ > 32 ? 32 : occ;
@@ -337,8 +350,10 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	else if (k->wgmma) /* its ring of stages overlaps the passes once full */
 		out->latency_s = waves * (m->wg_group_s + fmin(iters, 4) * m->wg_iter_s) /
 				 (s->pack_free ? 0.55 : 1);
-	else /* an iteration's loads and products scale with its depth */
-		out->latency_s = waves * (m->group_s + iters * m->simt_iter_s * s->depth_u / 16.0);
+	else /* an iteration's loads and products scale with its depth; past
+	      * the first few, the prefetch overlaps them with the products */
+		out->latency_s = waves * (m->group_s + fmin(iters, m->simt_iters) *
+							m->simt_iter_s * s->depth_u / 16.0);
 	out->overhead_s = m->launch_s + (s->gsu > 1 ? m->gsu_launch_s : 0);
 	out->time_s = fmax(fmax(out->compute_s, out->memory_s), out->latency_s) + out->overhead_s;
 	out->limit = out->overhead_s > fmax(fmax(out->compute_s, out->memory_s), out->latency_s)
@@ -534,16 +549,17 @@ static void cands_mma_f64(struct cands *cs, bool cplx, bool m16)
 	};
 	/* m16n8k8 on an H200 ran fp64 GEMMs fastest in work-groups of eight
 	 * warps: 128 x 128 tiles 46 TFLOP/s, 128 x 64 40.5, against 37.5 for
-	 * 128 x 64 in four warps (bench/results/2026-11-27-h200-fp64-mma.md).
-	 * The model, counting shared memory but not registers, puts three
-	 * 128 x 128 work-groups on an SM where one runs, and takes 128 x 64.
+	 * 128 x 64 in four warps (bench/results/2026-11-27-h200-fp64-mma.md;
+	 * the model takes 128 x 128 since occupancy() counts registers).
 	 * Complex fp64 ran 35 with 16 accumulators a lane (DepthU 16) or 32
 	 * at DepthU 8, 22 with 32 at DepthU 16, against m8n8k4's 24.4. */
 	static const int shapes16[][5] = {
 		{ 16, 16, 8, 8, 16 }, { 16, 16, 8, 4, 16 }, { 16, 16, 4, 8, 16 },
 	};
+	/* the faster first: equal predictions go to the earlier row (64 x 64
+	 * ran 36.6 TFLOP/s at 4096^3 on an H200, 128 x 64 38.5) */
 	static const int shapes16z[][5] = {
-		{ 16, 16, 4, 4, 16 }, { 16, 16, 8, 4, 8 }, { 32, 8, 4, 8, 8 },
+		{ 16, 16, 8, 4, 8 }, { 32, 8, 4, 8, 8 }, { 16, 16, 4, 4, 16 },
 	};
 	const int(*shapes)[5] = !m16 ? shapes8 : cplx ? shapes16z : shapes16;
 	const size_t n = !m16 ? ARRAY_SIZE(shapes8) : cplx ? ARRAY_SIZE(shapes16z)

@@ -45,6 +45,8 @@ struct plan_device {
 	 * pass of its loop over the bound indices (a chunk's loads, the
 	 * barrier, the products), per kernel family */
 	double group_s, simt_iter_s, wg_group_s, wg_iter_s;
+	double simt_iters;    /* passes before the SIMT and mma.sync loops overlap them */
+	double regs;          /* 32-bit registers a compute unit holds; 0 if unknown */
 	/* The share of its family's rate a solution sustains (family_eff):
 	 * the warpgroup kernel's tiles of 128 x 256 and wider, 128 x 128, 128
 	 * along one side, smaller; PackFreeIndices; an operand it must gather
