@@ -1256,6 +1256,46 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 #pragma unroll
 	for (int i = 0; i < NV0; i++)
 		oc0[i] = pk_row(tile0 + D0_OF(i, t0), PK0, N0, STRIDE_C_D0, args.sc[PS0]);
+#if VEC_WRITE_C
+	/* A tile inside C and where it belongs, whose vectors all start on a
+	 * multiple of VW (C's base; D1's stride and the packed outer strides
+	 * multiples of VW: D0's own offsets are, by the tile's and the packing's
+	 * size rules), stores them with nothing checked: an address, VW
+	 * products and a store each, where the checked path below takes four
+	 * times that.  beta0 is a literal in each instance, so that the one for
+	 * beta = 0 reads nothing. */
+#define STORE_C_FAST(B0)                                                                    \
+	_Pragma("unroll") for (int j = 0; j < TT1; j++) {                                   \
+		if (j % VW1 == 0)                                                           \
+			oc1 = baseC + pk_row(tile1 + D1_OF(j, t1), PK1, N1, STRIDE_C_D1,    \
+					     args.sc[PS1]);                                 \
+		else                                                                        \
+			oc1 += STRIDE_C_D1;                                                 \
+		_Pragma("unroll") for (int i = 0; i < NV0; i++) {                           \
+			GLOBAL VEC_T *cv_ = (GLOBAL VEC_T *)(C + (oc1 + oc0[i]));           \
+			VEC_T r_;                                                           \
+                                                                                            \
+			_Pragma("unroll") for (int v = 0; v < VW; v++)                      \
+				LANE(r_, v) = SMUL(alpha, LANE(acc[j][i], v));              \
+			if (!(B0)) {                                                        \
+				const VEC_T old_ = *cv_;                                    \
+                                                                                            \
+				_Pragma("unroll") for (int v = 0; v < VW; v++)              \
+					LANE(r_, v) += SMUL(beta, LANE(old_, v));           \
+			}                                                                   \
+			*cv_ = r_;                                                          \
+		}                                                                           \
+	}
+	if (!chk0 && !chk1 && tile0 == tile0_own && tile1 == tile1_own &&
+	    (size_t)(C + baseC) % (VW * sizeof(DATA_T)) == 0 && (idx_t)STRIDE_C_D1 % VW == 0 &&
+	    (!PK0 || args.sc[PS0] % VW == 0) && (!PK1 || args.sc[PS1] % VW == 0)) {
+		if (beta0)
+			STORE_C_FAST(1)
+		else
+			STORE_C_FAST(0)
+		return;
+	}
+#endif
 #pragma unroll
 	for (int j = 0; j < TT1; j++) {
 		const idx_t d1 = tile1 + D1_OF(j, t1);

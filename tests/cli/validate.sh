@@ -51,6 +51,16 @@ expect_rc 2 "an id of no backend"
 run validate "$gemm" --sizes i=16,j=16,k=16 --device host
 expect_rc 0 "the host device computes with the reference"
 
+# interior tiles store whole vectors with nothing checked (STORE_C_FAST in
+# the template), packed too: D0 = i x k and D1 = j x l (PackFreeIndices),
+# beta 0 and not; k = 7 leaves an edge tile to the checked stores
+p='UseLDS=True,WorkGroup=[4,4,1],ThreadTile=[4,4],VectorWidth=4,DepthU=8,PackFreeIndices=True'
+for beta in 0 0.5; do
+	run validate 'C[i,j,k,l]=A[i,m,k]*B[m,j,l]' --sizes i=8,j=12,k=7,l=4,m=5 --params "$p" \
+		--beta $beta
+	expect_rc 0 "packed vector stores, beta $beta"
+done
+
 # a template that does not compile: exit 3 with the compiler's words
 mkdir -p broken/common broken/opencl
 cp "$TCX_SOURCE_DIR/kernels/common/port.h" "$TCX_SOURCE_DIR/kernels/common/abi.h" broken/common/
@@ -65,9 +75,11 @@ expect_err 'does not compile|build' "build failure named"
 cp "$TCX_SOURCE_DIR/kernels/common/port.h" "$TCX_SOURCE_DIR/kernels/common/abi.h" broken/common/
 sed -e 's/^\t\t\t\tput_c(C, W, oc, r,/\t\t\t\tif (oc != args.off_c) put_c(C, W, oc, r,/' \
 	-e 's/^\(\t*\)\*(GLOBAL VEC_T \*)(C + ocv) = r;/\1if (ocv != args.off_c) *(GLOBAL VEC_T *)(C + ocv) = r;/' \
+	-e 's/^\(\t*\)\*cv_ = r_;/\1if ((GLOBAL DATA_T *)cv_ != C + args.off_c) *cv_ = r_;/' \
 	"$TCX_SOURCE_DIR/kernels/opencl/contract.cl" >broken/opencl/contract.cl
 grep -q 'if (oc != args.off_c) put_c' broken/opencl/contract.cl || fail "sed did not apply"
 grep -q 'if (ocv != args.off_c) \*(GLOBAL' broken/opencl/contract.cl || fail "sed did not apply (vector)"
+grep -q 'if ((GLOBAL DATA_T \*)cv_ != C' broken/opencl/contract.cl || fail "sed did not apply (unchecked)"
 TCX_KERNEL_DIR=$PWD/broken run validate "$gemm" --sizes i=16,j=16,k=16 --device opencl:0:0
 expect_rc 1 "an element the kernel never wrote"
 expect_out 'never written' "reported as unwritten"
