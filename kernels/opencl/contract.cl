@@ -427,10 +427,11 @@ INLINE VAL_T cmul(VAL_T a, VAL_T b)
  * coalesced direction are one aligned vector load when that direction has
  * unit stride, for the real types whose elements are what they store (s,
  * d).  The kernel checks alignment at run time and falls back to element
- * reads, so any layout and offset stays correct. */
+ * reads, so any layout and offset stays correct.  Packed operands too
+ * (each vector from its row's offset, pko_p/pko_q), on the SIMT kernel. */
 #if GLVW > 1 && (defined(TCX_TYPE_S) || defined(TCX_TYPE_D) || MI_RAW)
-#define VEC_READ_P (UNIT_P_C && !PK0)
-#define VEC_READ_Q (UNIT_Q_C && !PK1)
+#define VEC_READ_P (UNIT_P_C && !(PK0 && MI_M))
+#define VEC_READ_Q (UNIT_Q_C && !(PK1 && MI_M))
 #else
 #define VEC_READ_P 0
 #define VEC_READ_Q 0
@@ -760,18 +761,44 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 	}
 #if PK0 || PK1
 	/* PackFreeIndices: the offset of each row this work-item loads (the
-	 * same in every chunk), worked out once; -1 past the tensor */
+	 * same in every chunk), worked out once; -1 past the tensor.  A
+	 * vector's GLVW elements share a row (loads along DU), or are
+	 * consecutive in one run of the packed index (along it: the run's
+	 * length N and the vector's first row T0 + c_ multiples of GLVW), so
+	 * one division a vector; otherwise one an element. */
 	idx_t pko_p[NLC_P * NLP_P * GLVW], pko_q[NLC_Q * NLP_Q * GLVW];
-#define PKO_P(dd, uu, r)                                                                    \
-	(pko_p[r] = tile0 + (dd) < S0 ? pk_row(tile0 + (dd), PK0, N0, STRIDE_P_D0, args.sp[PS0]) \
-				      : -1)
-#define PKO_Q(dd, uu, r)                                                                    \
-	(pko_q[r] = tile1 + (dd) < S1 ? pk_row(tile1 + (dd), PK1, N1, STRIDE_Q_D1, args.sq[PS1]) \
-				      : -1)
+#define PKO_ROWS(O, TLU, NLC, NLP, LSC, LSP, T0, S, N, SD, SOUT)                            \
+	_Pragma("unroll") for (int a_ = 0; a_ < NLC; a_++)                                  \
+		_Pragma("unroll") for (int b_ = 0; b_ < NLP; b_++) {                        \
+			const int c_ = (int)(tid % LSC) * GLVW + a_ * LSC * GLVW;           \
+			const idx_t d_ = (T0) + (TLU ? c_ : (int)(tid / LSC) + b_ * LSP);   \
+			const int r_ = (a_ * NLP + b_) * GLVW;                              \
+			const int run_ = !TLU || ((N) % GLVW == 0 && (T0) % GLVW == 0);     \
+                                                                                            \
+			_Pragma("unroll") for (int v_ = 0; v_ < GLVW; v_++) {               \
+				const idx_t dv_ = d_ + (TLU ? v_ : 0);                      \
+                                                                                            \
+				if (v_ > 0 && run_)                                         \
+					O[r_ + v_] = O[r_] < 0 ? -1                         \
+							       : O[r_] + (TLU ? v_ * (SD) : 0); \
+				else                                                        \
+					O[r_ + v_] = dv_ < (S) ? pk_row(dv_, 1, N, SD, SOUT) : -1; \
+			}                                                                   \
+		}
 	if (PK0)
-		TILE_LOADS(PKO_P, TLU_P, NLC_P, NLP_P, LSC_P, LSP_P)
+		PKO_ROWS(pko_p, TLU_P, NLC_P, NLP_P, LSC_P, LSP_P, tile0, S0, N0, STRIDE_P_D0,
+			 args.sp[PS0])
 	if (PK1)
-		TILE_LOADS(PKO_Q, TLU_Q, NLC_Q, NLP_Q, LSC_Q, LSP_Q)
+		PKO_ROWS(pko_q, TLU_Q, NLC_Q, NLP_Q, LSC_Q, LSP_Q, tile1, S1, N1, STRIDE_Q_D1,
+			 args.sq[PS1])
+	/* packed vector reads: every vector's row aligned too */
+#define PKO_ALIGNED(V, O, NLC, NLP)                                                         \
+	_Pragma("unroll") for (int r_ = 0; r_ < NLC * NLP * GLVW; r_ += GLVW) V =           \
+		V && O[r_] % GLVW == 0;
+	if (PK0 && VEC_READ_P)
+		PKO_ALIGNED(vec_p, pko_p, NLC_P, NLP_P)
+	if (PK1 && VEC_READ_Q)
+		PKO_ALIGNED(vec_q, pko_q, NLC_Q, NLP_Q)
 #endif
 
 	/* global -> registers for the chunk at (ob offsets, ch) */
@@ -812,6 +839,29 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 		_Pragma("unroll") for (int k_ = 0; k_ < GLVW; k_++) R[(r) + k_] = LANE(v_, k_);  \
 	} while (0)
 #endif
+/* a packed operand's vectors, each from its row's offset O[r] (the chunk's
+ * offset BASE, the vector's place along DU at stride SU_) */
+#define TILE_VLOADS_PK(R, G, BASE, O, TLU, NLC, NLP, LSC, LSP, SU_)                         \
+	_Pragma("unroll") for (int a_ = 0; a_ < NLC; a_++)                                  \
+		_Pragma("unroll") for (int b_ = 0; b_ < NLP; b_++) {                        \
+			const int c_ = (int)(tid % LSC) * GLVW + a_ * LSC * GLVW;           \
+			const int q_ = (int)(tid / LSC) + b_ * LSP;                         \
+			const int r_ = (a_ * NLP + b_) * GLVW;                              \
+                                                                                            \
+			VLOAD(R, G, (BASE) + O[r_] + (idx_t)(TLU ? q_ : c_) * (SU_), r_);   \
+		}
+#if PK0
+#define VLOADS_PK_P()                                                                       \
+	TILE_VLOADS_PK(rp, P, cP, pko_p, TLU_P, NLC_P, NLP_P, LSC_P, LSP_P, STRIDE_P_DU)
+#else
+#define VLOADS_PK_P() ((void)0)
+#endif
+#if PK1
+#define VLOADS_PK_Q()                                                                       \
+	TILE_VLOADS_PK(rq, Q, cQ, pko_q, TLU_Q, NLC_Q, NLP_Q, LSC_Q, LSP_Q, STRIDE_Q_DU)
+#else
+#define VLOADS_PK_Q() ((void)0)
+#endif
 #define VLOAD_P(o, r) VLOAD(rp, gP, o, r)
 #define VLOAD_Q(o, r) VLOAD(rq, gQ, o, r)
 /* global -> registers for the chunk at (ob offsets, ch).  FAST (a
@@ -824,13 +874,17 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 		const idx_t cP = pP + ob_off_p + u0 * STRIDE_P_DU;                          \
 		const idx_t cQ = pQ + ob_off_q + u0 * STRIDE_Q_DU;                          \
 		const int left_u = (int)min((idx_t)DEPTHU, SU - u0);                        \
-		if ((FAST) && VEC_READ_P) {                                                 \
+		if ((FAST) && VEC_READ_P && PK0) {                                          \
+			VLOADS_PK_P();                                                      \
+		} else if ((FAST) && VEC_READ_P) {                                          \
 			const GLOBAL DATA_T *gP = P + (tbP + ob_off_p + u0 * STRIDE_P_DU);  \
 			TILE_VLOADS(VLOAD_P, NLC_P, NLP_P, LSC_P, LSP_P, SQ_P)              \
 		} else {                                                                    \
 			TILE_LOADS(LOAD_P, TLU_P, NLC_P, NLP_P, LSC_P, LSP_P)               \
 		}                                                                           \
-		if ((FAST) && VEC_READ_Q) {                                                 \
+		if ((FAST) && VEC_READ_Q && PK1) {                                          \
+			VLOADS_PK_Q();                                                      \
+		} else if ((FAST) && VEC_READ_Q) {                                          \
 			const GLOBAL DATA_T *gQ = Q + (tbQ + ob_off_q + u0 * STRIDE_Q_DU);  \
 			TILE_VLOADS(VLOAD_Q, NLC_Q, NLP_Q, LSC_Q, LSP_Q, SQ_Q)              \
 		} else {                                                                    \

@@ -37,6 +37,12 @@ run validate 'C[ijk]=A[ilk]*B[jlk]' --sizes i=64,j=64,k=2,l=32 --params "$p" --b
 	--strides 'A=[1,67,2211],B=[1,65,2145],C=[1,66,4224]'
 expect_rc 0 "batched, unaligned strides"
 
+# packed operands (PackFreeIndices) read whole vectors from each row's
+# offset: along the packed index (A's i x k) and along the sum (B's m)
+run validate 'C[i,j,k,l]=A[i,m,k]*B[m,j,l]' --sizes i=16,j=8,k=6,l=8,m=24 \
+	--params "$p,PackFreeIndices=True" --beta 0.5
+expect_rc 0 "packed, vectors along the packed index and the sum"
+
 # a kernel broken in the main loop still fails with the second loop
 run validate 'C[ij]=A[ik]*B[kj]' --sizes i=96,j=70,k=40 --params "$p,TestSkipLastU=1"
 expect_rc 1 "a kernel that skips the last chunk fails"
