@@ -555,6 +555,9 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 		}
 		if (!isnan(rel) && rel > r->max_rel)
 			r->max_rel = rel;
+		rel = mag > 0 ? e / mag : (e > 0 ? INFINITY : 0);
+		if (isnan(rel) || rel > r->max_err_mag)
+			r->max_err_mag = isnan(rel) ? INFINITY : rel;
 		if (!bad)
 			continue;
 		r->mismatches++;

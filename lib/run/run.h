@@ -147,6 +147,10 @@ struct mismatch {
 struct validate_report {
 	int64_t total, checked, mismatches, unwritten, nan_results, gap_writes;
 	double max_abs, max_rel;
+	/* the relative error of the result (plan/arith.h): the largest
+	 * |got - ref| / mag over the elements checked, mag the sum of |a b|
+	 * over the element's products */
+	double max_err_mag;
 	int64_t max_lin;
 	int64_t max_idx[TCX_MAX_INDICES];
 	int nlist;

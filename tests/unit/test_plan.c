@@ -11,6 +11,7 @@
 #include "notation/notation.h"
 #include "gen/solution.h"
 #include "plan/fit.h"
+#include "plan/arith.h"
 #include "plan/merge.h"
 #include "plan/planner.h"
 #include "run/run.h"
@@ -268,6 +269,43 @@ static void test_planner(void)
 	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, "i=512,j=512,k=512", NULL, "_DIRECT", NULL);
 	check_plan("ijkl,klm->ijm", TCX_DTYPE_C, "i=6,j=5,k=4,l=3,m=7", NULL, "_DIRECT",
 		   "C[m,ij] = A[kl,ij] * B[m,kl]");
+}
+
+/* The arithmetics (plan/arith.h): what a solution computes in, the order
+ * a missed bound falls back in, and the predicted errors that decide what
+ * an accuracy lets in. */
+static void test_arith(void)
+{
+	struct solution s;
+	enum arith a, next;
+
+	solution_default(&s);
+	CHECK(arith_of(TCX_DTYPE_S, &s) == ARITH_FP32);
+	s.mi[0] = 64;
+	s.tf32x3 = true;
+	CHECK(arith_of(TCX_DTYPE_S, &s) == ARITH_TF32X3);
+	s.tf32x3 = false;
+	CHECK(arith_of(TCX_DTYPE_S, &s) == ARITH_TF32);
+	CHECK(arith_of(TCX_DTYPE_H, &s) == ARITH_FP16 && arith_of(TCX_DTYPE_B, &s) == ARITH_BF16);
+	CHECK(arith_of(TCX_DTYPE_D, &s) == ARITH_FP64 && arith_of(TCX_DTYPE_Z, &s) == ARITH_FP64);
+	CHECK(arith_default(TCX_DTYPE_S) == ARITH_TF32X3 && arith_default(TCX_DTYPE_D) == ARITH_FP64);
+	for (int k = 0; k < ARITH_COUNT; k++)
+		CHECK(arith_parse(arith_name((enum arith)k), &a) && a == (enum arith)k);
+	CHECK(!arith_parse("fp33", &a));
+	/* tf32 -> TF32x3 -> fp32 SIMT, then nothing more accurate */
+	CHECK(arith_next(TCX_DTYPE_S, ARITH_TF32, &next) && next == ARITH_TF32X3);
+	CHECK(arith_next(TCX_DTYPE_S, ARITH_TF32X3, &next) && next == ARITH_FP32);
+	CHECK(!arith_next(TCX_DTYPE_S, ARITH_FP32, &next));
+	CHECK(!arith_next(TCX_DTYPE_D, ARITH_FP64, &next));
+	/* 4096 products: tf32 about 3 * 2^-11 / 64, well inside 1e-3 and
+	 * far outside 1e-6; the more accurate ones in order */
+	CHECK(arith_predict(TCX_DTYPE_S, ARITH_TF32, false, 4096) < 1e-4);
+	CHECK(arith_predict(TCX_DTYPE_S, ARITH_TF32, true, 4096) > 1e-5);
+	CHECK(arith_predict(TCX_DTYPE_S, ARITH_TF32, false, 4096) >
+	      arith_predict(TCX_DTYPE_S, ARITH_TF32X3, false, 4096));
+	CHECK(arith_predict(TCX_DTYPE_S, ARITH_TF32X3, false, 4096) >
+	      arith_predict(TCX_DTYPE_S, ARITH_FP32, false, 4096));
+	CHECK(arith_predict(TCX_DTYPE_D, ARITH_FP64, false, 4096) < 1e-14);
 }
 
 /* The store's key of a solution names its indices by the problem key's
@@ -533,6 +571,7 @@ int main(void)
 {
 	test_merge();
 	test_planner();
+	test_arith();
 	test_store_key();
 	test_fit();
 	test_fit_key_order();
