@@ -161,6 +161,9 @@ int open_device(const char *id, struct device **out);
 int parse_scalar(const char *text, const char *what, double out[2]);
 /* Parses a whole number >= lo; returns an exit code. */
 int parse_count(const char *text, const char *what, int64_t lo, int64_t *out);
+/* Parses --accuracy's relative error (plan/arith.h): a positive finite
+ * number, at most 1; returns an exit code. */
+int parse_accuracy(const char *text, double *out);
 
 /* Sizes ("i=64,j=32" or "64,32"; a size may be 0, an empty problem) and
  * optional strides into p; exit code. */

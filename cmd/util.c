@@ -750,6 +750,16 @@ int parse_count(const char *text, const char *what, int64_t lo, int64_t *out)
 	return 0;
 }
 
+int parse_accuracy(const char *text, double *out)
+{
+	if (!common_parse_double(text, out) || !isfinite(*out) || *out <= 0 || *out > 1)
+		return error("accuracy '%s' is not a relative error: give a number above 0 and "
+			     "at most 1, such as 1e-6",
+			     text),
+		       TCX_EXIT_USAGE;
+	return 0;
+}
+
 int load_problem(const struct tcx_contraction *c, const char *sizes, const char *strides,
 		 struct problem *p)
 {

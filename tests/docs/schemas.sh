@@ -67,6 +67,8 @@ check plan "fp64 on a described H200" plan 'C[ij]=A[ik]*B[kj]' --sizes 5,7,3 \
 	--for h200 -t d --format json
 check plan "a transpose: a permute of A into C, the kernel otherwise" plan 'ijk->kji' \
 	--sizes i=64,j=3,k=29 --for h100 --format json
+check plan "an accuracy that lets plain tf32 in" plan 'C[ij]=A[ik]*B[kj]' \
+	--sizes 4096,4096,4096 --for h200 --accuracy 1e-3 --format json
 check sizes "a range and an exact size" sizes 'C[ijk]=A[ilk]*B[jlk]' \
 	--range '[64,32,16,300],0,[2],[8]' --exact 5,6,7,8 --format json
 check devices "the device list" devices --format json

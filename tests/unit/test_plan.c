@@ -308,6 +308,42 @@ static void test_arith(void)
 	CHECK(arith_predict(TCX_DTYPE_D, ARITH_FP64, false, 4096) < 1e-14);
 }
 
+/* planner_plan_accuracy: plain tf32 only when an accuracy lets it in,
+ * nothing below the floor, and no accuracy is planner_plan's plan. */
+static void test_planner_accuracy(void)
+{
+	struct tcx_contraction *c = parse("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S);
+	struct device_info dev;
+	struct problem p;
+	struct plan_result pl, base;
+	int64_t sz[TCX_MAX_INDICES];
+	struct tcx_error err;
+
+	CHECK(c && plan_known_device("h200", &dev));
+	if (!c)
+		return;
+	CHECK(sizes_parse_assign(c, "i=4096,j=4096,k=4096", sz, &err) == TCX_OK);
+	CHECK(problem_init(&p, c, sz, &err) == TCX_OK);
+	CHECK(planner_plan(&p, &dev, PLAN_PERMUTE, &base, &err) == TCX_OK);
+	CHECK(base.best.arith == ARITH_TF32X3 && base.best.sol.tf32x3);
+	plan_release(&base);
+	CHECK(planner_plan_accuracy(&p, &dev, PLAN_PERMUTE, 1e-3, ARITH_TF32, &pl, &err) == TCX_OK);
+	CHECK_MSG(pl.best.arith == ARITH_TF32 && pl.best.sol.mi[0] > 0 && !pl.best.sol.tf32x3,
+		  "1e-3 chose %s", arith_name(pl.best.arith));
+	CHECK(pl.best.predicted_err <= 1e-3);
+	plan_release(&pl);
+	CHECK(planner_plan_accuracy(&p, &dev, PLAN_PERMUTE, 1e-6, ARITH_TF32, &pl, &err) == TCX_OK);
+	CHECK_MSG(pl.best.arith == ARITH_TF32X3, "1e-6 chose %s", arith_name(pl.best.arith));
+	plan_release(&pl);
+	/* a result that missed with TF32x3 is planned again in fp32 SIMT */
+	CHECK(planner_plan_accuracy(&p, &dev, PLAN_PERMUTE, 1e-3, ARITH_FP32, &pl, &err) == TCX_OK);
+	CHECK_MSG(pl.best.arith == ARITH_FP32 && pl.best.sol.mi[0] == 0, "floor fp32 chose %s",
+		  arith_name(pl.best.arith));
+	CHECK(!pl.has_second || pl.second.arith == ARITH_FP32);
+	plan_release(&pl);
+	contraction_free(c);
+}
+
 /* The store's key of a solution names its indices by the problem key's
  * letters, whatever the expression called them. */
 static void test_store_key(void)
@@ -572,6 +608,7 @@ int main(void)
 	test_merge();
 	test_planner();
 	test_arith();
+	test_planner_accuracy();
 	test_store_key();
 	test_fit();
 	test_fit_key_order();
