@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "common/common.h"
+#include "plan/arith.h"
 
 /* Exit codes (DESIGN.md; man tcx(1), EXIT STATUS). */
 enum {
@@ -215,6 +216,12 @@ enum tcx_status prepare_kernel(struct device *dev, const struct problem *p,
 			       struct prepared *pr, struct strbuf *log, struct tcx_error *err);
 int plan_solution(const struct problem *p, const struct device_info *dev, struct plan_result *pl,
 		  struct solution *s);
+/* plan_solution for a result within a relative error, in an arithmetic at
+ * least as accurate as floor (planner_plan_accuracy); the status, not
+ * reported. */
+enum tcx_status plan_solution_accuracy(const struct problem *p, const struct device_info *dev,
+				       double accuracy, enum arith floor, struct plan_result *pl,
+				       struct solution *s, struct tcx_error *err);
 
 /* Loads library logic and checks it is for contraction c; exit code. */
 struct logic;

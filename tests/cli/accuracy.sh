@@ -48,4 +48,32 @@ run plan 'C[ij]=A[ik]*B[kj]' --sizes 512,512,512 --for h200 -t d --accuracy 1e-3
 expect_rc 0 "fp64 with an accuracy"
 expect_out '^ +arithmetic fp64, ' "fp64 with an accuracy: fp64"
 
+# tcx run --accuracy: C is checked against the host reference before it is
+# written; a result outside the bound is never written.  The host device
+# computes fp32 with fp64 sums: an error near 1e-8.
+$py -c '
+import numpy as np
+r = np.random.default_rng(3)
+np.save("a.npy", r.uniform(-1, 1, (40, 33)).astype(np.float32))
+np.save("b.npy", r.uniform(-1, 1, (33, 24)).astype(np.float32))
+' || { echo "skipped: no NumPy"; exit 77; }
+run -v run 'ik,kj->ij' -i A=a.npy -i B=b.npy -o c.npy --device host --accuracy 1e-6
+expect_rc 0 "run within the accuracy"
+expect_err 'accuracy: fp32-simt, measured relative error [0-9.e-]+ within the accuracy 1e-06 asked' \
+	"run within the accuracy: arithmetic and measured error said"
+checks=$((checks + 1))
+[ -s c.npy ] || fail "run within the accuracy: c.npy written"
+run run 'ik,kj->ij' -i A=a.npy -i B=b.npy -o d.npy --device host --accuracy 1e-30
+expect_rc 1 "run outside any accuracy fp32 reaches"
+expect_err "relative error [0-9.e-]+ is above the accuracy 1e-30 asked even in fp32-simt, the most accurate arithmetic fp32 has" \
+	"run outside any accuracy: the measured error, the bound, the arithmetic"
+checks=$((checks + 1))
+[ ! -e d.npy ] || fail "run outside any accuracy: nothing written"
+# a solution given: checked, not replaced
+run run 'ik,kj->ij' -i A=a.npy -i B=b.npy -o d.npy --device host --accuracy 1e-30 \
+	--params 'WorkGroup=[8,8,1]'
+expect_rc 1 "a given solution outside the accuracy"
+expect_err "relative error [0-9.e-]+ \(fp32-simt\) is above the accuracy 1e-30 asked" \
+	"a given solution outside the accuracy: named"
+
 done_testing

@@ -344,6 +344,81 @@ static void test_planner_accuracy(void)
 	contraction_free(c);
 }
 
+/* A device whose planner offers the arithmetics `have` and whose results
+ * measure err[arith]: accuracy_search's try, without a GPU. */
+struct fake_device {
+	bool have[ARITH_COUNT];
+	double err[ARITH_COUNT];
+	int calls;
+	enum arith floors[8];
+};
+
+static enum tcx_status fake_try(void *ctx, enum arith floor, struct accuracy_try *out,
+				struct tcx_error *err)
+{
+	struct fake_device *d = ctx;
+	int a = floor;
+
+	if (d->calls < 8)
+		d->floors[d->calls] = floor;
+	d->calls++;
+	while (a < ARITH_FP32 && !d->have[a])
+		a++;
+	if (!d->have[a])
+		return tcx_fail(err, TCX_EREJECT, "nothing at least as accurate as %s",
+				arith_name(floor));
+	out->arith = (enum arith)a;
+	out->error = d->err[a];
+	return TCX_OK;
+}
+
+/* accuracy_search: a result that misses its bound falls back one
+ * arithmetic at a time (tf32, TF32x3, fp32 SIMT) and is never the last
+ * when a more accurate one meets the bound; when even the most accurate
+ * misses, the error names the measured error and the bound. */
+static void test_accuracy_search(void)
+{
+	struct fake_device d = {
+		.have = { [ARITH_TF32] = true, [ARITH_TF32X3] = true, [ARITH_FP32] = true },
+		.err = { [ARITH_TF32] = 2.4e-5, [ARITH_TF32X3] = 3e-7, [ARITH_FP32] = 2e-7 },
+	};
+	struct accuracy_outcome o;
+	struct tcx_error err = { 0 };
+
+	/* tf32 meets 1e-3: one try */
+	CHECK(accuracy_search(TCX_DTYPE_S, 1e-3, true, fake_try, &d, &o, &err) == TCX_OK);
+	CHECK(o.ntries == 1 && o.arith == ARITH_TF32 && o.error == 2.4e-5 && d.calls == 1);
+	/* tf32 misses 1e-6: TF32x3 next, which meets it */
+	d.calls = 0;
+	CHECK(accuracy_search(TCX_DTYPE_S, 1e-6, true, fake_try, &d, &o, &err) == TCX_OK);
+	CHECK_MSG(o.ntries == 2 && o.arith == ARITH_TF32X3 && o.error <= 1e-6,
+		  "1e-6: %d tries, ended in %s", o.ntries, arith_name(o.arith));
+	CHECK(d.floors[0] == ARITH_TF32 && d.floors[1] == ARITH_TF32X3);
+	CHECK(o.tries[0].arith == ARITH_TF32 && o.tries[0].error == 2.4e-5);
+	/* TF32x3 misses 2.5e-7 as well: fp32 SIMT */
+	d.calls = 0;
+	CHECK(accuracy_search(TCX_DTYPE_S, 2.5e-7, true, fake_try, &d, &o, &err) == TCX_OK);
+	CHECK(o.ntries == 3 && o.arith == ARITH_FP32 && d.floors[2] == ARITH_FP32);
+	/* nothing meets 1e-8: a mismatch naming the error and the bound */
+	d.calls = 0;
+	CHECK(accuracy_search(TCX_DTYPE_S, 1e-8, true, fake_try, &d, &o, &err) == TCX_EMISMATCH);
+	CHECK(o.ntries == 3 && o.arith == ARITH_FP32);
+	CHECK_MSG(strstr(err.msg, "2e-07") && strstr(err.msg, "1e-08") &&
+			  strstr(err.msg, "fp32-simt"),
+		  "%s", err.msg);
+	/* a device without tf32 (a CPU): the first try is fp32 SIMT, and the
+	 * last */
+	d.have[ARITH_TF32] = d.have[ARITH_TF32X3] = false;
+	d.calls = 0;
+	CHECK(accuracy_search(TCX_DTYPE_S, 1e-8, true, fake_try, &d, &o, &err) == TCX_EMISMATCH);
+	CHECK(o.ntries == 1 && d.calls == 1);
+	/* a solution the user gave: checked, never replaced */
+	d.have[ARITH_TF32] = true;
+	d.calls = 0;
+	CHECK(accuracy_search(TCX_DTYPE_S, 1e-6, false, fake_try, &d, &o, &err) == TCX_EMISMATCH);
+	CHECK(o.ntries == 1 && o.arith == ARITH_TF32 && strstr(err.msg, "1e-06"));
+}
+
 /* The store's key of a solution names its indices by the problem key's
  * letters, whatever the expression called them. */
 static void test_store_key(void)
@@ -609,6 +684,7 @@ int main(void)
 	test_planner();
 	test_arith();
 	test_planner_accuracy();
+	test_accuracy_search();
 	test_store_key();
 	test_fit();
 	test_fit_key_order();
