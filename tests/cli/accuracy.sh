@@ -76,4 +76,31 @@ expect_rc 1 "a given solution outside the accuracy"
 expect_err "relative error [0-9.e-]+ \(fp32-simt\) is above the accuracy 1e-30 asked" \
 	"a given solution outside the accuracy: named"
 
+# tcx bench --accuracy: each size's kernel is checked before it is timed,
+# and the row says in what arithmetic and with what error; a size that
+# misses stops the run with exit 1, writing no results file
+need_opencl $py
+run -v bench 'C[ij]=A[ik]*B[kj]' --exact 40,33,24 --accuracy 1e-5 --no-store \
+	--min-reps 2 --min-time 0.001 --format json -o b.json
+expect_rc 0 "bench within the accuracy"
+expect_err 'accuracy: fp32-simt, measured relative error [0-9.e-]+ within the accuracy 1e-05' \
+	"bench within the accuracy: said with -v"
+checks=$((checks + 1))
+$py -c '
+import json, sys
+r = json.load(open("b.json"))["results"][0]
+assert r["status"] == "ok" and r["accuracy"] == 1e-5, r
+assert r["arithmetic"] == "fp32-simt" and 0 <= r["measured_error"] <= 1e-5, r
+' || fail "bench within the accuracy: accuracy, arithmetic and measured_error in its row"
+checks=$((checks + 1))
+$py "$TCX_SOURCE_DIR/tests/docs/jsonschema.py" "$TCX_SOURCE_DIR/share/schemas/bench.schema.json" \
+	b.json || fail "bench within the accuracy: the results validate against bench.schema.json"
+run bench 'C[ij]=A[ik]*B[kj]' --exact 40,33,24 --accuracy 1e-30 --no-store \
+	--min-reps 2 --min-time 0.001 -o c.json
+expect_rc 1 "bench outside any accuracy"
+expect_err "relative error [0-9.e-]+ is above the accuracy 1e-30 asked even in fp32-simt" \
+	"bench outside any accuracy: named"
+checks=$((checks + 1))
+[ ! -e c.json ] || fail "bench outside any accuracy: no results file"
+
 done_testing
