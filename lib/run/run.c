@@ -503,6 +503,7 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 		r->gamma = g < 0.5 ? g / (1 - g) : 1;
 	}
 	r->custom_tol = o->rtol >= 0 || o->atol >= 0;
+	r->accuracy = r->custom_tol ? 0 : o->accuracy;
 	r->rtol = o->rtol < 0 ? 0 : o->rtol;
 	r->atol = o->atol < 0 ? 0 : o->atol;
 	r->compile_s = pr->compile_s;
@@ -549,6 +550,8 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 		e = fabs(gr - wr) + fabs(gi - wi);
 		if (r->custom_tol)
 			bound = r->atol + r->rtol * mag_ref;
+		else if (r->accuracy > 0)
+			bound = r->accuracy * mag;
 		else
 			bound = r->gamma * mag + r->u_out * mag_ref * 2 +
 				(double)(nprod + 2) * min_normal_out(t);

@@ -131,6 +131,8 @@ struct validate_opts {
 	uint64_t seed;
 	double alpha[2], beta[2];
 	double rtol, atol;    /* both < 0: the type-aware bound */
+	double accuracy;      /* > 0 (rtol, atol < 0): the bound is accuracy * mag
+			       * (plan/arith.h's relative error), not the type's */
 	int64_t sample;       /* compare at most this many elements (spread) */
 	int64_t max_work;     /* cap on reference multiply-adds (sample shrinks) */
 	int max_report;       /* mismatches to list */
@@ -162,6 +164,7 @@ struct validate_report {
 	int64_t products;     /* accumulated products per element */
 	bool custom_tol;
 	double rtol, atol;
+	double accuracy;      /* validate_opts.accuracy: the bound used, when > 0 */
 	double kernel_ms, compile_s, reference_s;
 	uint64_t seed;
 };

@@ -76,6 +76,34 @@ expect_rc 1 "a given solution outside the accuracy"
 expect_err "relative error [0-9.e-]+ \(fp32-simt\) is above the accuracy 1e-30 asked" \
 	"a given solution outside the accuracy: named"
 
+# tcx validate --accuracy: the contract, |err| <= e * sum |a b| per element,
+# instead of the type's bound; the relative error measured is printed
+run validate 'C[ij]=A[ik]*B[kj]' --sizes 40,33,24 --device host --accuracy 1e-6
+expect_rc 0 "validate within the accuracy"
+expect_out '^bound +\|err\| <= 1e-06 \* sum\|alpha\*a\*b\| \+ \|beta\*c\| \(--accuracy\), in fp32-simt$' \
+	"validate within the accuracy: the bound"
+expect_out '^relative +[0-9.e-]+: the largest' "validate within the accuracy: the error"
+run validate 'C[ij]=A[ik]*B[kj]' --sizes 40,33,24 --device host --accuracy 1e-12 --format json
+expect_rc 1 "validate outside the accuracy"
+checks=$((checks + 1))
+printf '%s' "$out" | $py -c '
+import json, sys
+o = json.load(sys.stdin)
+assert o["result"] == "fail" and o["bound"] == {"kind": "accuracy", "accuracy": 1e-12}, o["bound"]
+assert o["accuracy"] == 1e-12 and o["arithmetic"] == "fp32-simt", o
+assert o["measured_error"] > 1e-12 and o["mismatches"] > 0, o
+' || fail "validate outside the accuracy: json"
+expect_err "the result's relative error [0-9.e-]+ \(fp32-simt\) is above the accuracy 1e-12 asked" \
+	"validate outside the accuracy: named"
+# without it, validate is as before: no accuracy fields
+run validate 'C[ij]=A[ik]*B[kj]' --sizes 40,33,24 --device host --format json
+checks=$((checks + 1))
+printf '%s' "$out" | $py -c '
+import json, sys
+o = json.load(sys.stdin)
+assert "accuracy" not in o and "measured_error" not in o and o["bound"]["kind"] == "type-aware"
+' || fail "validate without an accuracy: the type-aware bound, no accuracy fields"
+
 # tcx bench --accuracy: each size's kernel is checked before it is timed,
 # and the row says in what arithmetic and with what error; a size that
 # misses stops the run with exit 1, writing no results file

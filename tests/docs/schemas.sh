@@ -80,6 +80,8 @@ check validate "complex mismatches, rtol/atol bound" validate 'ik,kj->ij' --size
 	--device host --type c --rtol 0 --atol 0 --format json
 check validate "empty problems: no_kernel" validate 'ik,kj->ij' --sizes i=3,k=0,j=4 --beta 0.5 \
 	--device host --format json
+check validate "an accuracy missed" validate 'C[ij]=A[ik]*B[kj]' --sizes 33,17,64 --device host \
+	--accuracy 1e-12 --show 2 --format json
 check validate "an empty C" validate 'ik,kj->ij' --sizes i=0,k=5,j=4 --device host --format json
 # a store holding what a tune on the host reference leaves (every candidate
 # skipped, with its reason, and no times): results' optional parts
