@@ -732,8 +732,8 @@ static void add_launch_bound(const struct plan_device *m, struct solution *s)
 		s->occupancy = 2;
 }
 
-int planner_list(const struct problem *p, const struct device_info *dev, struct solution *out,
-		 int max)
+int planner_list(const struct problem *p, const struct device_info *dev, double accuracy,
+		 struct solution *out, int max)
 {
 	struct plan_device m;
 	struct cands *cs = malloc(sizeof(*cs));
@@ -744,7 +744,7 @@ int planner_list(const struct problem *p, const struct device_info *dev, struct 
 	/* a model that cannot be read leaves the built-in one: planner_plan
 	 * reports it */
 	plan_device_model(dev, p->c->dtype, &m, NULL);
-	list_candidates(p, &m, 0, cs);
+	list_candidates(p, &m, accuracy, cs);
 	n = cs->n < max ? cs->n : max;
 	memcpy(out, cs->s, (size_t)n * sizeof(*out));
 	free(cs);

@@ -194,10 +194,12 @@ bool plan_known_device(const char *name, struct device_info *out);
  * permuted): the shapes of the device's kernel families with the role
  * choices and GlobalSplitU options worth a try, unranked and not yet
  * checked against the device (plan_make, plan_accepts), at most max into
- * out.  Returns how many, or -1 when out of memory.  For tuning around
- * the planner's choices (tcx tune EXPR). */
-int planner_list(const struct problem *p, const struct device_info *dev, struct solution *out,
-		 int max);
+ * out; with an accuracy (planner_plan_accuracy), the plain-tf32 twins
+ * of the TF32x3 ones too, whatever their predicted error.  Returns how
+ * many, or -1 when out of memory.  For tuning around the planner's
+ * choices (tcx tune EXPR). */
+int planner_list(const struct problem *p, const struct device_info *dev, double accuracy,
+		 struct solution *out, int max);
 
 /* The model's prediction for one solution on problem kp (already made
  * into kernel plan k). */

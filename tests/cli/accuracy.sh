@@ -131,4 +131,27 @@ expect_err "relative error [0-9.e-]+ is above the accuracy 1e-30 asked even in f
 checks=$((checks + 1))
 [ ! -e c.json ] || fail "bench outside any accuracy: no results file"
 
+# tcx tune --accuracy: winners are validated against it; the logic records
+# the accuracy asked and, per solution, the arithmetic and the measured
+# error; a tuning whose every winner misses it writes no logic (exit 1)
+run tune 'C[ij]=A[ik]*B[kj]' --sizes i=32,j=16,k=8 --budget 2 --device opencl:0:0 \
+	--db t.db -o logic --accuracy 1e-4 --min-reps 2 --min-time 0.001
+expect_rc 0 "tune within the accuracy"
+lg=$(ls logic/*.yaml 2>/dev/null | head -1)
+checks=$((checks + 1))
+[ -n "$lg" ] && grep -q '^accuracy: 0.0001$' "$lg" && grep -q '^  arithmetic: fp32-simt$' "$lg" &&
+	grep -Eq '^  measured_error: [0-9.e-]+$' "$lg" ||
+	fail "tune within the accuracy: the logic records it"
+run logic show "$lg"
+expect_rc 0 "the logic tune wrote loads"
+run tune 'C[ij]=A[ik]*B[kj]' --sizes i=32,j=16,k=8 --budget 2 --device opencl:0:0 \
+	--db t.db -o logic2 --accuracy 1e-30
+expect_rc 1 "tune outside the accuracy"
+expect_err 'WINNER DROPPED: .*relative error [0-9.e-]+ in fp32-simt is above the accuracy 1e-30 asked' \
+	"tune outside the accuracy: the winners are dropped, saying why"
+expect_err 'no solution is left for C\[ij\]=A\[ik\]\*B\[kj\]: every winner failed validation or missed the accuracy asked' \
+	"tune outside the accuracy: no logic"
+checks=$((checks + 1))
+[ -z "$(ls logic2 2>/dev/null)" ] || fail "tune outside the accuracy: no logic file"
+
 done_testing

@@ -468,7 +468,7 @@ static int put_rows(struct store *st, const struct device_info *dev,
 		contraction_free(c);
 		return 0;
 	}
-	n = planner_list(&p, dev, sols, PLAN_MAX_CANDIDATES);
+	n = planner_list(&p, dev, 0, sols, PLAN_MAX_CANDIDATES);
 	for (int j = 0; j < n && (max == 0 || rows < max); j++) {
 		struct measurement r;
 		struct kernel_plan kp;
