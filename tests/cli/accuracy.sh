@@ -154,4 +154,27 @@ expect_err 'no solution is left for C\[ij\]=A\[ik\]\*B\[kj\]: every winner faile
 checks=$((checks + 1))
 [ -z "$(ls logic2 2>/dev/null)" ] || fail "tune outside the accuracy: no logic file"
 
+# tcx export-lib --accuracy: logic tuned within it (or weaker) is taken (or
+# refused, exit 2, nothing written); logic that records no accuracy and no
+# measured errors (older logic) is refused; the library records it
+run export-lib "$lg" -o lib1 --accuracy 1e-3
+expect_rc 0 "export within the accuracy"
+checks=$((checks + 1))
+grep -q '^#define TCXLIB_ACCURACY 0.001$' lib1/include/tcxlib.h ||
+	fail "export within the accuracy: the header records it"
+run export-lib "$lg" -o lib2 --accuracy 1e-5
+expect_rc 2 "export of logic tuned for a weaker accuracy"
+expect_err "logic '.*' was tuned for a relative error of 0.0001, weaker than the accuracy 1e-05 asked" \
+	"export of logic tuned for a weaker accuracy: named"
+checks=$((checks + 1))
+[ ! -e lib2 ] || fail "export of logic tuned for a weaker accuracy: nothing written"
+run export-lib "$TCX_SOURCE_DIR/tests/data/bench/gemm-logic.yaml" -o lib3 --accuracy 1e-3
+expect_rc 2 "export of logic that records no accuracy"
+expect_err "logic '.*gemm-logic.yaml' records no accuracy: solution 0 .* has no measured error" \
+	"export of logic that records no accuracy: named"
+run export-lib "$TCX_SOURCE_DIR/tests/data/bench/gemm-logic.yaml" -o lib4
+expect_rc 0 "export without an accuracy takes it as before"
+checks=$((checks + 1))
+! grep -q ACCURACY lib4/include/tcxlib.h || fail "export without an accuracy: nothing recorded"
+
 done_testing
