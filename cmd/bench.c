@@ -18,6 +18,7 @@
 #include "logic/logic.h"
 #include "notation/notation.h"
 #include "plan/planner.h"
+#include "run/run.h"
 #include "store/store.h"
 #include "tune/tune.h"
 
@@ -27,7 +28,7 @@ static const char *const bench_synopsis[] = {
 	"[--min-reps <n>] [--min-time <s>] [--timer <timer>] [--flush <flush>] [--seed <n>] "
 	"[--peak-gflops <n>] [--baseline <file> [--max-regression <x>]] [--no-cache] "
 	"[--kernel-timeout <s>] [--strides <strides>] [--db <file> | --no-store] "
-	"[--format <fmt>] [-o <file>] [--plot <file>] <expr>",
+	"[--accuracy <e>] [--format <fmt>] [-o <file>] [--plot <file>] <expr>",
 	"tcx bench --compare [--max-regression <x>] [--format <fmt>] [-o <file>] [--plot <file>] "
 	"<a.json> <b.json>",
 	NULL,
@@ -52,6 +53,7 @@ enum {
 	OPT_STRIDES,
 	OPT_DB,
 	OPT_NO_STORE,
+	OPT_ACCURACY,
 };
 
 static const struct cmd_option bench_options[] = {
@@ -115,6 +117,9 @@ static const struct cmd_option bench_options[] = {
 	  "first-fastest last-fastest" },
 	{ "strides", OPT_STRIDES, required_argument, "<strides>",
 	  "views: strides for every size, 'A=[1,1040],C=[..]'", OV_NONE, NULL },
+	{ "accuracy", OPT_ACCURACY, required_argument, "<e>",
+	  "the relative error results may have: each size's kernel is checked first", OV_NONE,
+	  NULL },
 	{ NULL, 0, 0, NULL, NULL, OV_NONE, NULL },
 };
 
@@ -150,6 +155,7 @@ struct bench_cli {
 	enum out_format fmt;
 	bool fmt_given, compare, no_cache, threshold_given, no_store;
 	double threshold, peak, kernel_timeout;
+	double accuracy;        /* --accuracy; 0 when not given */
 	struct bench_opts o;
 };
 
@@ -501,6 +507,70 @@ static enum tcx_status prepare_one(struct run_ctx *x, const struct problem *p,
 	return st;
 }
 
+/* --accuracy for one size (accuracy_search's try): the solution planned
+ * for an arithmetic at least as accurate as floor (or the one given),
+ * prepared, and its result on the benchmark's data checked against the
+ * host reference (validate_run). */
+struct bench_acc {
+	struct run_ctx *x;
+	const struct problem *p;
+	struct plan_result *pl;
+	bool *have_plan;
+	struct solution *planned;
+	const struct solution *given;
+	struct prepared *pr;
+	struct timed *t;
+};
+
+static enum tcx_status bench_acc_try(void *ctx, enum arith floor, struct accuracy_try *out,
+				     struct tcx_error *err)
+{
+	struct bench_acc *b = ctx;
+	struct run_ctx *x = b->x;
+	const struct solution *s = b->given;
+	struct validate_opts vo;
+	struct validate_report *r;
+	enum tcx_status st;
+
+	contract_release(x->dev, b->pr);
+	if (x->planning) {
+		if (*b->have_plan)
+			plan_release(b->pl);
+		*b->have_plan = false;
+		st = planner_plan_accuracy(b->p, device_info_of(x->dev), CMD_PLAN_FLAGS,
+					   x->cli->accuracy, floor, b->pl, err);
+		if (st)
+			return st;
+		*b->have_plan = true;
+		*b->planned = b->pl->best.sol;
+		s = b->planned;
+	}
+	st = prepare_one(x, b->p, *b->have_plan ? b->pl : NULL, s, b->pr, b->t, err);
+	if (st)
+		return st;
+	r = malloc(sizeof(*r));
+	if (!r)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	validate_opts_default(&vo);
+	vo.seed = x->cli->o.seed;
+	memcpy(vo.alpha, x->cli->o.alpha, sizeof(vo.alpha));
+	memcpy(vo.beta, x->cli->o.beta, sizeof(vo.beta));
+	st = validate_run(x->dev, b->pr, b->p, &vo, r, err);
+	/* the type's bound does not matter here: the accuracy asked does */
+	if (st == TCX_EMISMATCH) {
+		st = TCX_OK;
+		tcx_error_clear(err);
+	}
+	out->arith = arith_of(b->p->c->dtype, s);
+	out->error = r->max_err_mag;
+	free(r);
+	if (!st)
+		verbose("accuracy: %s, measured relative error %.3g %s the accuracy %.3g asked",
+			arith_name(out->arith), out->error,
+			out->error <= x->cli->accuracy ? "within" : "above", x->cli->accuracy);
+	return st;
+}
+
 /* Benchmarks one size: appends its record to x->rows and prints its line.
  * Returns an error only for what stops the whole run. */
 static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct tcx_error *err)
@@ -511,7 +581,8 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 	const struct solution *sa = &x->sol;
 	struct solution planned;
 	struct plan_result pl;
-	bool have_plan = false, direct = false, joint = false;
+	bool have_plan = false, direct = false, joint = false, accuracy_checked = false;
+	struct accuracy_outcome acc;
 	double ratio[3] = { NAN, NAN, NAN };
 	json_t *row, *sizes;
 	int pick = 0;
@@ -531,7 +602,30 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 	st = problem_at(x->c, sz, x->cli->strides, &p, err);
 	if (st)
 		goto out_free;
-	if (x->planning) {
+	if (x->cli->accuracy > 0 && (x->planning || pick >= 0)) {
+		struct bench_acc ba = { x, &p, &pl, &have_plan, &planned, sa, &pa, a };
+
+		st = accuracy_search(x->c->dtype, x->cli->accuracy, x->planning, bench_acc_try, &ba,
+				     &acc, err);
+		if (st && !size_status(st))
+			goto out_free; /* a missed accuracy stops the run: exit 1 */
+		if (st && !a->status) {
+			timed_status(a, st, err->msg);
+			a->origin = "";
+		}
+		accuracy_checked = !st;
+		if (have_plan) {
+			sa = &planned;
+			snprintf(a->path, sizeof(a->path), "direct");
+			if (pl.best.permute[0].on || pl.best.permute[1].on || pl.best.permute[2].on)
+				snprintf(a->path, sizeof(a->path), "TTGT:%s%s%s",
+					 pl.best.permute[0].on ? "A" : "",
+					 pl.best.permute[1].on ? "B" : "",
+					 pl.best.permute[2].on ? "C" : "");
+		}
+		if (st)
+			pick = -1;
+	} else if (x->planning) {
 		st = planner_plan(&p, device_info_of(x->dev), CMD_PLAN_FLAGS, &pl, err);
 		if (st == TCX_EREJECT) {
 			a->status = "rejected";
@@ -553,12 +647,15 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		}
 	}
 	if (pick >= 0) {
-		st = prepare_one(x, &p, have_plan ? &pl : NULL, sa, &pa, a, err);
+		if (!accuracy_checked)
+			st = prepare_one(x, &p, have_plan ? &pl : NULL, sa, &pa, a, err);
 		if (st && !a->status)
 			goto out_free;
 		direct = !st && contract_direct(&pa, x->cli->o.alpha, x->cli->o.beta);
 		if (direct)
 			snprintf(a->path, sizeof(a->path), "permute");
+	} else if (x->cli->accuracy > 0 && a->status) {
+		/* its try was rejected or failed: a->status says how */
 	} else if (!x->planning) {
 		st = TCX_EREJECT;
 		a->status = "rejected";
@@ -615,6 +712,11 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		json_object_set_new(sizes, x->c->idx[id].name, json_integer(sz[id]));
 	json_object_set_new(row, "sizes", sizes);
 	timed_json(row, a, x->peak);
+	if (accuracy_checked) {
+		json_object_set_new(row, "accuracy", json_real(x->cli->accuracy));
+		json_object_set_new(row, "arithmetic", json_string(arith_name(acc.arith)));
+		json_object_set_new(row, "measured_error", jnum(acc.error));
+	}
 	if (have_plan) {
 		json_t *pj = json_object();
 
@@ -1224,7 +1326,7 @@ static int compare_mode(struct bench_cli *cli, int argc, char **argv)
 				   argc);
 	if (cli->nr || cli->ne || cli->params || cli->solfile || cli->logic || cli->versus ||
 	    cli->baseline || cli->devid || cli->type || cli->no_cache || cli->db ||
-	    cli->no_store)
+	    cli->no_store || cli->accuracy > 0)
 		return usage_error(&cmd_bench_def,
 				   "--compare runs nothing: it takes only --max-regression, "
 				   "--format, -o and --plot");
@@ -1552,6 +1654,10 @@ int cmd_bench(int argc, char **argv)
 			break;
 		case OPT_NO_STORE:
 			cli.no_store = true;
+			break;
+		case OPT_ACCURACY:
+			if ((ret = parse_accuracy(optarg, &cli.accuracy)))
+				goto out;
 			break;
 		case 'h':
 			goto out;

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "common/common.h"
+#include "plan/arith.h"
 
 /* Exit codes (DESIGN.md; man tcx(1), EXIT STATUS). */
 enum {
@@ -161,6 +162,9 @@ int open_device(const char *id, struct device **out);
 int parse_scalar(const char *text, const char *what, double out[2]);
 /* Parses a whole number >= lo; returns an exit code. */
 int parse_count(const char *text, const char *what, int64_t lo, int64_t *out);
+/* Parses --accuracy's relative error (plan/arith.h): a positive finite
+ * number, at most 1; returns an exit code. */
+int parse_accuracy(const char *text, double *out);
 
 /* Sizes ("i=64,j=32" or "64,32"; a size may be 0, an empty problem) and
  * optional strides into p; exit code. */
@@ -212,6 +216,12 @@ enum tcx_status prepare_kernel(struct device *dev, const struct problem *p,
 			       struct prepared *pr, struct strbuf *log, struct tcx_error *err);
 int plan_solution(const struct problem *p, const struct device_info *dev, struct plan_result *pl,
 		  struct solution *s);
+/* plan_solution for a result within a relative error, in an arithmetic at
+ * least as accurate as floor (planner_plan_accuracy); the status, not
+ * reported. */
+enum tcx_status plan_solution_accuracy(const struct problem *p, const struct device_info *dev,
+				       double accuracy, enum arith floor, struct plan_result *pl,
+				       struct solution *s, struct tcx_error *err);
 
 /* Loads library logic and checks it is for contraction c; exit code. */
 struct logic;

@@ -14,7 +14,7 @@
 static const char *const export_synopsis[] = {
     "tcx export-lib -o <dir> [--force] [--name <prefix>] [--selector <kind>] [--db <file>] "
     "[(--holdout <sizes> | --holdout-range <spec>)... [--device <id>] [--min-time <s>]] "
-    "<logic.yaml>...",
+    "[--accuracy <e>] <logic.yaml>...",
     NULL,
 };
 
@@ -26,6 +26,7 @@ enum {
 	OPT_DB,
 	OPT_MIN_TIME,
 	OPT_FORCE,
+	OPT_ACCURACY,
 };
 
 static const struct cmd_option export_options[] = {
@@ -57,6 +58,10 @@ static const struct cmd_option export_options[] = {
      OV_DEVICE, NULL},
     {"min-time", OPT_MIN_TIME, required_argument, "<s>",
      "seconds of timed launches per held-out measurement (default 0.1)", OV_NONE, NULL},
+    {"accuracy", OPT_ACCURACY, required_argument, "<e>",
+     "refuse logic not tuned within this relative error (tcx tune --accuracy); the library "
+     "records it",
+     OV_NONE, NULL},
     {NULL, 0, 0, NULL, NULL, OV_NONE, NULL},
 };
 
@@ -87,6 +92,7 @@ struct args {
 	bool force_kind, force;
 	enum sel_kind kind;
 	double min_time;
+	double accuracy; /* --accuracy; 0 when not given */
 };
 
 /* Loads each logic file with its selector data. */
@@ -237,6 +243,10 @@ int cmd_export_lib(int argc, char **argv)
 		case 'd':
 			a.device = optarg;
 			break;
+		case OPT_ACCURACY:
+			if ((ret = parse_accuracy(optarg, &a.accuracy)))
+				return ret;
+			break;
 		case OPT_MIN_TIME:
 			if (!common_parse_double(optarg, &a.min_time) || !(a.min_time >= 0))
 				return usage_error(&cmd_export_lib_def, "bad --min-time '%s'",
@@ -268,6 +278,12 @@ int cmd_export_lib(int argc, char **argv)
 		goto out;
 	}
 	ret = load_inputs(argv + optind, n, &a, logics, sels);
+	/* before any measurement: refused at the end, it would be wasted */
+	for (int i = 0; i < n && !ret && a.accuracy > 0; i++) {
+		st = export_accuracy_check(logics[i], argv[optind + i], a.accuracy, &err);
+		if (st)
+			ret = report(st, &err);
+	}
 	if (!ret && a.nexact + a.nrange > 0)
 		ret = measure(argv + optind, n, &a, logics, sels, reports, kinds);
 	if (ret)
@@ -285,6 +301,7 @@ int cmd_export_lib(int argc, char **argv)
 	o.out_dir = a.out;
 	o.name = a.name;
 	o.force = a.force;
+	o.accuracy = a.accuracy;
 	st = export_lib(in, n, &o, &err);
 	if (st) {
 		ret = report(st, &err);

@@ -13,7 +13,7 @@
 
 static const char *const planner_synopsis[] = {
 	"tcx plan --sizes <sizes> [--type <t>] [--device <id> | --for <gpu>] [--strides <strides>] "
-	"[--layout <layout>] [--format <fmt>] <expr>",
+	"[--layout <layout>] [--accuracy <e>] [--format <fmt>] <expr>",
 	"tcx plan --fit [--db <file>] [--device <id> | --for <gpu>] [--type <t>] [-o <file>] "
 	"[--format <fmt>]",
 	NULL,
@@ -34,6 +34,9 @@ static const struct cmd_option planner_options[] = {
 	  "first-fastest last-fastest" },
 	{ "format", 'f', required_argument, "<fmt>", "table (default) or json", OV_ENUM,
 	  "table json" },
+	{ "accuracy", 0x104, required_argument, "<e>",
+	  "the relative error the result may have (default: the type's own accuracy)", OV_NONE,
+	  NULL },
 	{ "fit", 0x102, no_argument, NULL,
 	  "fit the planner's model to the measurements in the results store", OV_NONE, NULL },
 	{ "db", 0x103, required_argument, "<file>",
@@ -47,6 +50,7 @@ static const char *const planner_examples[] = {
 	"tcx plan 'C[a,b,c,i,j,k]=A[i,j,m,a]*B[m,k,b,c]' --sizes a=24,b=20,c=20,i=24,j=20,k=20,m=24 "
 	"--for h100",
 	"tcx plan 'ik,kj->ij' --sizes i=4096,j=4096,k=4096 --format json",
+	"tcx plan 'ik,kj->ij' --sizes i=4096,j=4096,k=4096 --for h200 --accuracy 1e-3",
 	"tcx plan --fit",
 	"tcx plan --fit --db h200.db --for h200 -o h200-s.json",
 	NULL,
@@ -131,6 +135,9 @@ static json_t *permute_json(const struct tcx_contraction *c, const struct plan_c
 	return o;
 }
 
+/* choice_json with --accuracy: the choice's arithmetic and its error */
+static bool show_arith;
+
 static json_t *choice_json(const struct tcx_contraction *c, const struct plan_choice *ch,
 			   double flops)
 {
@@ -151,6 +158,10 @@ static json_t *choice_json(const struct tcx_contraction *c, const struct plan_ch
 	json_object_set_new(o, "overhead_ms", json_num(ch->overhead_s * 1e3));
 	json_object_set_new(o, "limit", json_string(ch->limit));
 	json_object_set_new(o, "tile_utilization", json_num(ch->tile_util));
+	if (show_arith) {
+		json_object_set_new(o, "arithmetic", json_string(arith_name(ch->arith)));
+		json_object_set_new(o, "predicted_error", json_num(ch->predicted_err));
+	}
 	if (perm)
 		json_object_set_new(o, "permute", perm);
 	strbuf_release(&params);
@@ -184,7 +195,8 @@ static const char *model_origin_text(const char *origin)
 }
 
 static json_t *plan_json(const struct tcx_contraction *c, const struct problem *p,
-			 const struct device_info *dev, const struct plan_result *pl)
+			 const struct device_info *dev, const struct plan_result *pl,
+			 double accuracy)
 {
 	json_t *o = json_object(), *sz = json_object();
 	const double flops = problem_flops(p);
@@ -201,6 +213,8 @@ static json_t *plan_json(const struct tcx_contraction *c, const struct problem *
 	json_object_set_new(o, "planned_as", json_string(pl->kp.c->expr));
 	json_object_set_new(o, "flops", json_num(flops));
 	json_object_set_new(o, "min_bytes", json_num(problem_min_bytes(p, c->use_beta)));
+	if (accuracy > 0)
+		json_object_set_new(o, "accuracy", json_real(accuracy));
 	json_object_set_new(o, "choice", choice_json(c, &pl->best, flops));
 	if (pl->direct.on) {
 		json_t *d = json_object();
@@ -257,6 +271,10 @@ static void print_choice(const char *label, json_t *ch)
 	       json_real_value(json_object_get(ch, "latency_ms")),
 	       json_real_value(json_object_get(ch, "overhead_ms")),
 	       100 * json_real_value(json_object_get(ch, "tile_utilization")));
+	if (json_object_get(ch, "arithmetic"))
+		printf("            arithmetic %s, predicted error %.2g\n",
+		       json_string_value(json_object_get(ch, "arithmetic")),
+		       json_real_value(json_object_get(ch, "predicted_error")));
 	printf("            --params '%s'\n", json_string_value(json_object_get(ch, "params")));
 }
 
@@ -275,6 +293,9 @@ static void print_table(json_t *o)
 		first = false;
 	}
 	printf("\nplanned as  %s\n", json_string_value(json_object_get(o, "planned_as")));
+	if (json_object_get(o, "accuracy"))
+		printf("accuracy    %.3g relative error (|got - ref| / sum |a b|)\n",
+		       json_real_value(json_object_get(o, "accuracy")));
 	if (direct) {
 		printf("choice      a permute of A into C, no contraction kernel: %s\n",
 		       json_string_value(json_object_get(direct, "kernel")));
@@ -438,6 +459,7 @@ int cmd_plan(int argc, char **argv)
 	const char *type = NULL, *layout = NULL, *sizes = NULL, *strides = NULL, *devid = NULL;
 	const char *gpu = NULL, *db = NULL, *out = NULL;
 	bool fit = false;
+	double accuracy = 0;
 	enum out_format fmt = FMT_TABLE;
 	struct tcx_contraction *c = NULL;
 	struct device *dev = NULL;
@@ -483,6 +505,10 @@ int cmd_plan(int argc, char **argv)
 			if (!parse_format(optarg, &fmt, FMT_ALLOW(FMT_TABLE) | FMT_ALLOW(FMT_JSON)))
 				return option_value_error(&cmd_plan_def, 'f', "format", optarg);
 			break;
+		case 0x104:
+			if ((ret = parse_accuracy(optarg, &accuracy)))
+				return ret;
+			break;
 		case 'h':
 			return 0;
 		default:
@@ -499,8 +525,9 @@ int cmd_plan(int argc, char **argv)
 		if (optind < argc)
 			return usage_error(&cmd_plan_def, "--fit takes no expression: it fits to every "
 							  "problem the store holds");
-		if (sizes || strides || layout)
-			return usage_error(&cmd_plan_def, "--fit takes no --sizes, --strides or --layout");
+		if (sizes || strides || layout || accuracy > 0)
+			return usage_error(&cmd_plan_def,
+					   "--fit takes no --sizes, --strides, --layout or --accuracy");
 		if (type && !dtype_parse(type, &t))
 			return option_value_error(&cmd_plan_def, 't', "type", type);
 		if (!gpu) {
@@ -540,12 +567,13 @@ int cmd_plan(int argc, char **argv)
 			goto out;
 		di = device_info_of(dev);
 	}
-	st = planner_plan(&p, di, CMD_PLAN_FLAGS, &pl, &err);
+	st = planner_plan_accuracy(&p, di, CMD_PLAN_FLAGS, accuracy, ARITH_TF32, &pl, &err);
 	if (st) {
 		ret = report(st, &err);
 		goto out;
 	}
-	o = plan_json(c, &p, di, &pl);
+	show_arith = accuracy > 0;
+	o = plan_json(c, &p, di, &pl, accuracy);
 	if (fmt == FMT_JSON)
 		print_json(stdout, o);
 	else

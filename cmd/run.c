@@ -14,7 +14,8 @@
 
 static const char *const run_synopsis[] = {
 	"tcx run -i A=<file> [-i B=<file>] [-i C=<file>] -o <file> [--alpha <a>] [--beta <b>] "
-	"[--device <id>] [--params <params> | --solution <file> | --logic <file>] <expr>",
+	"[--device <id>] [--params <params> | --solution <file> | --logic <file>] "
+	"[--accuracy <e>] <expr>",
 	NULL,
 };
 
@@ -35,6 +36,8 @@ static const struct cmd_option run_options[] = {
 	  OV_FILE, NULL },
 	{ "logic", 0x103, required_argument, "<file>",
 	  "the solution a library-logic file selects for the arrays' sizes", OV_FILE, NULL },
+	{ "accuracy", 0x104, required_argument, "<e>",
+	  "the relative error C may have, checked against the host reference", OV_NONE, NULL },
 	{ NULL, 0, 0, NULL, NULL, OV_NONE, NULL },
 };
 
@@ -43,6 +46,7 @@ static const char *const run_examples[] = {
 	"tcx run 'ijk->ik' -i A=a.npy -o c.npy",
 	"tcx run 'C[ijk]=A[ilk]*B[jlk] + beta*C[ijk]' -i A=a.npy -i B=b.npy -i C=c.npy "
 	"--beta 0.5 -o out.npy",
+	"tcx run 'ik,kj->ij' -i A=a.npy -i B=b.npy -o c.npy --accuracy 1e-3",
 	NULL,
 };
 
@@ -134,6 +138,74 @@ static int sizes_from_shapes(const struct tcx_contraction *c, const struct npy_a
 	return 0;
 }
 
+/* The result array: C's shape, in the order of the input C (or of the
+ * inputs), zeros.  Returns an exit code. */
+static int make_result(const struct tcx_contraction *c, const struct problem *p,
+		       const int64_t *sizes, const bool *have, const struct npy_array *arr,
+		       int order_first, struct npy_array *result)
+{
+	result->dtype = c->dtype;
+	result->ndim = c->rank[T_C];
+	for (int k = 0; k < result->ndim; k++)
+		result->shape[k] = sizes[c->written[T_C][k]];
+	result->fortran_order = have[T_C] ? arr[T_C].fortran_order : order_first == 1;
+	result->nbytes = (size_t)p->extent[T_C] * (size_t)dtype_info(c->dtype)->bytes;
+	result->data = calloc(1, result->nbytes ? result->nbytes : 1);
+	if (!result->data)
+		return error("out of memory"), TCX_EXIT_RUNTIME;
+	return 0;
+}
+
+/* One try of --accuracy (accuracy_search): the solution planned for an
+ * arithmetic at least as accurate as floor (or the one given), run on the
+ * arrays, its C measured against the host reference. */
+struct acc_run {
+	struct device *dev;
+	const struct problem *p;
+	const void *a, *b, *cin;
+	void *cout;
+	const double *alpha, *beta;
+	double accuracy;
+	bool plan;              /* plan each try; else run *s as given */
+	struct solution *s;
+	struct plan_result *pl;
+	bool *planned;          /* *pl holds a plan to release */
+	struct prepared *pr;
+	struct validate_opts vo;
+};
+
+static enum tcx_status acc_run_try(void *ctx, enum arith floor, struct accuracy_try *out,
+				   struct tcx_error *err)
+{
+	struct acc_run *x = ctx;
+	enum tcx_status st = TCX_OK;
+
+	contract_release(x->dev, x->pr);
+	if (x->plan) {
+		if (*x->planned)
+			plan_release(x->pl);
+		*x->planned = false;
+		st = plan_solution_accuracy(x->p, device_info_of(x->dev), x->accuracy, floor, x->pl,
+					    x->s, err);
+		*x->planned = !st;
+	}
+	if (!st)
+		st = prepare_kernel(x->dev, x->p, *x->planned ? x->pl : NULL, x->s, x->pr, NULL, err);
+	if (!st)
+		st = contract_host_arrays(x->dev, x->pr, x->p, x->a, x->b, x->cin, x->cout, x->alpha,
+					  x->beta, false, NULL, err);
+	if (!st)
+		st = run_measure_error(x->p, x->a, x->b, x->cin, x->cout, x->alpha, x->beta, &x->vo,
+				       &out->error, NULL, err);
+	if (st)
+		return st;
+	out->arith = arith_of(x->p->c->dtype, x->s);
+	verbose("accuracy: %s, measured relative error %.3g %s the accuracy %.3g asked",
+		arith_name(out->arith), out->error, out->error <= x->accuracy ? "within" : "above",
+		x->accuracy);
+	return TCX_OK;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	const char *file[3] = { NULL, NULL, NULL }, *outpath = NULL, *devid = NULL;
@@ -155,6 +227,7 @@ int cmd_run(int argc, char **argv)
 	enum tcx_status st;
 	int ret = 0, opt, order_first = -1;
 	bool beta_given = false, one;
+	double accuracy = 0;
 
 	memset(arr, 0, sizeof(arr));
 	memset(&result, 0, sizeof(result));
@@ -199,6 +272,10 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 0x103:
 			logicfile = optarg;
+			break;
+		case 0x104:
+			if ((ret = parse_accuracy(optarg, &accuracy)))
+				return ret;
 			break;
 		case 'h':
 			return 0;
@@ -302,11 +379,36 @@ int cmd_run(int argc, char **argv)
 	ret = open_device(devid, &dev);
 	if (ret)
 		goto out;
+	if (!logicfile && !planner_wanted(params, solfile, logicfile)) {
+		ret = load_solution(params, solfile, c, device_info_of(dev), &s);
+		if (ret)
+			goto out;
+	}
+	if (accuracy > 0 && !(ret = make_result(c, &p, sizes, have, arr, order_first, &result))) {
+		struct acc_run x = {
+			.dev = dev, .p = &p, .a = arr[T_A].data, .b = arr[T_B].data,
+			.cin = have[T_C] ? arr[T_C].data : result.data, .cout = result.data,
+			.alpha = alpha, .beta = beta, .accuracy = accuracy,
+			.plan = planner_wanted(params, solfile, logicfile), .s = &s, .pl = &pl,
+			.planned = &planned, .pr = &pr,
+		};
+		struct accuracy_outcome ao;
+
+		validate_opts_default(&x.vo);
+		st = accuracy_search(c->dtype, accuracy, x.plan, acc_run_try, &x, &ao, &err);
+		if (!st)
+			st = npy_write(outpath, &result, &err);
+		if (st)
+			ret = report(st, &err);
+		else if (strcmp(outpath, "-") != 0)
+			verbose("wrote %s", outpath);
+		goto out;
+	}
+	if (ret)
+		goto out;
 	if (planner_wanted(params, solfile, logicfile)) {
 		ret = plan_solution(&p, device_info_of(dev), &pl, &s);
 		planned = !ret;
-	} else if (!logicfile) {
-		ret = load_solution(params, solfile, c, device_info_of(dev), &s);
 	}
 	if (ret)
 		goto out;
@@ -315,18 +417,9 @@ int cmd_run(int argc, char **argv)
 		ret = report(st, &err);
 		goto out;
 	}
-	result.dtype = c->dtype;
-	result.ndim = c->rank[T_C];
-	for (int k = 0; k < result.ndim; k++)
-		result.shape[k] = sizes[c->written[T_C][k]];
-	result.fortran_order = have[T_C] ? arr[T_C].fortran_order : order_first == 1;
-	result.nbytes = (size_t)p.extent[T_C] * (size_t)dtype_info(c->dtype)->bytes;
-	result.data = calloc(1, result.nbytes ? result.nbytes : 1);
-	if (!result.data) {
-		ret = error("out of memory");
-		ret = TCX_EXIT_RUNTIME;
+	ret = make_result(c, &p, sizes, have, arr, order_first, &result);
+	if (ret)
 		goto out;
-	}
 	cin = have[T_C] ? arr[T_C].data : result.data;
 	/* a one-operand expression's B is made by contract_host_arrays */
 	st = contract_host_arrays(dev, &pr, &p, arr[T_A].data, arr[T_B].data, cin, result.data,

@@ -25,7 +25,7 @@ static const char *const tune_synopsis[] = {
 	"[--strategy <s>] [--budget <n>] [--seed <n>] [--force] [--shard <k>/<n>] "
 	"[--dry-run | --explain | --from-store] [--no-validate] [--min-reps <n>] "
 	"[--min-time <s>] [--timer <timer>] [--kernel-timeout <s>] [--strides <strides>] "
-	"<config.yaml>",
+	"[--accuracy <e>] <config.yaml>",
 	"tcx tune (--sizes <sizes> | --range <spec> | --exact <spec>)... [--type <t>] "
 	"[--budget <n> | --budget <s>s] [<options>] <expr>",
 	"mpirun -n <ranks> tcx tune [<options>] <config.yaml>",
@@ -76,6 +76,9 @@ static const struct cmd_option tune_options[] = {
 	  "list the candidates this device skipped or failed, and why", OV_NONE, NULL },
 	{ "no-validate", 0x103, no_argument, NULL,
 	  "do not validate the winners (not recommended)", OV_NONE, NULL },
+	{ "accuracy", 0x110, required_argument, "<e>",
+	  "the relative error solutions may have: winners that miss it are dropped", OV_NONE,
+	  NULL },
 	{ "min-reps", 0x104, required_argument, "<n>", "timed launches per measurement (default 5)",
 	  OV_NONE, NULL },
 	{ "min-time", 0x105, required_argument, "<s>",
@@ -608,6 +611,10 @@ int cmd_tune(int argc, char **argv)
 		case 0x103:
 			o.validate = false;
 			break;
+		case 0x110:
+			if ((ret = parse_accuracy(optarg, &o.accuracy)))
+				goto out;
+			break;
 		case 0x104:
 			if ((ret = parse_count(optarg, "min-reps", 1, &v)))
 				goto out;
@@ -732,6 +739,11 @@ int cmd_tune(int argc, char **argv)
 		ret = usage_error(&cmd_tune_def, "--device and --devices cannot be combined");
 		goto out;
 	}
+	if (o.accuracy > 0 && !o.validate) {
+		ret = usage_error(&cmd_tune_def, "--accuracy is checked by validating the winners: "
+						 "no --no-validate");
+		goto out;
+	}
 	if (o.from_store && (o.shard_n > 1 || o.force)) {
 		ret = usage_error(&cmd_tune_def, "--from-store measures nothing: no --shard or --force");
 		goto out;
@@ -770,7 +782,8 @@ int cmd_tune(int argc, char **argv)
 		if (ret)
 			goto out;
 		ndev = 1;
-		st = tune_space_attach(cfg, device_info_of(devs[0]), SPACE_SEEDS, &space, &err);
+		st = tune_space_attach(cfg, device_info_of(devs[0]), SPACE_SEEDS, o.accuracy, &space,
+				       &err);
 		if (st) {
 			ret = report(st, &err);
 			goto out;
@@ -858,7 +871,8 @@ int cmd_tune(int argc, char **argv)
 		goto out;
 	}
 	if (is_expr) {
-		st = tune_space_attach(cfg, device_info_of(devs[0]), SPACE_SEEDS, &space, &err);
+		st = tune_space_attach(cfg, device_info_of(devs[0]), SPACE_SEEDS, o.accuracy, &space,
+				       &err);
 		if (st) {
 			ret = report(st, &err);
 			goto out;

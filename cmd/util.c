@@ -750,6 +750,16 @@ int parse_count(const char *text, const char *what, int64_t lo, int64_t *out)
 	return 0;
 }
 
+int parse_accuracy(const char *text, double *out)
+{
+	if (!common_parse_double(text, out) || !isfinite(*out) || *out <= 0 || *out > 1)
+		return error("accuracy '%s' is not a relative error: give a number above 0 and "
+			     "at most 1, such as 1e-6",
+			     text),
+		       TCX_EXIT_USAGE;
+	return 0;
+}
+
 int load_problem(const struct tcx_contraction *c, const char *sizes, const char *strides,
 		 struct problem *p)
 {
@@ -870,10 +880,10 @@ enum tcx_status prepare_kernel(struct device *dev, const struct problem *p,
 	return st;
 }
 
-int plan_solution(const struct problem *p, const struct device_info *dev, struct plan_result *pl,
-		  struct solution *s)
+enum tcx_status plan_solution_accuracy(const struct problem *p, const struct device_info *dev,
+				       double accuracy, enum arith floor, struct plan_result *pl,
+				       struct solution *s, struct tcx_error *err)
 {
-	struct tcx_error err = { 0 };
 	enum tcx_status st;
 	char name[256];
 
@@ -881,11 +891,11 @@ int plan_solution(const struct problem *p, const struct device_info *dev, struct
 		memset(pl, 0, sizeof(*pl));
 		pl->kp = *p;
 		solution_heuristic(p->c, dev, s);
-		return 0;
+		return TCX_OK;
 	}
-	st = planner_plan(p, dev, CMD_PLAN_FLAGS, pl, &err);
+	st = planner_plan_accuracy(p, dev, CMD_PLAN_FLAGS, accuracy, floor, pl, err);
 	if (st)
-		return report(st, &err);
+		return st;
 	*s = pl->best.sol;
 	solution_name(s, name, sizeof(name));
 	verbose("planner: %s%s%s%s%s%s%s, predicted %.3g ms (%s-bound), %d of %d solutions valid, "
@@ -901,7 +911,16 @@ int plan_solution(const struct problem *p, const struct device_info *dev, struct
 		verbose("planner: a permute of A into C runs it for alpha 1 and beta 0, predicted "
 			"%.3g ms; the kernel above for other alpha and beta",
 			pl->direct.seconds * 1e3);
-	return 0;
+	return TCX_OK;
+}
+
+int plan_solution(const struct problem *p, const struct device_info *dev, struct plan_result *pl,
+		  struct solution *s)
+{
+	struct tcx_error err = { 0 };
+	enum tcx_status st = plan_solution_accuracy(p, dev, 0, ARITH_TF32, pl, s, &err);
+
+	return st ? report(st, &err) : 0;
 }
 
 void default_store_path(char *buf, size_t len)

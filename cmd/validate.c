@@ -16,7 +16,7 @@
 static const char *const validate_synopsis[] = {
 	"tcx validate --sizes <sizes> [--type <t>] [--device <id>] [--params <params> | "
 	"--solution <file> | --logic <file>] [--init <init>] [--seed <n>] [--alpha <a>] [--beta <b>] "
-	"[--rtol <r>] [--atol <a>] [--sample <n>] [--show <n>] [--layout <layout>] "
+	"[--rtol <r>] [--atol <a>] [--accuracy <e>] [--sample <n>] [--show <n>] [--layout <layout>] "
 	"[--strides <strides>] [--format <fmt>] <expr>",
 	NULL,
 };
@@ -47,6 +47,9 @@ static const struct cmd_option validate_options[] = {
 	  "relative tolerance instead of the type-aware bound", OV_NONE, NULL },
 	{ "atol", 0x105, required_argument, "<a>",
 	  "absolute tolerance instead of the type-aware bound", OV_NONE, NULL },
+	{ "accuracy", 0x10b, required_argument, "<e>",
+	  "check a relative error of at most e (|err| / sum |a b|) instead of the type-aware bound",
+	  OV_NONE, NULL },
 	{ "sample", 0x106, required_argument, "<n>",
 	  "compare at most n output elements, spread evenly (default 16777216)", OV_NONE, NULL },
 	{ "show", 0x107, required_argument, "<n>", "list the first n mismatches (default 10)",
@@ -65,6 +68,7 @@ static const char *const validate_examples[] = {
 	"tcx validate 'C[ijk]=A[ilk]*B[jlk]' --sizes 64,64,8,31 --type h "
 	"--params 'WorkGroup=[8,8,2],ThreadTile=[4,4],VectorWidth=4'",
 	"tcx validate 'ik,kj->ij' --sizes i=1000,j=1000,k=1000 --beta 0.5 --format json",
+	"tcx validate 'ik,kj->ij' --sizes i=1000,j=1000,k=1000 --accuracy 1e-3",
 	NULL,
 };
 
@@ -152,8 +156,16 @@ static json_t *report_json(const struct tcx_contraction *c, const struct problem
 	json_object_set_new(o, "writes_outside_c", json_integer(r->gap_writes));
 	json_object_set_new(o, "max_abs_error", json_num(r->max_abs));
 	json_object_set_new(o, "max_rel_error", json_num(r->max_rel));
+	if (r->accuracy > 0) {
+		json_object_set_new(o, "accuracy", json_real(r->accuracy));
+		json_object_set_new(o, "arithmetic", json_string(arith_name(arith_of(c->dtype, s))));
+		json_object_set_new(o, "measured_error", json_num(r->max_err_mag));
+	}
 	b = json_object();
-	if (r->custom_tol) {
+	if (r->accuracy > 0) {
+		json_object_set_new(b, "kind", json_string("accuracy"));
+		json_object_set_new(b, "accuracy", json_real(r->accuracy));
+	} else if (r->custom_tol) {
 		json_object_set_new(b, "kind", json_string("rtol/atol"));
 		json_object_set_new(b, "rtol", json_real(r->rtol));
 		json_object_set_new(b, "atol", json_real(r->atol));
@@ -220,13 +232,17 @@ static void print_report(const struct tcx_contraction *c, const struct problem *
 	if (planned_as)
 		printf("planned as  %s\n", planned_as);
 	printf("seed        %llu\n", (unsigned long long)r->seed);
-	if (r->custom_tol)
+	if (r->accuracy > 0)
+		printf("bound       |err| <= %.3g * sum|alpha*a*b| + |beta*c| (--accuracy), "
+		       "in %s\n",
+		       r->accuracy, arith_name(arith_of(c->dtype, s)));
+	else if (r->custom_tol)
 		printf("bound       |err| <= %g + %g * |ref|\n", r->atol, r->rtol);
 	else
 		printf("bound       |err| <= %.3g * sum|alpha*a*b| + |beta*c| (+ %.3g * |ref|): "
 		       "%lld products, unit round-off %.3g\n",
 		       r->gamma, 2 * r->u_out, (long long)r->products, r->u_acc);
-	if (!r->custom_tol && r->u_in > 0)
+	if (!r->custom_tol && !(r->accuracy > 0) && r->u_in > 0)
 		printf("            the kernel rounds its inputs (tf32 tensor cores): "
 		       "unit round-off %.3g\n",
 		       r->u_in);
@@ -235,6 +251,9 @@ static void print_report(const struct tcx_contraction *c, const struct problem *
 	index_text(c, r->max_idx, where, sizeof(where));
 	if (r->checked)
 		printf("max error   %.3g at %s (relative %.3g)\n", r->max_abs, where, r->max_rel);
+	if (r->checked && r->accuracy > 0)
+		printf("relative    %.3g: the largest |err| / sum|alpha*a*b| + |beta*c|\n",
+		       r->max_err_mag);
 	printf("mismatches  %lld", (long long)r->mismatches);
 	if (r->unwritten)
 		printf(" (%lld never written)", (long long)r->unwritten);
@@ -357,6 +376,10 @@ int cmd_validate(int argc, char **argv)
 			if (!parse_format(optarg, &fmt, FMT_ALLOW(FMT_TABLE) | FMT_ALLOW(FMT_JSON)))
 				return option_value_error(&cmd_validate_def, 'f', "format", optarg);
 			break;
+		case 0x10b:
+			if ((ret = parse_accuracy(optarg, &o.accuracy)))
+				return ret;
+			break;
 		case 'h':
 			return 0;
 		default:
@@ -368,6 +391,9 @@ int cmd_validate(int argc, char **argv)
 				   optind >= argc ? "missing the expression" : "too many arguments");
 	if (!sizes)
 		return usage_error(&cmd_validate_def, "--sizes is required");
+	if (o.accuracy > 0 && (o.rtol >= 0 || o.atol >= 0))
+		return usage_error(&cmd_validate_def,
+				   "--accuracy cannot be combined with --rtol or --atol");
 	if (o.rtol >= 0 && o.atol < 0)
 		o.atol = 0;
 	if (o.atol >= 0 && o.rtol < 0)
@@ -396,7 +422,10 @@ int cmd_validate(int argc, char **argv)
 		if (!ret)
 			ret = logic_solution_for(lg, logicfile, p.size, &s);
 	} else if (planner_wanted(params, solfile, NULL)) {
-		ret = plan_solution(&p, device_info_of(dev), &pl, &s);
+		/* what run and bench try first for this accuracy */
+		st = plan_solution_accuracy(&p, device_info_of(dev), o.accuracy, ARITH_TF32, &pl, &s,
+					    &err);
+		ret = st ? report(st, &err) : 0;
 		planned = !ret;
 	} else {
 		ret = load_solution(params, solfile, c, device_info_of(dev), &s);
@@ -433,7 +462,12 @@ int cmd_validate(int argc, char **argv)
 		print_report(c, &p, planned && pl.merged ? pl.kp.c->expr : NULL,
 			     device_info_of(dev), &s, permute, &r, st);
 	}
-	if (st)
+	if (st && r.accuracy > 0 && !r.gap_writes)
+		error("validation failed: the result's relative error %.3g (%s) is above the "
+		      "accuracy %.3g asked (seed %llu)",
+		      r.max_err_mag, arith_name(arith_of(c->dtype, &s)), r.accuracy,
+		      (unsigned long long)o.seed);
+	else if (st)
 		error("validation failed: %s (seed %llu)", err.msg, (unsigned long long)o.seed);
 	ret = exit_code(st);
 out:

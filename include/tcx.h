@@ -193,6 +193,27 @@ TCX_API enum tcx_status tcx_plan_create(struct tcx_device *dev, const struct tcx
 					const int64_t *strides_b, const int64_t *strides_c,
 					const char *logic, struct tcx_plan **out,
 					struct tcx_error *err);
+/* tcx_plan_create for a result within a relative error: `accuracy`, the
+ * largest |got - ref| / sum |a b| allowed against tcx's fp64 host
+ * reference (tcx-plan(1)).  0 is tcx_plan_create: the type's own accuracy
+ * (fp32 through TF32x3 or fp32 FMAs, never plain tf32).  Above 0 (at most
+ * 1), the planner may choose a faster, less accurate arithmetic whose
+ * predicted error is within it (plain tf32 on tensor cores), and the plan
+ * runs once here on random data and is measured against the reference
+ * (up to 65536 elements): when the error is above `accuracy`, the next
+ * more accurate arithmetic is planned and measured instead (tf32, TF32x3,
+ * fp32 FMAs), so that the plan returned met it; tcx_plan_describe says
+ * which arithmetic and the error measured.  With `logic` the solution it
+ * selects is measured, not replaced.  TCX_EMISMATCH, naming the error
+ * measured and the bound, when even the most accurate arithmetic of the
+ * type (or the logic's solution) misses it; TCX_EINVAL for an accuracy
+ * below 0, above 1 or NaN. */
+TCX_API enum tcx_status tcx_plan_create_accuracy(struct tcx_device *dev,
+						 const struct tcx_contraction *c,
+						 const int64_t *sizes, const int64_t *strides_a,
+						 const int64_t *strides_b, const int64_t *strides_c,
+						 const char *logic, double accuracy,
+						 struct tcx_plan **out, struct tcx_error *err);
 /* Frees a plan and the device memory it allocated; NULL is allowed.  Work
  * the plan enqueued must have finished. */
 TCX_API void tcx_plan_destroy(struct tcx_plan *plan);

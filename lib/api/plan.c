@@ -162,34 +162,23 @@ static enum tcx_status plan_problem(struct tcx_plan *pl, const int64_t *sizes,
 	return st;
 }
 
-TCX_API enum tcx_status tcx_plan_create(struct tcx_device *dev, const struct tcx_contraction *c,
-					const int64_t *sizes, const int64_t *strides_a,
-					const int64_t *strides_b, const int64_t *strides_c,
-					const char *logic, struct tcx_plan **out,
-					struct tcx_error *err)
+/* The plan's solution (from logic, the planner for an accuracy and an
+ * arithmetic at least as accurate as floor, or the built-in default where
+ * no kernel chooses), prepared and ready; what the previous call chose is
+ * released first. */
+static enum tcx_status choose(struct tcx_plan *pl, struct tcx_device *dev,
+			      const struct device_info *info, const char *logic, double accuracy,
+			      enum arith floor, struct tcx_error *err)
 {
-	const int64_t *const strides[3] = { strides_a, strides_b, strides_c };
-	const struct device_info *info;
-	struct tcx_plan *pl;
-	enum tcx_status st;
-	size_t es, nws;
+	enum tcx_status st = TCX_OK;
 	char name[256];
 
-	if (!out)
-		return tcx_fail(err, TCX_EINVAL, "no place for the result");
-	*out = NULL;
-	if (!dev || !c || !sizes)
-		return tcx_fail(err, TCX_EINVAL, "missing argument");
-	info = device_info_of(dev->dev);
-	pl = calloc(1, sizeof(*pl));
-	if (!pl)
-		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	st = contraction_clone(c, &pl->c, err);
-	if (st)
-		goto out_free;
-	st = plan_problem(pl, sizes, strides, err);
-	if (st)
-		goto out_free;
+	contract_release(dev->dev, &pl->pr);
+	memset(&pl->pr, 0, sizeof(pl->pr));
+	if (pl->planned)
+		plan_release(&pl->pl);
+	pl->planned = false;
+	pl->what[0] = '\0';
 	if (logic) {
 		st = logic_choice(pl, logic, err);
 	} else if (problem_empty_index(&pl->p) >= 0 || info->type == DEV_HOST ||
@@ -202,7 +191,8 @@ TCX_API enum tcx_status tcx_plan_create(struct tcx_device *dev, const struct tcx
 			 : planner_env_off()	? "built-in default ($TCX_PLANNER=0)"
 						: "empty problem");
 	} else {
-		st = planner_plan(&pl->p, info, planner_env_flags(), &pl->pl, err);
+		st = planner_plan_accuracy(&pl->p, info, planner_env_flags(), accuracy, floor,
+					   &pl->pl, err);
 		pl->planned = !st;
 		if (!st) {
 			pl->s = pl->pl.best.sol;
@@ -216,13 +206,113 @@ TCX_API enum tcx_status tcx_plan_create(struct tcx_device *dev, const struct tcx
 		}
 	}
 	if (st)
-		goto out_free;
+		return st;
 	solution_name(&pl->s, name, sizeof(name));
 	strncat(pl->what, name, sizeof(pl->what) - strlen(pl->what) - 1);
 	st = contract_prepare_plan(dev->dev, &pl->p, pl->planned ? &pl->pl : NULL, &pl->s, &pl->pr,
 				   NULL, err);
 	if (!st)
 		st = contract_ready(dev->dev, &pl->pr, err);
+	return st;
+}
+
+/* One try of an accuracy asked (accuracy_search): the plan chosen for an
+ * arithmetic at least as accurate as floor, run on random data and
+ * measured against the host reference (validate_run's sample). */
+struct plan_try {
+	struct tcx_plan *pl;
+	struct tcx_device *dev;
+	const struct device_info *info;
+	const char *logic;
+	double accuracy;
+};
+
+static enum tcx_status plan_try(void *ctx, enum arith floor, struct accuracy_try *out,
+				struct tcx_error *err)
+{
+	struct plan_try *x = ctx;
+	struct validate_opts vo;
+	struct validate_report *r = malloc(sizeof(*r));
+	enum tcx_status st;
+
+	if (!r)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	st = choose(x->pl, x->dev, x->info, x->logic, x->accuracy, floor, err);
+	validate_opts_default(&vo);
+	vo.sample = 1 << 16;
+	vo.max_work = (int64_t)1 << 28;
+	if (!st)
+		st = validate_run(x->dev->dev, &x->pl->pr, &x->pl->p, &vo, r, err);
+	if (st == TCX_EMISMATCH) { /* the accuracy asked decides, not the type's bound */
+		st = TCX_OK;
+		tcx_error_clear(err);
+	}
+	out->arith = arith_of(x->pl->c->dtype, &x->pl->s);
+	out->error = r->max_err_mag;
+	free(r);
+	return st;
+}
+
+TCX_API enum tcx_status tcx_plan_create(struct tcx_device *dev, const struct tcx_contraction *c,
+					const int64_t *sizes, const int64_t *strides_a,
+					const int64_t *strides_b, const int64_t *strides_c,
+					const char *logic, struct tcx_plan **out,
+					struct tcx_error *err)
+{
+	return tcx_plan_create_accuracy(dev, c, sizes, strides_a, strides_b, strides_c, logic, 0,
+					out, err);
+}
+
+TCX_API enum tcx_status tcx_plan_create_accuracy(struct tcx_device *dev,
+						 const struct tcx_contraction *c,
+						 const int64_t *sizes, const int64_t *strides_a,
+						 const int64_t *strides_b, const int64_t *strides_c,
+						 const char *logic, double accuracy,
+						 struct tcx_plan **out, struct tcx_error *err)
+{
+	const int64_t *const strides[3] = { strides_a, strides_b, strides_c };
+	const struct device_info *info;
+	struct tcx_plan *pl;
+	enum tcx_status st;
+	size_t es, nws;
+
+	if (!out)
+		return tcx_fail(err, TCX_EINVAL, "no place for the result");
+	*out = NULL;
+	if (!dev || !c || !sizes)
+		return tcx_fail(err, TCX_EINVAL, "missing argument");
+	if (!(accuracy >= 0) || accuracy > 1)
+		return tcx_fail(err, TCX_EINVAL,
+				"accuracy %g is not a relative error: give 0 (the type's own) or a "
+				"number above 0 and at most 1",
+				accuracy);
+	info = device_info_of(dev->dev);
+	pl = calloc(1, sizeof(*pl));
+	if (!pl)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	st = contraction_clone(c, &pl->c, err);
+	if (st)
+		goto out_free;
+	st = plan_problem(pl, sizes, strides, err);
+	if (st)
+		goto out_free;
+	if (accuracy > 0) {
+		struct plan_try x = { pl, dev, info, logic, accuracy };
+		struct accuracy_outcome ao;
+		bool chooses = !logic && problem_empty_index(&pl->p) < 0 &&
+			       info->type != DEV_HOST && !planner_env_off();
+
+		st = accuracy_search(pl->c->dtype, accuracy, chooses, plan_try, &x, &ao, err);
+		if (!st) {
+			size_t len = strlen(pl->what);
+
+			snprintf(pl->what + len, sizeof(pl->what) - len,
+				 " (%s, relative error %.3g within %.3g)", arith_name(ao.arith),
+				 ao.error, accuracy);
+		}
+	} else {
+		st = choose(pl, dev, info, logic, 0, ARITH_TF32, err);
+	}
 	if (st)
 		goto out_release;
 	nws = pl->pr.host || pl->pr.empty ? 0 : plan_workspace_bytes(&pl->pr.plan, pl->pr.kp);

@@ -271,6 +271,7 @@ struct xlib {
 	char *tmpl[2]; /* the kernel template text per language (NULL: none) */
 	size_t tmpl_len[2];
 	bool cuda; /* CUDA kernels were made */
+	double accuracy; /* export_opts.accuracy */
 };
 
 static void xlib_release(struct xlib *x)
@@ -523,6 +524,12 @@ static void index_list(struct strbuf *o, const struct tcx_contraction *c, const 
 
 static void header_types(const struct xlib *x, const char *prefix, const char *up, struct strbuf *o)
 {
+	if (x->accuracy > 0)
+		strbuf_addf(o,
+			    "\n/* The relative error every solution was measured within, the "
+			    "largest\n * |got - ref| / sum |a b| against tcx's fp64 host reference "
+			    "(tcx export-lib\n * --accuracy). */\n#define %s_ACCURACY %.17g\n",
+			    up, x->accuracy);
 	for (int t = 0; t < x->ntypes; t++) {
 		const struct xtype *T = &x->types[t];
 		const struct tcx_contraction *c = T->c;
@@ -974,6 +981,12 @@ static enum tcx_status write_readme(const struct xlib *x, struct export_tree *tr
 		    prefix, prefix, prefix, prefix, prefix, prefix, prefix, up, up,
 		    x->tmpl[1] ? ""
 			       : " (neither available: tcx had no CUDA-dialect kernel template)");
+	if (x->accuracy > 0)
+		strbuf_addf(&o,
+			    "\nAccuracy: every solution's relative error, the largest |got - ref| "
+			    "/ sum |a b|\nagainst tcx's fp64 host reference, was measured within "
+			    "%.3g (`%s_ACCURACY`).\n",
+			    x->accuracy, up);
 	if (reports)
 		strbuf_adds(&o, "\nHow well each selector chooses at sizes that were never tuned: "
 				"`selector-report.md`\n(and `.json`).\n");
@@ -1042,6 +1055,12 @@ enum tcx_status export_lib(const struct export_input *in, int n, const struct ex
 	memset(&x, 0, sizeof(x));
 	x.in = in;
 	x.n = n;
+	x.accuracy = o->accuracy;
+	for (int i = 0; i < n && o->accuracy > 0; i++) {
+		st = export_accuracy_check(in[i].logic, in[i].path, o->accuracy, err);
+		if (st)
+			return st;
+	}
 	for (size_t k = 0; k <= strlen(o->name); k++)
 		up[k] = (char)toupper((unsigned char)o->name[k]);
 	st = load_templates(&x, err);
@@ -1129,4 +1148,30 @@ out:
 	strbuf_release(&rel);
 	xlib_release(&x);
 	return st;
+}
+
+enum tcx_status export_accuracy_check(const struct logic *l, const char *path, double accuracy,
+				      struct tcx_error *err)
+{
+	if (l->accuracy > accuracy)
+		return tcx_fail(err, TCX_EINVAL,
+				"logic '%s' was tuned for a relative error of %.3g, weaker than the "
+				"accuracy %.3g asked",
+				path, l->accuracy, accuracy);
+	for (int k = 0; k < l->nsol; k++) {
+		const struct logic_solution *s = &l->sols[k];
+
+		if (!s->measured && !(l->accuracy > 0))
+			return tcx_fail(err, TCX_EINVAL,
+					"logic '%s' records no accuracy: solution %d (%s) has no "
+					"measured error (tune it with tcx tune --accuracy)",
+					path, k, s->name);
+		if (s->measured && s->measured_error > accuracy)
+			return tcx_fail(err, TCX_EINVAL,
+					"logic '%s': solution %d (%s) measured a relative error of "
+					"%.3g in %s, above the accuracy %.3g asked",
+					path, k, s->name, s->measured_error, arith_name(s->arith),
+					accuracy);
+	}
+	return TCX_OK;
 }

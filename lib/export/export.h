@@ -78,7 +78,20 @@ struct export_opts {
 	const char *out_dir; /* created when missing */
 	const char *name;    /* the prefix: a C identifier */
 	bool force;	     /* write into out_dir even when export_dir_check refuses */
+	/* > 0: the relative error every solution of the inputs meets
+	 * (export_accuracy_check), recorded in the header (<PREFIX>_ACCURACY)
+	 * and the README */
+	double accuracy;
 };
+
+/* Whether logic l meets a relative error of `accuracy` (plan/arith.h):
+ * the accuracy it was tuned for (tcx tune --accuracy) is at most that,
+ * and every measured error it records is too.  Logic tuned for the type's
+ * own accuracy meets it where every solution's measured error does.
+ * TCX_EINVAL, naming `path`, the accuracy and what the logic records,
+ * otherwise. */
+enum tcx_status export_accuracy_check(const struct logic *l, const char *path, double accuracy,
+				      struct tcx_error *err);
 
 /* Writes the library's source tree for the inputs into o->out_dir: the
  * logic files are grouped by problem type (one function each); several

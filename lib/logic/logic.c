@@ -585,6 +585,28 @@ static enum tcx_status read_problem(json_t *p, const struct ynode *pn, const cha
 	return l->problem_type ? TCX_OK : nomem(err);
 }
 
+/* A solution's 'arithmetic' and 'measured_error' (tcx tune): both or
+ * neither. */
+static enum tcx_status read_measured(json_t *s, const char *name, size_t k,
+				     struct logic_solution *ls, struct tcx_error *err)
+{
+	json_t *a = json_object_get(s, "arithmetic"), *e = json_object_get(s, "measured_error");
+
+	if (!a && !e)
+		return TCX_OK;
+	if (!json_is_string(a) || !arith_parse(json_string_value(a), &ls->arith))
+		return tcx_fail(err, TCX_EPARSE,
+				"%s: solution %zu: 'arithmetic' must be one of tf32, tf32x3, "
+				"fp32-simt, fp16, bf16, fp64",
+				name, k);
+	if (!json_is_number(e) || json_number_value(e) < 0)
+		return tcx_fail(err, TCX_EPARSE,
+				"%s: solution %zu: 'measured_error' must be a number >= 0", name, k);
+	ls->measured = true;
+	ls->measured_error = json_number_value(e);
+	return TCX_OK;
+}
+
 static enum tcx_status read_solutions(json_t *v, const char *name, struct logic *l,
 				      struct tcx_error *err)
 {
@@ -614,6 +636,9 @@ static enum tcx_status read_solutions(json_t *v, const char *name, struct logic 
 			return tcx_fail(err, st, "%s: solution %zu: %s", name, k, serr.msg);
 		if (tens && json_is_object(tens))
 			ls->tensile = json_incref(tens);
+		st = read_measured(s, name, k, ls, err);
+		if (st)
+			return st;
 		if (json_is_string(nm))
 			snprintf(ls->name, sizeof(ls->name), "%s", json_string_value(nm));
 		else
@@ -742,6 +767,7 @@ enum tcx_status logic_read_index_order(json_t *v, const char *name, struct logic
 static const char *const tcx_keys[] = {
     "tcx-logic",   "device", "schedule", "device_names", "problem", "solutions",
     "index_order", "exact",  "range",	 "selector",	 "tensile", "created",
+    "accuracy",
 };
 
 static enum tcx_status from_tcx(json_t *doc, const struct ynode *tree, const char *name,
@@ -812,6 +838,14 @@ static enum tcx_status from_tcx(json_t *doc, const struct ynode *tree, const cha
 	v = json_object_get(doc, "selector");
 	if (v && !json_is_null(v))
 		l->selector = json_incref(v);
+	v = json_object_get(doc, "accuracy");
+	if (v && !json_is_null(v)) {
+		if (!json_is_number(v) || !(json_number_value(v) > 0) || json_number_value(v) > 1)
+			return tcx_fail(err, TCX_EPARSE,
+					"%s: 'accuracy' must be a relative error above 0 and at most 1",
+					name);
+		l->accuracy = json_number_value(v);
+	}
 	t = json_object_get(doc, "tensile");
 	if (json_is_object(t)) {
 		json_t *f = json_object_get(t, "format"),
@@ -978,6 +1012,9 @@ static json_t *solutions_json(const struct logic *l)
 		    !set_new(s, "parameters", solution_to_json(&l->sols[k].sol)) ||
 		    (l->sols[k].tensile &&
 		     !set_new(s, "tensile", json_deep_copy(l->sols[k].tensile))) ||
+		    (l->sols[k].measured &&
+		     (!set_new(s, "arithmetic", json_string(arith_name(l->sols[k].arith))) ||
+		      !set_new(s, "measured_error", json_real(l->sols[k].measured_error)))) ||
 		    json_array_append_new(a, s)) {
 			json_decref(a);
 			return NULL;
@@ -1048,6 +1085,8 @@ static json_t *tcx_json(const struct logic *l)
 	     set_new(d, "exact", exact_json(l)) &&
 	     set_new(d, "range", l->range ? range_to_json(l->range) : json_null()) &&
 	     set_new(d, "selector", l->selector ? json_deep_copy(l->selector) : json_null());
+	if (ok && l->accuracy > 0)
+		ok = set_new(d, "accuracy", json_real(l->accuracy));
 	if (ok && (l->source_format || l->min_version || l->modern_items)) {
 		json_t *t = json_object();
 		char f[4] = {'v', (char)('0' + l->source_format), 0, 0};

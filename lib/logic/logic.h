@@ -21,6 +21,7 @@
 #include "common/common.h"
 #include "gen/solution.h"
 #include "model/model.h"
+#include "plan/arith.h"
 
 #define LOGIC_NAME_MAX 160
 /* tcx's format version, the value of the `tcx-logic` key. */
@@ -39,6 +40,12 @@ struct logic_solution {
 	char name[LOGIC_NAME_MAX];
 	json_t *tensile; /* owned: the solution's full mapping as a Tensile logic file
 			    gave it (derived keys, parameters tcx ignores), or NULL */
+	/* what its validation measured (tcx tune): the arithmetic it computes
+	 * in and its result's relative error (plan/arith.h); measured is
+	 * false where nothing was measured (keys absent from the file) */
+	bool measured;
+	enum arith arith;
+	double measured_error;
 };
 
 struct logic_exact {
@@ -90,6 +97,8 @@ struct logic {
 	int nexact;
 	struct logic_exact *exact;
 	struct range_node *range; /* NULL: no range logic */
+	double accuracy;	  /* tcx: the relative error the tuning asked for (tcx tune
+				     --accuracy; the key 'accuracy'), 0 for the type's own */
 	json_t *selector;	  /* tcx: the model for untuned sizes and its held-out report
 				     (opaque here; passed through), or NULL */
 	char *created_version, *created_date; /* what wrote the file, and when (UTC, ISO 8601);

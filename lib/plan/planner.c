@@ -137,6 +137,11 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	 * 2026-11-26-h200-selection.md), which the fit makes of these */
 	m->gsu_bytes = 1;
 	m->gsu_launch_s = m->launch_s;
+	/* plain tf32 does one product for TF32x3's three: on an H200 the
+	 * warpgroup kernel ran a tf32 GEMM of 8192^3 at 184 TFLOP/s against
+	 * TF32x3's 110 (issue 22's table; its memory and latency bounds keep
+	 * it from 3x) */
+	m->tf32_speedup = 184.0 / 110.0;
 }
 
 enum tcx_status plan_device_model(const struct device_info *dev, enum tcx_dtype t,
@@ -307,6 +312,8 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	rate = k->wgmma ? m->wgmma_flops : k->mi ? m->mma_flops : m->simt_flops;
 	if (rate <= 0)
 		rate = m->simt_flops;
+	if (k->wgmma && kp->c->dtype == TCX_DTYPE_S && !s->tf32x3)
+		rate *= m->tf32_speedup;
 	rate *= family_eff(m, k, p_unit, q_unit);
 	bytes_p = (double)problem_count(kp, P) * es;
 	bytes_q = (double)problem_count(kp, Q) * es;
@@ -661,10 +668,39 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* With an accuracy asked (planner_plan_accuracy), each TF32x3 candidate
+ * has a twin in plain tf32, which the accuracy filter (accuracy_allows)
+ * keeps where its predicted error meets the bound. */
+static void cands_tf32(struct cands *cs, double accuracy)
+{
+	for (int k = 0, n = cs->n; k < n && accuracy > 0; k++)
+		if (cs->s[k].tf32x3) {
+			struct solution x = cs->s[k];
+
+			x.tf32x3 = false;
+			add(cs, &x);
+		}
+}
+
+/* Whether a solution computing in arithmetic a, with its predicted error,
+ * may run a problem that asked for `accuracy` (planner_plan_accuracy):
+ * at least as accurate as floor, and, when less accurate than the type's
+ * own arithmetic, predicted within the accuracy. */
+static bool accuracy_allows(enum tcx_dtype t, enum arith a, double predicted, double accuracy,
+			    enum arith floor)
+{
+	if (!arith_at_least(a, floor))
+		return false;
+	if (arith_at_least(a, arith_default(t)))
+		return true;
+	return accuracy > 0 && predicted <= accuracy;
+}
+
 /* The candidates of the device's families for problem kp, each with the
- * role choices and GlobalSplitU options worth a try. */
+ * role choices and GlobalSplitU options worth a try (and, with an
+ * accuracy, cands_tf32's twins). */
 static void list_candidates(const struct problem *kp, const struct plan_device *m,
-			    struct cands *cs)
+			    double accuracy, struct cands *cs)
 {
 	struct roles r;
 	double out_tiles, kvol;
@@ -679,6 +715,7 @@ static void list_candidates(const struct problem *kp, const struct plan_device *
 	} else {
 		cands_cpu(kp, cs);
 	}
+	cands_tf32(cs, accuracy);
 	list_roles(kp, &r);
 	cross_roles(cs, &r);
 	/* GlobalSplitU where the output is a few tiles and the sum is long */
@@ -711,8 +748,8 @@ static void add_launch_bound(const struct plan_device *m, struct solution *s)
 		s->occupancy = 2;
 }
 
-int planner_list(const struct problem *p, const struct device_info *dev, struct solution *out,
-		 int max)
+int planner_list(const struct problem *p, const struct device_info *dev, double accuracy,
+		 struct solution *out, int max)
 {
 	struct plan_device m;
 	struct cands *cs = malloc(sizeof(*cs));
@@ -723,7 +760,7 @@ int planner_list(const struct problem *p, const struct device_info *dev, struct 
 	/* a model that cannot be read leaves the built-in one: planner_plan
 	 * reports it */
 	plan_device_model(dev, p->c->dtype, &m, NULL);
-	list_candidates(p, &m, cs);
+	list_candidates(p, &m, accuracy, cs);
 	n = cs->n < max ? cs->n : max;
 	memcpy(out, cs->s, (size_t)n * sizeof(*out));
 	free(cs);
@@ -909,7 +946,16 @@ static bool make_variant(const struct problem *p, const struct plan_device *m,
 enum tcx_status planner_plan(const struct problem *p, const struct device_info *dev,
 			     unsigned flags, struct plan_result *pl, struct tcx_error *err)
 {
+	return planner_plan_accuracy(p, dev, flags, 0, ARITH_TF32, pl, err);
+}
+
+enum tcx_status planner_plan_accuracy(const struct problem *p, const struct device_info *dev,
+				      unsigned flags, double accuracy, enum arith floor,
+				      struct plan_result *pl, struct tcx_error *err)
+{
 	const double t0 = now_s();
+	const enum tcx_dtype t = p->c->dtype;
+	const int64_t products = problem_bound_volume(p);
 	struct cands *cs;
 	struct tcx_error why = { 0 };
 	struct variant *v;
@@ -967,17 +1013,29 @@ enum tcx_status planner_plan(const struct problem *p, const struct device_info *
 		}
 		nv++;
 		extra = cur->permute[0].seconds + cur->permute[1].seconds + cur->permute[2].seconds;
-		list_candidates(&cur->kp, &pl->model, cs);
+		list_candidates(&cur->kp, &pl->model, accuracy, cs);
 		for (int k = 0; k < cs->n; k++) {
 			struct kernel_plan kpl;
 			struct plan_choice ch;
+			enum arith a;
+			double perr;
 
 			pl->considered++;
 			if (plan_make(cur->kp.c, &cur->kp, &cs->s[k], dev, &kpl, &why) != TCX_OK ||
 			    plan_accepts(&kpl, &cur->kp, &why) != TCX_OK)
 				continue;
+			a = arith_of(t, &cs->s[k]);
+			perr = arith_predict(t, a, kpl.tf32_trunc_q, products);
+			if (!accuracy_allows(t, a, perr, accuracy, floor)) {
+				snprintf(why.msg, sizeof(why.msg),
+					 "no arithmetic at least as accurate as %s is left",
+					 arith_name(floor));
+				continue;
+			}
 			pl->valid++;
 			plan_predict(&pl->model, &cur->kp, &kpl, &ch);
+			ch.arith = a;
+			ch.predicted_err = perr;
 			ch.time_s += extra;
 			memcpy(ch.permute, cur->permute, sizeof(ch.permute));
 			if (best_v < 0 || ch.time_s < pl->best.time_s) {

@@ -13,6 +13,7 @@
 #include "backend/backend.h"
 #include "gen/gen.h"
 #include "gen/permute.h"
+#include "plan/arith.h"
 #include "plan/merge.h"
 
 /* Where a device model's rates came from (plan_model_find, in the order
@@ -59,6 +60,8 @@ struct plan_device {
 	/* GlobalSplitU: a factor on the traffic of its partial sums, and the
 	 * reduction's launch */
 	double gsu_bytes, gsu_launch_s;
+	/* plain tf32's rate in the warpgroup kernel over TF32x3's (fp32) */
+	double tf32_speedup;
 	bool wgmma, mma;      /* the kernel families this device runs */
 	bool mma_f64_16;      /* (complex) fp64's mma.sync in sm_90's 16 x 8 x 8 shape */
 	/* where the rates came from: "" built in, else the fitted model's
@@ -105,6 +108,8 @@ struct plan_choice {
 	const char *limit;    /* "compute", "memory", "latency" or "overhead" */
 	double tile_util;     /* useful share of the tiles' work (edges, padding) */
 	struct plan_permute permute[3]; /* of A, B and C; time_s counts them */
+	enum arith arith;     /* the arithmetic it computes in (plan/arith.h) */
+	double predicted_err; /* arith_predict's typical error for it */
 };
 
 /* A one-operand expression that sums nothing -- a transpose or a copy,
@@ -163,6 +168,20 @@ unsigned planner_env_flags(void);
  * solution of any family can run it (err says why: the last reason). */
 enum tcx_status planner_plan(const struct problem *p, const struct device_info *dev,
 			     unsigned flags, struct plan_result *out, struct tcx_error *err);
+
+/* planner_plan for a result within a relative error (plan/arith.h):
+ * accuracy 0 asks for the type's own accuracy (arith_default: fp32 through
+ * TF32x3 or SIMT, never plain tf32), which is planner_plan's plan; a
+ * positive accuracy also lets in the arithmetics less accurate than that
+ * (plain tf32 on the tensor cores) whose predicted error (arith_predict)
+ * is within it.  Only arithmetics at least as accurate as floor are
+ * considered (ARITH_TF32: all), so that a result that missed its bound
+ * can be planned again one arithmetic up (arith_next).  The fastest
+ * predicted of the rest wins, as in planner_plan; TCX_EREJECT when none
+ * is left. */
+enum tcx_status planner_plan_accuracy(const struct problem *p, const struct device_info *dev,
+				      unsigned flags, double accuracy, enum arith floor,
+				      struct plan_result *out, struct tcx_error *err);
 void plan_release(struct plan_result *pl);
 
 /* A GPU described without opening it, for planning what tcx would run
@@ -177,10 +196,12 @@ bool plan_known_device(const char *name, struct device_info *out);
  * permuted): the shapes of the device's kernel families with the role
  * choices and GlobalSplitU options worth a try, unranked and not yet
  * checked against the device (plan_make, plan_accepts), at most max into
- * out.  Returns how many, or -1 when out of memory.  For tuning around
- * the planner's choices (tcx tune EXPR). */
-int planner_list(const struct problem *p, const struct device_info *dev, struct solution *out,
-		 int max);
+ * out; with an accuracy (planner_plan_accuracy), the plain-tf32 twins
+ * of the TF32x3 ones too, whatever their predicted error.  Returns how
+ * many, or -1 when out of memory.  For tuning around the planner's
+ * choices (tcx tune EXPR). */
+int planner_list(const struct problem *p, const struct device_info *dev, double accuracy,
+		 struct solution *out, int max);
 
 /* The model's prediction for one solution on problem kp (already made
  * into kernel plan k). */

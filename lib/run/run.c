@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend/host/host.h"
+#include "plan/arith.h"
 #include "plan/planner.h"
 #include "run/run.h"
 
@@ -403,6 +404,24 @@ static int64_t *pick_sample(int64_t total, int64_t n)
 	return lin;
 }
 
+/* How many of C's `total` elements to compare: at most `sample`, fewer
+ * where their reference would take more than max_work multiply-adds of
+ * nprod each, but never fewer than 1024 (or all). */
+static int64_t sample_count(int64_t total, int64_t nprod, int64_t sample, int64_t max_work)
+{
+	int64_t n = total;
+
+	if (n > sample)
+		n = sample;
+	if (max_work > 0 && nprod > 0 && n > max_work / nprod)
+		n = max_work / nprod;
+	if (n < 1 && total > 0)
+		n = 1;
+	if (n < total && n < 1024)
+		n = total < 1024 ? total : 1024;
+	return n;
+}
+
 static double unit_roundoff_acc(enum tcx_dtype t)
 {
 	return t == TCX_DTYPE_D || t == TCX_DTYPE_Z ? ldexp(1.0, -53) : ldexp(1.0, -24);
@@ -484,20 +503,12 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 		r->gamma = g < 0.5 ? g / (1 - g) : 1;
 	}
 	r->custom_tol = o->rtol >= 0 || o->atol >= 0;
+	r->accuracy = r->custom_tol ? 0 : o->accuracy;
 	r->rtol = o->rtol < 0 ? 0 : o->rtol;
 	r->atol = o->atol < 0 ? 0 : o->atol;
 	r->compile_s = pr->compile_s;
 
-	n = r->total;
-	if (n > o->sample)
-		n = o->sample;
-	if (o->max_work > 0 && nprod > 0 && n > o->max_work / nprod)
-		n = o->max_work / nprod;
-	if (n < 1 && r->total > 0)
-		n = 1;
-	if (n < r->total && n < 1024)
-		n = r->total < 1024 ? r->total : 1024;
-	r->checked = n;
+	n = r->checked = sample_count(r->total, nprod, o->sample, o->max_work);
 
 	a = run_make_tensor(p, T_A, o->init, o->seed, err);
 	b = a ? run_make_tensor(p, T_B, o->init, o->seed, err) : NULL;
@@ -539,6 +550,8 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 		e = fabs(gr - wr) + fabs(gi - wi);
 		if (r->custom_tol)
 			bound = r->atol + r->rtol * mag_ref;
+		else if (r->accuracy > 0)
+			bound = r->accuracy * mag;
 		else
 			bound = r->gamma * mag + r->u_out * mag_ref * 2 +
 				(double)(nprod + 2) * min_normal_out(t);
@@ -555,6 +568,9 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 		}
 		if (!isnan(rel) && rel > r->max_rel)
 			r->max_rel = rel;
+		rel = mag > 0 ? e / mag : (e > 0 ? INFINITY : 0);
+		if (isnan(rel) || rel > r->max_err_mag)
+			r->max_err_mag = isnan(rel) ? INFINITY : rel;
 		if (!bad)
 			continue;
 		r->mismatches++;
@@ -586,4 +602,90 @@ out:
 	free(lin);
 	free(ref);
 	return st;
+}
+
+enum tcx_status run_measure_error(const struct problem *p, const void *a, const void *b,
+				  const void *c_in, const void *c_out, const double alpha[2],
+				  const double beta[2], const struct validate_opts *o,
+				  double *out, int64_t *checked, struct tcx_error *err)
+{
+	const enum tcx_dtype t = p->c->dtype;
+	const int64_t total = problem_count(p, T_C);
+	const int64_t n = sample_count(total, problem_bound_volume(p), o->sample, o->max_work);
+	int64_t *lin = NULL;
+	double *ref = NULL;
+	void *ones = NULL;
+	enum tcx_status st;
+
+	*out = 0;
+	if (checked)
+		*checked = n;
+	if (n <= 0)
+		return TCX_OK;
+	if (!b && p->c->implicit_b) {
+		b = ones = run_make_tensor(p, T_B, INIT_ONES, 0, err);
+		if (!ones)
+			return err && err->code ? err->code : TCX_ENOMEM;
+	}
+	lin = pick_sample(total, n);
+	ref = malloc(((size_t)n + 1) * 3 * sizeof(*ref));
+	if (!lin || !ref) {
+		st = tcx_fail(err, TCX_ENOMEM, "out of memory for the reference");
+		goto out;
+	}
+	st = host_reference_at(p, a, b, c_in, lin, (size_t)n, alpha, beta, ref, o->threads, err);
+	if (st)
+		goto out;
+	for (int64_t k = 0; k < n; k++) {
+		const int64_t off = host_c_offset_of(p, lin[k], NULL);
+		const double mag = ref[3 * k + 2];
+		double gr, gi, e, rel;
+
+		host_elem_get(t, c_out, off, &gr, &gi);
+		e = fabs(gr - ref[3 * k]) + fabs(gi - ref[3 * k + 1]);
+		rel = mag > 0 ? e / mag : (e > 0 ? INFINITY : 0);
+		if (isnan(rel) || rel > *out)
+			*out = isnan(rel) ? INFINITY : rel;
+	}
+out:
+	free(lin);
+	free(ref);
+	free(ones);
+	return st;
+}
+
+enum tcx_status accuracy_search(enum tcx_dtype t, double accuracy, bool fallback,
+				accuracy_try_fn try_fn, void *ctx, struct accuracy_outcome *out,
+				struct tcx_error *err)
+{
+	enum arith floor = ARITH_TF32;
+	enum tcx_status st;
+
+	memset(out, 0, sizeof(*out));
+	for (;;) {
+		struct accuracy_try *tr = &out->tries[out->ntries];
+
+		st = try_fn(ctx, floor, tr, err);
+		if (st)
+			return st;
+		out->ntries++;
+		out->arith = tr->arith;
+		out->error = tr->error;
+		if (tr->error <= accuracy)
+			return TCX_OK;
+		if (!fallback)
+			return tcx_fail(err, TCX_EMISMATCH,
+					"the result's relative error %.3g (%s) is above the accuracy "
+					"%.3g asked",
+					tr->error, arith_name(tr->arith), accuracy);
+		/* the next more accurate arithmetic, once each: a try that ran
+		 * no more accurately than the last ends it too */
+		if (!arith_next(t, tr->arith, &floor) ||
+		    out->ntries >= (int)ARRAY_SIZE(out->tries))
+			return tcx_fail(err, TCX_EMISMATCH,
+					"the result's relative error %.3g is above the accuracy %.3g "
+					"asked even in %s, the most accurate arithmetic %s has",
+					tr->error, accuracy, arith_name(tr->arith),
+					dtype_info(t)->name);
+	}
 }

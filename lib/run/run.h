@@ -7,6 +7,7 @@
 #include "backend/backend.h"
 #include "gen/gen.h"
 #include "gen/permute.h"
+#include "plan/arith.h"
 
 /* A tensor a TTGT plan (plan/planner.h) permutes: the permute, its
  * program (the device's cache's) and the device buffer that holds the
@@ -130,6 +131,8 @@ struct validate_opts {
 	uint64_t seed;
 	double alpha[2], beta[2];
 	double rtol, atol;    /* both < 0: the type-aware bound */
+	double accuracy;      /* > 0 (rtol, atol < 0): the bound is accuracy * mag
+			       * (plan/arith.h's relative error), not the type's */
 	int64_t sample;       /* compare at most this many elements (spread) */
 	int64_t max_work;     /* cap on reference multiply-adds (sample shrinks) */
 	int max_report;       /* mismatches to list */
@@ -147,6 +150,10 @@ struct mismatch {
 struct validate_report {
 	int64_t total, checked, mismatches, unwritten, nan_results, gap_writes;
 	double max_abs, max_rel;
+	/* the relative error of the result (plan/arith.h): the largest
+	 * |got - ref| / mag over the elements checked, mag the sum of |a b|
+	 * over the element's products */
+	double max_err_mag;
 	int64_t max_lin;
 	int64_t max_idx[TCX_MAX_INDICES];
 	int nlist;
@@ -157,6 +164,7 @@ struct validate_report {
 	int64_t products;     /* accumulated products per element */
 	bool custom_tol;
 	double rtol, atol;
+	double accuracy;      /* validate_opts.accuracy: the bound used, when > 0 */
 	double kernel_ms, compile_s, reference_s;
 	uint64_t seed;
 };
@@ -167,5 +175,47 @@ struct validate_report {
 enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 			     const struct problem *p, const struct validate_opts *o,
 			     struct validate_report *r, struct tcx_error *err);
+
+/* The relative error (plan/arith.h) of c_out, p's result on a, b (NULL
+ * for a one-operand p: ones) and c_in with alpha and beta, against the host
+ * reference at the elements validate_run would compare (o's sample,
+ * max_work and threads): into *out (infinity where an element is NaN),
+ * and how many were compared into *checked (may be NULL). */
+enum tcx_status run_measure_error(const struct problem *p, const void *a, const void *b,
+				  const void *c_in, const void *c_out, const double alpha[2],
+				  const double beta[2], const struct validate_opts *o,
+				  double *out, int64_t *checked, struct tcx_error *err);
+
+/* One run of accuracy_search's: the arithmetic it ran in and the relative
+ * error measured of its result. */
+struct accuracy_try {
+	enum arith arith;
+	double error;
+};
+
+/* Plans and runs the problem in the least accurate arithmetic, at least as
+ * accurate as floor, that the accuracy asked lets in
+ * (planner_plan_accuracy), and measures its result's error into *out. */
+typedef enum tcx_status (*accuracy_try_fn)(void *ctx, enum arith floor, struct accuracy_try *out,
+					   struct tcx_error *err);
+
+struct accuracy_outcome {
+	enum arith arith;      /* of the last try: the result's */
+	double error;          /* its measured relative error */
+	int ntries;
+	struct accuracy_try tries[ARITH_COUNT];
+};
+
+/* Accuracy as a contract: runs try_fn with floor ARITH_TF32 (whatever the
+ * accuracy lets in) and, while the measured error is above `accuracy`,
+ * again one arithmetic more accurate than the last ran in (arith_next:
+ * tf32, then TF32x3, then fp32 SIMT), so that a result outside the bound
+ * is never the last.  Without `fallback` (a solution the user gave) the
+ * first try is the only one.  TCX_EMISMATCH, naming the measured error and
+ * the bound, when the most accurate arithmetic the type has (or the one
+ * try) misses it; out says what ran. */
+enum tcx_status accuracy_search(enum tcx_dtype t, double accuracy, bool fallback,
+				accuracy_try_fn try_fn, void *ctx, struct accuracy_outcome *out,
+				struct tcx_error *err);
 
 #endif /* TCX_RUN_H */

@@ -113,7 +113,26 @@ struct ranker {
 	struct plan_device model; /* the device's, one for every size */
 	struct problem p[SPACE_RANK_SIZES];
 	int np;
+	double accuracy;          /* tune_space_attach's */
 };
+
+/* Whether s's arithmetic may tune for the accuracy asked: the type's own
+ * or better, or predicted within it at every ranked size (the operand
+ * taken truncated to tf32: the larger error). */
+static bool accuracy_ok(const struct ranker *r, const struct solution *s)
+{
+	const enum tcx_dtype t = r->c->dtype;
+	const enum arith a = arith_of(t, s);
+
+	if (arith_at_least(a, arith_default(t)))
+		return true;
+	if (!(r->accuracy > 0))
+		return false;
+	for (int k = 0; k < r->np; k++)
+		if (arith_predict(t, a, true, problem_bound_volume(&r->p[k])) > r->accuracy)
+			return false;
+	return true;
+}
 
 /* The model's time for s summed over the ranked sizes; false when the
  * device (or a size) does not take it. */
@@ -168,7 +187,7 @@ static enum tcx_status add_entry(struct tune_space *sp, int *cap, const struct r
 
 	enum tcx_status st;
 
-	if (find_entry(sp, s) >= 0 || !rank_one(r, s, &t))
+	if (find_entry(sp, s) >= 0 || !accuracy_ok(r, s) || !rank_one(r, s, &t))
 		return TCX_OK;
 	st = push(sp, cap, s, err);
 	if (st)
@@ -248,7 +267,7 @@ static int fit_vw(int want, const int *tt)
  * choice.  Up to 16 into out; returns how many, each with the moved
  * parameter's name in what[]. */
 static int neighbours(const struct solution *s, const struct device_info *di, bool fp32,
-		      struct solution *out, const char **what)
+		      bool tf32, struct solution *out, const char **what)
 {
 	static const int wgms[] = { 1, 2, 4, 8, 16, 32 };
 	const bool gpu = di->type == DEV_GPU || di->type == DEV_ACCEL;
@@ -330,13 +349,13 @@ static int neighbours(const struct solution *s, const struct device_info *di, bo
 		x.pack_free = !s->pack_free;
 		PUSH("PackFreeIndices");
 	}
-	if (s->mi[0] == 64) {
-		/* fp32 keeps fp32's accuracy: TF32x3 on, never plain tf32 */
+	if (s->mi[0] == 64 && fp32) {
+		/* fp32 keeps fp32's accuracy, TF32x3 on, unless an accuracy
+		 * lets plain tf32 in (add_entry checks its predicted error) */
 		x = *s;
-		if (fp32 && !s->tf32x3) {
-			x.tf32x3 = true;
+		x.tf32x3 = !s->tf32x3;
+		if (x.tf32x3 || tf32)
 			PUSH("TF32x3");
-		}
 	}
 #undef PUSH
 	return n;
@@ -351,8 +370,8 @@ static int family(const struct solution *s)
 }
 
 static enum tcx_status space_of(const struct tcx_contraction *c, const struct size_list *sizes,
-				const struct device_info *di, int seeds, struct tune_space *sp,
-				struct tcx_error *err)
+				const struct device_info *di, int seeds, double accuracy,
+				struct tune_space *sp, struct tcx_error *err)
 {
 	struct ranker *r = calloc(1, sizeof(*r));
 	struct solution *listed = malloc(PLAN_MAX_CANDIDATES * sizeof(*listed));
@@ -370,6 +389,7 @@ static enum tcx_status space_of(const struct tcx_contraction *c, const struct si
 	}
 	r->c = c;
 	r->di = di;
+	r->accuracy = accuracy;
 	r->np = spread(sizes, SPACE_RANK_SIZES, pick);
 	plan_device_model(di, c->dtype, &r->model, NULL);
 	for (int k = 0; k < r->np && !st; k++)
@@ -382,7 +402,7 @@ static enum tcx_status space_of(const struct tcx_contraction *c, const struct si
 		const struct problem *p = &r->p[r->np <= SPACE_LIST_SIZES
 							 ? k
 							 : k * (r->np - 1) / (SPACE_LIST_SIZES - 1)];
-		int n = planner_list(p, di, listed, PLAN_MAX_CANDIDATES);
+		int n = planner_list(p, di, r->accuracy, listed, PLAN_MAX_CANDIDATES);
 
 		if (n < 0) {
 			st = tcx_fail(err, TCX_ENOMEM, "out of memory");
@@ -427,7 +447,8 @@ static enum tcx_status space_of(const struct tcx_contraction *c, const struct si
 	for (int k = 0; k < sp->nseeds && !st; k++) {
 		struct solution nb[16];
 		const char *what[16];
-		int n = neighbours(&ranked.v[k].sol, di, c->dtype == TCX_DTYPE_S, nb, what);
+		int n = neighbours(&ranked.v[k].sol, di, c->dtype == TCX_DTYPE_S, r->accuracy > 0,
+				   nb, what);
 
 		for (int j = 0; j < n && !st; j++)
 			st = add_entry(sp, &cap, r, &nb[j], k, what[j], err);
@@ -455,7 +476,7 @@ void tune_space_release(struct tune_space *s)
 }
 
 enum tcx_status tune_space_attach(struct config *cfg, const struct device_info *di, int seeds,
-				  struct tune_space *out, struct tcx_error *err)
+				  double accuracy, struct tune_space *out, struct tcx_error *err)
 {
 	enum tcx_status st = TCX_OK;
 	bool kept = false;
@@ -479,7 +500,7 @@ enum tcx_status tune_space_attach(struct config *cfg, const struct device_info *
 			if (!st && sizes.count == 0)
 				st = tcx_fail(err, TCX_EINVAL, "%s: no sizes to tune", cfg->path);
 			if (!st)
-				st = space_of(cp->type, &sizes, di, seeds, &sp, err);
+				st = space_of(cp->type, &sizes, di, seeds, accuracy, &sp, err);
 			size_list_release(&sizes);
 			if (st)
 				break;

@@ -50,9 +50,12 @@ enum tcx_status config_from_expr(struct tcx_contraction *c, const char *name,
  * final sizes, and gives each group its candidates (config_group's
  * candidates, in the model's order).  The first group's space is left in
  * *out (NULL allowed) for showing; release it with tune_space_release.
+ * accuracy 0 keeps the type's own accuracy (fp32: TF32x3, never plain
+ * tf32); a positive one (tcx tune --accuracy) lets in plain tf32 where its
+ * predicted error (plan/arith.h) at every size is within it.
  * TCX_EREJECT when the device takes no solution the planner lists. */
 enum tcx_status tune_space_attach(struct config *cfg, const struct device_info *di, int seeds,
-				  struct tune_space *out, struct tcx_error *err);
+				  double accuracy, struct tune_space *out, struct tcx_error *err);
 void tune_space_release(struct tune_space *s);
 
 #endif /* TCX_TUNE_SPACE_H */

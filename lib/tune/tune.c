@@ -194,6 +194,7 @@ struct final_table {
 	double *gflops;  /* nsizes x nsol, filled after the sizes are known */
 	bool *is_exact;
 	int *group_of;   /* per solution */
+	double *err;     /* per solution: validate_winner's relative error, or -1 */
 };
 
 static int table_add_solution(struct final_table *ft, const struct solution *s, int group)
@@ -204,6 +205,7 @@ static int table_add_solution(struct final_table *ft, const struct solution *s, 
 	if (ft->nsol == ft->cap) {
 		int cap = ft->cap ? 2 * ft->cap : 16;
 		struct solution *ns = realloc(ft->sols, (size_t)cap * sizeof(*ns));
+		double *ne;
 		int *ng;
 
 		if (!ns)
@@ -213,10 +215,15 @@ static int table_add_solution(struct final_table *ft, const struct solution *s, 
 		if (!ng)
 			return -1;
 		ft->group_of = ng;
+		ne = realloc(ft->err, (size_t)cap * sizeof(*ne));
+		if (!ne)
+			return -1;
+		ft->err = ne;
 		ft->cap = cap;
 	}
 	ft->sols[ft->nsol] = *s;
 	ft->group_of[ft->nsol] = group;
+	ft->err[ft->nsol] = -1;
 	return ft->nsol++;
 }
 
@@ -227,6 +234,7 @@ static void table_release(struct final_table *ft)
 	free(ft->gflops);
 	free(ft->is_exact);
 	free(ft->group_of);
+	free(ft->err);
 	memset(ft, 0, sizeof(*ft));
 }
 
@@ -273,8 +281,16 @@ static enum tcx_status validate_winner(struct tune_ctx *t, const struct tcx_cont
 			wflops = f;
 		}
 	}
-	if (where < 0)
-		return TCX_OK; /* wins nowhere: the analysis drops it anyway */
+	if (where < 0) {
+		/* wins nowhere: the analysis drops it anyway, unless nothing
+		 * is left that ran anywhere (every winner dropped): then it
+		 * is one of those */
+		*dropped = true;
+		for (size_t z = 0; z < ft->sizes.count; z++)
+			if (ft->gflops[z * (size_t)ft->nsol + (size_t)k] > 0)
+				*dropped = false;
+		return TCX_OK;
+	}
 	st = tune_problem_at(t, c, ft->sizes.v + (size_t)where * (size_t)ft->nidx, &p, err);
 	if (st)
 		return st;
@@ -282,15 +298,29 @@ static enum tcx_status validate_winner(struct tune_ctx *t, const struct tcx_cont
 	vo.seed = t->o->seed;
 	vo.sample = 1 << 16;
 	vo.max_work = (int64_t)1 << 28;
+	vo.accuracy = t->o->accuracy;
 	solution_name(&ft->sols[k], name, sizeof(name));
 	st = contract_prepare(t->dev, c, &p, &ft->sols[k], &pr, NULL, &e);
 	if (!st)
 		st = validate_run(t->dev, &pr, &p, &vo, &r, &e);
+	if (st == TCX_OK || st == TCX_EMISMATCH)
+		ft->err[k] = r.max_err_mag;
+	if (st == TCX_OK && vo.accuracy > 0) {
+		tcx_log(TCX_LOG_INFO,
+			"winner %s validated (%lld elements, relative error %.3g in %s)", name,
+			(long long)r.checked, r.max_err_mag,
+			arith_name(arith_of(c->dtype, &ft->sols[k])));
+		return TCX_OK;
+	}
 	if (st == TCX_OK) {
 		tcx_log(TCX_LOG_INFO, "winner %s validated (%lld elements)", name,
 			(long long)r.checked);
 		return TCX_OK;
 	}
+	if (st == TCX_EMISMATCH && vo.accuracy > 0 && !r.gap_writes)
+		snprintf(e.msg, sizeof(e.msg),
+			 "its relative error %.3g in %s is above the accuracy %.3g asked",
+			 r.max_err_mag, arith_name(arith_of(c->dtype, &ft->sols[k])), vo.accuracy);
 	if (st != TCX_EMISMATCH && st != TCX_EBUILD && st != TCX_ELAUNCH && st != TCX_EREJECT &&
 	    st != TCX_ELIMIT && st != TCX_EDEVICE) {
 		*err = e;
@@ -371,7 +401,7 @@ static enum tcx_status write_logic(struct tune_ctx *t, const struct config *cfg,
 	double importance = LOGIC_IMPORTANCE_MIN;
 	char name[256], dev[256], path[4096];
 	enum tcx_status st;
-	bool *validated;
+	bool *validated, unvalidated = false;
 	json_t *v;
 
 	if (cfg->library_logic) {
@@ -423,10 +453,34 @@ static enum tcx_status write_logic(struct tune_ctx *t, const struct config *cfg,
 		if (!any)
 			break;
 	}
+	/* every round dropped a winner: what the last analysis kept may have
+	 * failed validation too, and must not enter the logic */
+	for (int k = 0; k < lg->nsol && t->o->validate && !unvalidated; k++) {
+		unvalidated = true;
+		for (int col = 0; col < ft->nsol; col++)
+			if (validated[col] && solution_equal(&ft->sols[col], &lg->sols[k].sol))
+				unvalidated = false;
+	}
+	if (unvalidated) {
+		st = tcx_fail(err, TCX_EMISMATCH,
+			      "no solution is left for %s: every winner failed validation%s",
+			      cp->type->expr,
+			      t->o->accuracy > 0 ? " or missed the accuracy asked" : "");
+		goto out;
+	}
 	if (lg->nsol == 0) {
 		st = tcx_fail(err, TCX_EREJECT, "no valid solution is left for %s", cp->type->expr);
 		goto out;
 	}
+	/* what validation measured, and the accuracy asked */
+	lg->accuracy = t->o->accuracy;
+	for (int k = 0; k < lg->nsol; k++)
+		for (int col = 0; col < ft->nsol; col++)
+			if (ft->err[col] >= 0 && solution_equal(&ft->sols[col], &lg->sols[k].sol)) {
+				lg->sols[k].measured = true;
+				lg->sols[k].arith = arith_of(cp->type->dtype, &lg->sols[k].sol);
+				lg->sols[k].measured_error = ft->err[col];
+			}
 	/* every kept solution's measurements, for selecting at untuned sizes */
 	st = selector_build(lg, &tab, err);
 	if (st)

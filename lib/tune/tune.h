@@ -43,6 +43,10 @@ struct tune_opts {
 	bool force;             /* measure again what the store holds */
 	bool dry_run;           /* plan and count, run nothing */
 	bool validate;          /* validate every winner (default true) */
+	/* > 0: the relative error every solution must meet (plan/arith.h):
+	 * winners are validated against it instead of the type's bound (a
+	 * miss drops them), and an expression's space may hold plain tf32 */
+	double accuracy;
 	struct bench_opts bench;
 	const char *out_dir;    /* where logic files go */
 	tune_progress_fn progress;

@@ -67,6 +67,8 @@ check plan "fp64 on a described H200" plan 'C[ij]=A[ik]*B[kj]' --sizes 5,7,3 \
 	--for h200 -t d --format json
 check plan "a transpose: a permute of A into C, the kernel otherwise" plan 'ijk->kji' \
 	--sizes i=64,j=3,k=29 --for h100 --format json
+check plan "an accuracy that lets plain tf32 in" plan 'C[ij]=A[ik]*B[kj]' \
+	--sizes 4096,4096,4096 --for h200 --accuracy 1e-3 --format json
 check sizes "a range and an exact size" sizes 'C[ijk]=A[ilk]*B[jlk]' \
 	--range '[64,32,16,300],0,[2],[8]' --exact 5,6,7,8 --format json
 check devices "the device list" devices --format json
@@ -78,6 +80,8 @@ check validate "complex mismatches, rtol/atol bound" validate 'ik,kj->ij' --size
 	--device host --type c --rtol 0 --atol 0 --format json
 check validate "empty problems: no_kernel" validate 'ik,kj->ij' --sizes i=3,k=0,j=4 --beta 0.5 \
 	--device host --format json
+check validate "an accuracy missed" validate 'C[ij]=A[ik]*B[kj]' --sizes 33,17,64 --device host \
+	--accuracy 1e-12 --show 2 --format json
 check validate "an empty C" validate 'ik,kj->ij' --sizes i=0,k=5,j=4 --device host --format json
 # a store holding what a tune on the host reference leaves (every candidate
 # skipped, with its reason, and no times): results' optional parts

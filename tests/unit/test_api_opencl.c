@@ -253,6 +253,40 @@ out:
 	tcx_contraction_destroy(c);
 }
 
+/* A plan for an accuracy (tcx_plan_create_accuracy): measured at create
+ * and described with its arithmetic and error; one no arithmetic of the
+ * type meets is refused with the error measured; a bad accuracy is
+ * refused before anything runs. */
+static void accuracy_case(struct tcx_device *dev)
+{
+	const int64_t sizes[3] = { 24, 16, 33 };
+	struct tcx_error err = { 0 };
+	struct tcx_contraction *c = NULL;
+	struct tcx_plan *plan = NULL;
+	char what[320];
+
+	CHECK(tcx_contraction_parse("ij,jk->ik", TCX_DTYPE_S, &c, &err) == TCX_OK);
+	CHECK_MSG(tcx_plan_create_accuracy(dev, c, sizes, NULL, NULL, NULL, NULL, 1e-5, &plan,
+					   &err) == TCX_OK,
+		  "%s", err.msg);
+	if (plan) {
+		tcx_plan_describe(plan, what, sizeof(what));
+		CHECK_MSG(strstr(what, "(fp32-simt, relative error ") && strstr(what, "within 1e-05)"),
+			  "%s", what);
+	}
+	tcx_plan_destroy(plan);
+	plan = NULL;
+	CHECK(tcx_plan_create_accuracy(dev, c, sizes, NULL, NULL, NULL, NULL, 1e-30, &plan, &err) ==
+	      TCX_EMISMATCH);
+	CHECK_MSG(plan == NULL && strstr(err.msg, "above the accuracy 1e-30 asked even in fp32-simt"),
+		  "%s", err.msg);
+	CHECK(tcx_plan_create_accuracy(dev, c, sizes, NULL, NULL, NULL, NULL, -1, &plan, &err) ==
+	      TCX_EINVAL);
+	CHECK(tcx_plan_create_accuracy(dev, c, sizes, NULL, NULL, NULL, NULL, NAN, &plan, &err) ==
+	      TCX_EINVAL);
+	tcx_contraction_destroy(c);
+}
+
 /* A plan that permutes its operands first (TTGT, forced on PoCL with
  * $TCX_PLANNER=ttgt as for the commands): its permute kernels and copies
  * are made by create, so that its executes allocate nothing either. */
@@ -451,6 +485,7 @@ int main(void)
 		strided_gemm(dev);
 		logic_plans(dev);
 		ttgt_case(dev, &o);
+		accuracy_case(dev);
 		transpose_case(dev);
 	}
 

@@ -895,6 +895,48 @@ static void test_errors(void)
 	free(asm_lite);
 }
 
+/* The accuracy a tuning asked for and what each solution's validation
+ * measured (tcx tune --accuracy) go through tcx's format and back; a file
+ * without them loads as before, with nothing measured. */
+static void test_accuracy_keys(void)
+{
+	static const char *const text =
+		"tcx-logic: 1\nproblem: {expression: 'C[ij]=A[ik]*B[kj]', type: s}\n"
+		"accuracy: 0.001\n"
+		"solutions:\n- parameters: {DepthU: 8}\n  arithmetic: tf32\n"
+		"  measured_error: 2.5e-05\n- parameters: {DepthU: 16}\n"
+		"range: [[-1, [[64, [[-1, 1]]], [-1, [[-1, 0]]]]]]\n";
+	struct logic *l = NULL, *back;
+	struct tcx_error err;
+
+	CHECK_MSG(load_text(text, &l, &err) == TCX_OK, "%s", err.msg);
+	if (!l)
+		return;
+	CHECK(l->accuracy == 1e-3);
+	CHECK(l->sols[0].measured && l->sols[0].arith == ARITH_TF32 &&
+	      l->sols[0].measured_error == 2.5e-5);
+	CHECK(!l->sols[1].measured);
+	back = write_and_load(l, LOGIC_TCX, "acc.yaml");
+	CHECK(back && back->accuracy == 1e-3 && back->sols[0].measured &&
+	      back->sols[0].arith == ARITH_TF32 && back->sols[0].measured_error == 2.5e-5 &&
+	      !back->sols[1].measured);
+	logic_free(back);
+	logic_free(l);
+	/* without the keys: no accuracy asked, nothing measured */
+	CHECK(load_text("tcx-logic: 1\nproblem: {expression: 'C[ij]=A[ik]*B[kj]', type: s}\n"
+			"solutions:\n- parameters: {DepthU: 8}\n",
+			&l, &err) == TCX_OK);
+	CHECK(l && l->accuracy == 0 && !l->sols[0].measured);
+	logic_free(l);
+	expect_error("tcx-logic: 1\nproblem: {expression: 'C[ij]=A[ik]*B[kj]', type: s}\n"
+		     "solutions:\n- parameters: {DepthU: 8}\n  arithmetic: fp33\n"
+		     "  measured_error: 1e-7\n",
+		     TCX_EPARSE, "solution 0: 'arithmetic' must be one of", "bad arithmetic");
+	expect_error("tcx-logic: 1\nproblem: {expression: 'C[ij]=A[ik]*B[kj]', type: s}\n"
+		     "accuracy: 0\nsolutions:\n- parameters: {DepthU: 8}\n",
+		     TCX_EPARSE, "'accuracy' must be a relative error", "bad accuracy");
+}
+
 /* Logic files are YAML as configs are (lib/yaml): the same refusals in the
  * same words, at the place; a ProblemType's fault names its key's place. */
 static void test_yaml_rules(void)
@@ -937,6 +979,7 @@ int main(void)
 	test_files_content();
 	test_problem_type();
 	test_round_trips();
+	test_accuracy_keys();
 	test_analyze_rules();
 	test_analyze_removals();
 	test_analyze_degenerate();

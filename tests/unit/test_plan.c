@@ -11,6 +11,7 @@
 #include "notation/notation.h"
 #include "gen/solution.h"
 #include "plan/fit.h"
+#include "plan/arith.h"
 #include "plan/merge.h"
 #include "plan/planner.h"
 #include "run/run.h"
@@ -275,6 +276,154 @@ static void test_planner(void)
 		   "C[m,ij] = A[kl,ij] * B[m,kl]");
 }
 
+/* The arithmetics (plan/arith.h): what a solution computes in, the order
+ * a missed bound falls back in, and the predicted errors that decide what
+ * an accuracy lets in. */
+static void test_arith(void)
+{
+	struct solution s;
+	enum arith a, next;
+
+	solution_default(&s);
+	CHECK(arith_of(TCX_DTYPE_S, &s) == ARITH_FP32);
+	s.mi[0] = 64;
+	s.tf32x3 = true;
+	CHECK(arith_of(TCX_DTYPE_S, &s) == ARITH_TF32X3);
+	s.tf32x3 = false;
+	CHECK(arith_of(TCX_DTYPE_S, &s) == ARITH_TF32);
+	CHECK(arith_of(TCX_DTYPE_H, &s) == ARITH_FP16 && arith_of(TCX_DTYPE_B, &s) == ARITH_BF16);
+	CHECK(arith_of(TCX_DTYPE_D, &s) == ARITH_FP64 && arith_of(TCX_DTYPE_Z, &s) == ARITH_FP64);
+	CHECK(arith_default(TCX_DTYPE_S) == ARITH_TF32X3 && arith_default(TCX_DTYPE_D) == ARITH_FP64);
+	for (int k = 0; k < ARITH_COUNT; k++)
+		CHECK(arith_parse(arith_name((enum arith)k), &a) && a == (enum arith)k);
+	CHECK(!arith_parse("fp33", &a));
+	/* tf32 -> TF32x3 -> fp32 SIMT, then nothing more accurate */
+	CHECK(arith_next(TCX_DTYPE_S, ARITH_TF32, &next) && next == ARITH_TF32X3);
+	CHECK(arith_next(TCX_DTYPE_S, ARITH_TF32X3, &next) && next == ARITH_FP32);
+	CHECK(!arith_next(TCX_DTYPE_S, ARITH_FP32, &next));
+	CHECK(!arith_next(TCX_DTYPE_D, ARITH_FP64, &next));
+	/* 4096 products: tf32 about 3 * 2^-11 / 64, well inside 1e-3 and
+	 * far outside 1e-6; the more accurate ones in order */
+	CHECK(arith_predict(TCX_DTYPE_S, ARITH_TF32, false, 4096) < 1e-4);
+	CHECK(arith_predict(TCX_DTYPE_S, ARITH_TF32, true, 4096) > 1e-5);
+	CHECK(arith_predict(TCX_DTYPE_S, ARITH_TF32, false, 4096) >
+	      arith_predict(TCX_DTYPE_S, ARITH_TF32X3, false, 4096));
+	CHECK(arith_predict(TCX_DTYPE_S, ARITH_TF32X3, false, 4096) >
+	      arith_predict(TCX_DTYPE_S, ARITH_FP32, false, 4096));
+	CHECK(arith_predict(TCX_DTYPE_D, ARITH_FP64, false, 4096) < 1e-14);
+}
+
+/* planner_plan_accuracy: plain tf32 only when an accuracy lets it in,
+ * nothing below the floor, and no accuracy is planner_plan's plan. */
+static void test_planner_accuracy(void)
+{
+	struct tcx_contraction *c = parse("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S);
+	struct device_info dev;
+	struct problem p;
+	struct plan_result pl, base;
+	int64_t sz[TCX_MAX_INDICES];
+	struct tcx_error err;
+
+	CHECK(c && plan_known_device("h200", &dev));
+	if (!c)
+		return;
+	CHECK(sizes_parse_assign(c, "i=4096,j=4096,k=4096", sz, &err) == TCX_OK);
+	CHECK(problem_init(&p, c, sz, &err) == TCX_OK);
+	CHECK(planner_plan(&p, &dev, PLAN_PERMUTE, &base, &err) == TCX_OK);
+	CHECK(base.best.arith == ARITH_TF32X3 && base.best.sol.tf32x3);
+	plan_release(&base);
+	CHECK(planner_plan_accuracy(&p, &dev, PLAN_PERMUTE, 1e-3, ARITH_TF32, &pl, &err) == TCX_OK);
+	CHECK_MSG(pl.best.arith == ARITH_TF32 && pl.best.sol.mi[0] > 0 && !pl.best.sol.tf32x3,
+		  "1e-3 chose %s", arith_name(pl.best.arith));
+	CHECK(pl.best.predicted_err <= 1e-3);
+	plan_release(&pl);
+	CHECK(planner_plan_accuracy(&p, &dev, PLAN_PERMUTE, 1e-6, ARITH_TF32, &pl, &err) == TCX_OK);
+	CHECK_MSG(pl.best.arith == ARITH_TF32X3, "1e-6 chose %s", arith_name(pl.best.arith));
+	plan_release(&pl);
+	/* a result that missed with TF32x3 is planned again in fp32 SIMT */
+	CHECK(planner_plan_accuracy(&p, &dev, PLAN_PERMUTE, 1e-3, ARITH_FP32, &pl, &err) == TCX_OK);
+	CHECK_MSG(pl.best.arith == ARITH_FP32 && pl.best.sol.mi[0] == 0, "floor fp32 chose %s",
+		  arith_name(pl.best.arith));
+	CHECK(!pl.has_second || pl.second.arith == ARITH_FP32);
+	plan_release(&pl);
+	contraction_free(c);
+}
+
+/* A device whose planner offers the arithmetics `have` and whose results
+ * measure err[arith]: accuracy_search's try, without a GPU. */
+struct fake_device {
+	bool have[ARITH_COUNT];
+	double err[ARITH_COUNT];
+	int calls;
+	enum arith floors[8];
+};
+
+static enum tcx_status fake_try(void *ctx, enum arith floor, struct accuracy_try *out,
+				struct tcx_error *err)
+{
+	struct fake_device *d = ctx;
+	int a = floor;
+
+	if (d->calls < 8)
+		d->floors[d->calls] = floor;
+	d->calls++;
+	while (a < ARITH_FP32 && !d->have[a])
+		a++;
+	if (!d->have[a])
+		return tcx_fail(err, TCX_EREJECT, "nothing at least as accurate as %s",
+				arith_name(floor));
+	out->arith = (enum arith)a;
+	out->error = d->err[a];
+	return TCX_OK;
+}
+
+/* accuracy_search: a result that misses its bound falls back one
+ * arithmetic at a time (tf32, TF32x3, fp32 SIMT) and is never the last
+ * when a more accurate one meets the bound; when even the most accurate
+ * misses, the error names the measured error and the bound. */
+static void test_accuracy_search(void)
+{
+	struct fake_device d = {
+		.have = { [ARITH_TF32] = true, [ARITH_TF32X3] = true, [ARITH_FP32] = true },
+		.err = { [ARITH_TF32] = 2.4e-5, [ARITH_TF32X3] = 3e-7, [ARITH_FP32] = 2e-7 },
+	};
+	struct accuracy_outcome o;
+	struct tcx_error err = { 0 };
+
+	/* tf32 meets 1e-3: one try */
+	CHECK(accuracy_search(TCX_DTYPE_S, 1e-3, true, fake_try, &d, &o, &err) == TCX_OK);
+	CHECK(o.ntries == 1 && o.arith == ARITH_TF32 && o.error == 2.4e-5 && d.calls == 1);
+	/* tf32 misses 1e-6: TF32x3 next, which meets it */
+	d.calls = 0;
+	CHECK(accuracy_search(TCX_DTYPE_S, 1e-6, true, fake_try, &d, &o, &err) == TCX_OK);
+	CHECK_MSG(o.ntries == 2 && o.arith == ARITH_TF32X3 && o.error <= 1e-6,
+		  "1e-6: %d tries, ended in %s", o.ntries, arith_name(o.arith));
+	CHECK(d.floors[0] == ARITH_TF32 && d.floors[1] == ARITH_TF32X3);
+	CHECK(o.tries[0].arith == ARITH_TF32 && o.tries[0].error == 2.4e-5);
+	/* TF32x3 misses 2.5e-7 as well: fp32 SIMT */
+	d.calls = 0;
+	CHECK(accuracy_search(TCX_DTYPE_S, 2.5e-7, true, fake_try, &d, &o, &err) == TCX_OK);
+	CHECK(o.ntries == 3 && o.arith == ARITH_FP32 && d.floors[2] == ARITH_FP32);
+	/* nothing meets 1e-8: a mismatch naming the error and the bound */
+	d.calls = 0;
+	CHECK(accuracy_search(TCX_DTYPE_S, 1e-8, true, fake_try, &d, &o, &err) == TCX_EMISMATCH);
+	CHECK(o.ntries == 3 && o.arith == ARITH_FP32);
+	CHECK_MSG(strstr(err.msg, "2e-07") && strstr(err.msg, "1e-08") &&
+			  strstr(err.msg, "fp32-simt"),
+		  "%s", err.msg);
+	/* a device without tf32 (a CPU): the first try is fp32 SIMT, and the
+	 * last */
+	d.have[ARITH_TF32] = d.have[ARITH_TF32X3] = false;
+	d.calls = 0;
+	CHECK(accuracy_search(TCX_DTYPE_S, 1e-8, true, fake_try, &d, &o, &err) == TCX_EMISMATCH);
+	CHECK(o.ntries == 1 && d.calls == 1);
+	/* a solution the user gave: checked, never replaced */
+	d.have[ARITH_TF32] = true;
+	d.calls = 0;
+	CHECK(accuracy_search(TCX_DTYPE_S, 1e-6, false, fake_try, &d, &o, &err) == TCX_EMISMATCH);
+	CHECK(o.ntries == 1 && o.arith == ARITH_TF32 && strstr(err.msg, "1e-06"));
+}
+
 /* The store's key of a solution names its indices by the problem key's
  * letters, whatever the expression called them. */
 static void test_store_key(void)
@@ -324,7 +473,7 @@ static int put_rows(struct store *st, const struct device_info *dev,
 		contraction_free(c);
 		return 0;
 	}
-	n = planner_list(&p, dev, sols, PLAN_MAX_CANDIDATES);
+	n = planner_list(&p, dev, 0, sols, PLAN_MAX_CANDIDATES);
 	for (int j = 0; j < n && (max == 0 || rows < max); j++) {
 		struct measurement r;
 		struct kernel_plan kp;
@@ -538,6 +687,9 @@ int main(void)
 {
 	test_merge();
 	test_planner();
+	test_arith();
+	test_planner_accuracy();
+	test_accuracy_search();
 	test_store_key();
 	test_fit();
 	test_fit_key_order();

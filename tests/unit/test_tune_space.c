@@ -78,7 +78,7 @@ static void check_space(const char *expr, enum tcx_dtype t, const int64_t *sizes
 	if (!cfg)
 		return;
 	c = cfg->problems[0].type;
-	CHECK_MSG(tune_space_attach(cfg, &di, SPACE_SEEDS, &sp, &err) == TCX_OK, "%s: %s", expr,
+	CHECK_MSG(tune_space_attach(cfg, &di, SPACE_SEEDS, 0, &sp, &err) == TCX_OK, "%s: %s", expr,
 		  err.msg);
 	cands = cfg->problems[0].groups[0].candidates;
 	CHECK(json_array_size(cands) == (size_t)sp.n);
@@ -156,7 +156,7 @@ static void test_spaces(void)
 
 		CHECK(plan_known_device("h100", &di));
 		CHECK(config_from_expr(c, "skinny", NULL, 0, skinny, 1, &cfg, &err) == TCX_OK);
-		CHECK(cfg && tune_space_attach(cfg, &di, SPACE_SEEDS, &sp, &err) == TCX_OK);
+		CHECK(cfg && tune_space_attach(cfg, &di, SPACE_SEEDS, 0, &sp, &err) == TCX_OK);
 		CHECK(has_move(&sp, "GlobalSplitU"));
 		tune_space_release(&sp);
 		config_free(cfg);
@@ -189,7 +189,7 @@ static void test_outside(void)
 		      TCX_OK);
 		if (!cfg)
 			continue;
-		CHECK(tune_space_attach(cfg, &di, SPACE_SEEDS, &sp, &err) == TCX_OK);
+		CHECK(tune_space_attach(cfg, &di, SPACE_SEEDS, 0, &sp, &err) == TCX_OK);
 		CHECK_MSG(sp.untuned_outside == cases[k].outside && sp.untuned_s > 0,
 			  "%s: untuned %g s against %g, outside %d", cases[k].expr, sp.untuned_s,
 			  sp.n ? sp.v[0].predicted_s : 0, sp.untuned_outside);
@@ -214,7 +214,7 @@ static void test_launch_bound(void)
 	CHECK(config_from_expr(c, "short sum", NULL, 0, sizes, 1, &cfg, &err) == TCX_OK);
 	if (!cfg)
 		return;
-	CHECK(tune_space_attach(cfg, &di, SPACE_SEEDS, &sp, &err) == TCX_OK);
+	CHECK(tune_space_attach(cfg, &di, SPACE_SEEDS, 0, &sp, &err) == TCX_OK);
 	for (int k = 0; k < sp.n; k++) {
 		const struct solution *s = &sp.v[k].sol;
 
@@ -230,11 +230,45 @@ static void test_launch_bound(void)
 	config_free(cfg);
 }
 
+/* An accuracy lets plain tf32 into an fp32 space where its predicted
+ * error meets it (tcx tune --accuracy); without one, or with one it
+ * cannot meet, every tensor-core candidate keeps TF32x3. */
+static int plain_tf32(const char *expr, const int64_t *sizes, double accuracy)
+{
+	struct tcx_contraction *c = parse(expr, TCX_DTYPE_S);
+	struct device_info di;
+	struct config *cfg = NULL;
+	struct tune_space sp;
+	struct tcx_error err;
+	int n = 0;
+
+	CHECK(c && plan_known_device("h200", &di));
+	CHECK(config_from_expr(c, expr, NULL, 0, sizes, 1, &cfg, &err) == TCX_OK);
+	if (!cfg)
+		return -1;
+	CHECK(tune_space_attach(cfg, &di, SPACE_SEEDS, accuracy, &sp, &err) == TCX_OK);
+	for (int k = 0; k < sp.n; k++)
+		n += sp.v[k].sol.mi[0] > 0 && !sp.v[k].sol.tf32x3;
+	tune_space_release(&sp);
+	config_free(cfg);
+	return n;
+}
+
+static void test_accuracy(void)
+{
+	const int64_t gemm[] = { 4096, 4096, 4096 };
+
+	CHECK(plain_tf32("C[ij]=A[ik]*B[kj]", gemm, 0) == 0);
+	CHECK(plain_tf32("C[ij]=A[ik]*B[kj]", gemm, 1e-6) == 0);
+	CHECK_MSG(plain_tf32("C[ij]=A[ik]*B[kj]", gemm, 1e-3) > 0, "1e-3: no plain tf32");
+}
+
 int main(void)
 {
 	test_config();
 	test_spaces();
 	test_outside();
 	test_launch_bound();
+	test_accuracy();
 	return check_done();
 }
