@@ -489,6 +489,17 @@ static void record(struct run_ctx *x, const struct problem *p, const struct plan
 }
 
 /* Prepares one solution for p (t->status says how it went). */
+/* Which path a plan takes, for the report: "direct", or "TTGT:" and the
+ * operands it permutes. */
+static void plan_path(const struct plan_result *pl, char *buf, size_t len)
+{
+	if (pl->best.permute[0].on || pl->best.permute[1].on || pl->best.permute[2].on)
+		snprintf(buf, len, "TTGT:%s%s%s", pl->best.permute[0].on ? "A" : "",
+			 pl->best.permute[1].on ? "B" : "", pl->best.permute[2].on ? "C" : "");
+	else
+		snprintf(buf, len, "direct");
+}
+
 static enum tcx_status prepare_one(struct run_ctx *x, const struct problem *p,
 				   const struct plan_result *pl, const struct solution *s,
 				   struct prepared *pr, struct timed *t, struct tcx_error *err)
@@ -616,12 +627,7 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		accuracy_checked = !st;
 		if (have_plan) {
 			sa = &planned;
-			snprintf(a->path, sizeof(a->path), "direct");
-			if (pl.best.permute[0].on || pl.best.permute[1].on || pl.best.permute[2].on)
-				snprintf(a->path, sizeof(a->path), "TTGT:%s%s%s",
-					 pl.best.permute[0].on ? "A" : "",
-					 pl.best.permute[1].on ? "B" : "",
-					 pl.best.permute[2].on ? "C" : "");
+			plan_path(&pl, a->path, sizeof(a->path));
 		}
 		if (st)
 			pick = -1;
@@ -638,12 +644,7 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 			have_plan = true;
 			planned = pl.best.sol;
 			sa = &planned;
-			snprintf(a->path, sizeof(a->path), "direct");
-			if (pl.best.permute[0].on || pl.best.permute[1].on || pl.best.permute[2].on)
-				snprintf(a->path, sizeof(a->path), "TTGT:%s%s%s",
-					 pl.best.permute[0].on ? "A" : "",
-					 pl.best.permute[1].on ? "B" : "",
-					 pl.best.permute[2].on ? "C" : "");
+			plan_path(&pl, a->path, sizeof(a->path));
 		}
 	}
 	if (pick >= 0) {

@@ -206,6 +206,20 @@ static enum tcx_status acc_run_try(void *ctx, enum arith floor, struct accuracy_
 	return TCX_OK;
 }
 
+/* The last step of a run: C written to outpath when all went well (st),
+ * else the error reported; the exit code. */
+static int finish(enum tcx_status st, const char *outpath, const struct npy_array *result,
+		  struct tcx_error *err)
+{
+	if (!st)
+		st = npy_write(outpath, result, err);
+	if (st)
+		return report(st, err);
+	if (strcmp(outpath, "-") != 0)
+		verbose("wrote %s", outpath);
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	const char *file[3] = { NULL, NULL, NULL }, *outpath = NULL, *devid = NULL;
@@ -396,12 +410,7 @@ int cmd_run(int argc, char **argv)
 
 		validate_opts_default(&x.vo);
 		st = accuracy_search(c->dtype, accuracy, x.plan, acc_run_try, &x, &ao, &err);
-		if (!st)
-			st = npy_write(outpath, &result, &err);
-		if (st)
-			ret = report(st, &err);
-		else if (strcmp(outpath, "-") != 0)
-			verbose("wrote %s", outpath);
+		ret = finish(st, outpath, &result, &err);
 		goto out;
 	}
 	if (ret)
@@ -424,12 +433,7 @@ int cmd_run(int argc, char **argv)
 	/* a one-operand expression's B is made by contract_host_arrays */
 	st = contract_host_arrays(dev, &pr, &p, arr[T_A].data, arr[T_B].data, cin, result.data,
 				  alpha, beta, false, NULL, &err);
-	if (!st)
-		st = npy_write(outpath, &result, &err);
-	if (st)
-		ret = report(st, &err);
-	else if (strcmp(outpath, "-") != 0)
-		verbose("wrote %s", outpath);
+	ret = finish(st, outpath, &result, &err);
 out:
 	contract_release(dev, &pr);
 	if (planned)
