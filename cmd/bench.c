@@ -466,7 +466,7 @@ static void record(struct run_ctx *x, const struct problem *p, const struct plan
 	if (!x->store || !t->status || direct || p->c->implicit_b)
 		return;
 	if (pl) {
-		if (pl->best.permute[0].on || pl->best.permute[1].on || pl->best.permute[2].on)
+		if (plan_permutes(&pl->best))
 			return;
 		kp = &pl->kp;
 		if (pl->merged) {
@@ -488,18 +488,18 @@ static void record(struct run_ctx *x, const struct problem *p, const struct plan
 		x->stored++;
 }
 
-/* Prepares one solution for p (t->status says how it went). */
 /* Which path a plan takes, for the report: "direct", or "TTGT:" and the
  * operands it permutes. */
 static void plan_path(const struct plan_result *pl, char *buf, size_t len)
 {
-	if (pl->best.permute[0].on || pl->best.permute[1].on || pl->best.permute[2].on)
+	if (plan_permutes(&pl->best))
 		snprintf(buf, len, "TTGT:%s%s%s", pl->best.permute[0].on ? "A" : "",
 			 pl->best.permute[1].on ? "B" : "", pl->best.permute[2].on ? "C" : "");
 	else
 		snprintf(buf, len, "direct");
 }
 
+/* Prepares one solution for p (t->status says how it went). */
 static enum tcx_status prepare_one(struct run_ctx *x, const struct problem *p,
 				   const struct plan_result *pl, const struct solution *s,
 				   struct prepared *pr, struct timed *t, struct tcx_error *err)
@@ -540,7 +540,6 @@ static enum tcx_status bench_acc_try(void *ctx, enum arith floor, struct accurac
 	struct run_ctx *x = b->x;
 	const struct solution *s = b->given;
 	struct validate_opts vo;
-	struct validate_report *r;
 	enum tcx_status st;
 
 	contract_release(x->dev, b->pr);
@@ -559,22 +558,12 @@ static enum tcx_status bench_acc_try(void *ctx, enum arith floor, struct accurac
 	st = prepare_one(x, b->p, *b->have_plan ? b->pl : NULL, s, b->pr, b->t, err);
 	if (st)
 		return st;
-	r = malloc(sizeof(*r));
-	if (!r)
-		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	validate_opts_default(&vo);
 	vo.seed = x->cli->o.seed;
 	memcpy(vo.alpha, x->cli->o.alpha, sizeof(vo.alpha));
 	memcpy(vo.beta, x->cli->o.beta, sizeof(vo.beta));
-	st = validate_run(x->dev, b->pr, b->p, &vo, r, err);
-	/* the type's bound does not matter here: the accuracy asked does */
-	if (st == TCX_EMISMATCH) {
-		st = TCX_OK;
-		tcx_error_clear(err);
-	}
+	st = validate_error(x->dev, b->pr, b->p, &vo, &out->error, err);
 	out->arith = arith_of(b->p->c->dtype, s);
-	out->error = r->max_err_mag;
-	free(r);
 	if (!st)
 		verbose("accuracy: %s, measured relative error %.3g %s the accuracy %.3g asked",
 			arith_name(out->arith), out->error,

@@ -902,8 +902,7 @@ enum tcx_status plan_solution_accuracy(const struct problem *p, const struct dev
 		"in %.2g ms",
 		pl->best.permute[0].on ? "A " : "", pl->best.permute[1].on ? "B " : "",
 		pl->best.permute[2].on ? "C " : "",
-		pl->best.permute[0].on || pl->best.permute[1].on || pl->best.permute[2].on
-			? "permuted, " : "",
+		plan_permutes(&pl->best) ? "permuted, " : "",
 		pl->merged ? pl->kp.c->expr : "", pl->merged ? " with " : "", name,
 		pl->best.time_s * 1e3, pl->best.limit, pl->valid, pl->considered,
 		pl->plan_s * 1e3);

@@ -864,6 +864,11 @@ static bool permute_seconds(const struct problem *p, enum tensor_role t, const i
 	return true;
 }
 
+bool plan_permutes(const struct plan_choice *ch)
+{
+	return ch->permute[0].on || ch->permute[1].on || ch->permute[2].on;
+}
+
 bool plan_is_permutation(const struct problem *p)
 {
 	const struct tcx_contraction *c = p->c;

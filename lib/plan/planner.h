@@ -126,6 +126,9 @@ struct plan_direct {
 	double seconds;           /* predicted: reading A and writing C */
 };
 
+/* Whether choice ch permutes any operand around its kernel (TTGT). */
+bool plan_permutes(const struct plan_choice *ch);
+
 /* The problem p computes C as A with its indices permuted (a one-operand
  * expression with no summed index), so that a plan_direct can run it. */
 bool plan_is_permutation(const struct problem *p);

@@ -422,6 +422,32 @@ static int64_t sample_count(int64_t total, int64_t nprod, int64_t sample, int64_
 	return n;
 }
 
+/* The host reference at n of C's elements spread over it: their linear
+ * positions into *lin and, for each, its real and imaginary parts and the
+ * magnitude of its products (host_reference_at) into *ref; both the
+ * caller's to free, also on failure. */
+static enum tcx_status reference_sample(const struct problem *p, const void *a, const void *b,
+					const void *c_in, const double alpha[2],
+					const double beta[2], int threads, int64_t n, int64_t **lin,
+					double **ref, struct tcx_error *err)
+{
+	*lin = pick_sample(problem_count(p, T_C), n);
+	*ref = malloc(((size_t)n + 1) * 3 * sizeof(**ref));
+	if (!*lin || !*ref)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory for the reference");
+	return host_reference_at(p, a, b, c_in, *lin, (size_t)n, alpha, beta, *ref, threads, err);
+}
+
+/* The relative error of one element (plan/arith.h), e over the magnitude of
+ * its products, folded into the largest so far: infinity for a NaN. */
+static void fold_err_mag(double *worst, double e, double mag)
+{
+	const double rel = mag > 0 ? e / mag : (e > 0 ? INFINITY : 0);
+
+	if (isnan(rel) || rel > *worst)
+		*worst = isnan(rel) ? INFINITY : rel;
+}
+
 static double unit_roundoff_acc(enum tcx_dtype t)
 {
 	return t == TCX_DTYPE_D || t == TCX_DTYPE_Z ? ldexp(1.0, -53) : ldexp(1.0, -24);
@@ -525,15 +551,8 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 	if (st)
 		goto out;
 
-	lin = pick_sample(r->total, n);
-	ref = malloc(((size_t)n + 1) * 3 * sizeof(*ref));
-	if (!lin || !ref) {
-		st = tcx_fail(err, TCX_ENOMEM, "out of memory for the reference");
-		goto out;
-	}
 	t0 = common_now_seconds();
-	st = host_reference_at(p, a, b, c0, lin, (size_t)n, o->alpha, o->beta, ref, o->threads,
-			       err);
+	st = reference_sample(p, a, b, c0, o->alpha, o->beta, o->threads, n, &lin, &ref, err);
 	r->reference_s = common_now_seconds() - t0;
 	if (st)
 		goto out;
@@ -568,9 +587,7 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 		}
 		if (!isnan(rel) && rel > r->max_rel)
 			r->max_rel = rel;
-		rel = mag > 0 ? e / mag : (e > 0 ? INFINITY : 0);
-		if (isnan(rel) || rel > r->max_err_mag)
-			r->max_err_mag = isnan(rel) ? INFINITY : rel;
+		fold_err_mag(&r->max_err_mag, e, mag);
 		if (!bad)
 			continue;
 		r->mismatches++;
@@ -604,6 +621,25 @@ out:
 	return st;
 }
 
+enum tcx_status validate_error(struct device *dev, const struct prepared *pr,
+			       const struct problem *p, const struct validate_opts *o, double *out,
+			       struct tcx_error *err)
+{
+	struct validate_report *r = malloc(sizeof(*r));
+	enum tcx_status st;
+
+	if (!r)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	st = validate_run(dev, pr, p, o, r, err);
+	if (st == TCX_EMISMATCH) { /* the accuracy asked decides, not the type's bound */
+		st = TCX_OK;
+		tcx_error_clear(err);
+	}
+	*out = r->max_err_mag;
+	free(r);
+	return st;
+}
+
 enum tcx_status run_measure_error(const struct problem *p, const void *a, const void *b,
 				  const void *c_in, const void *c_out, const double alpha[2],
 				  const double beta[2], const struct validate_opts *o,
@@ -627,25 +663,15 @@ enum tcx_status run_measure_error(const struct problem *p, const void *a, const 
 		if (!ones)
 			return err && err->code ? err->code : TCX_ENOMEM;
 	}
-	lin = pick_sample(total, n);
-	ref = malloc(((size_t)n + 1) * 3 * sizeof(*ref));
-	if (!lin || !ref) {
-		st = tcx_fail(err, TCX_ENOMEM, "out of memory for the reference");
-		goto out;
-	}
-	st = host_reference_at(p, a, b, c_in, lin, (size_t)n, alpha, beta, ref, o->threads, err);
+	st = reference_sample(p, a, b, c_in, alpha, beta, o->threads, n, &lin, &ref, err);
 	if (st)
 		goto out;
 	for (int64_t k = 0; k < n; k++) {
 		const int64_t off = host_c_offset_of(p, lin[k], NULL);
-		const double mag = ref[3 * k + 2];
-		double gr, gi, e, rel;
+		double gr, gi;
 
 		host_elem_get(t, c_out, off, &gr, &gi);
-		e = fabs(gr - ref[3 * k]) + fabs(gi - ref[3 * k + 1]);
-		rel = mag > 0 ? e / mag : (e > 0 ? INFINITY : 0);
-		if (isnan(rel) || rel > *out)
-			*out = isnan(rel) ? INFINITY : rel;
+		fold_err_mag(out, fabs(gr - ref[3 * k]) + fabs(gi - ref[3 * k + 1]), ref[3 * k + 2]);
 	}
 out:
 	free(lin);

@@ -176,6 +176,13 @@ enum tcx_status validate_run(struct device *dev, const struct prepared *pr,
 			     const struct problem *p, const struct validate_opts *o,
 			     struct validate_report *r, struct tcx_error *err);
 
+/* validate_run of a prepared kernel on o's random data for its relative
+ * error alone (plan/arith.h) into *out: elements past the type's bound are
+ * not a failure here, an accuracy asked decides (accuracy_search's tries). */
+enum tcx_status validate_error(struct device *dev, const struct prepared *pr,
+			       const struct problem *p, const struct validate_opts *o, double *out,
+			       struct tcx_error *err);
+
 /* The relative error (plan/arith.h) of c_out, p's result on a, b (NULL
  * for a one-operand p: ones) and c_in with alpha and beta, against the host
  * reference at the elements validate_run would compare (o's sample,

@@ -222,8 +222,7 @@ static void warn_outside(const struct ranker *r, const struct tcx_contraction *c
 		if (planner_plan(&r->p[k], r->di, PLAN_PERMUTE, &pl, &e) != TCX_OK)
 			return;
 		planned += pl.best.time_s;
-		outside |= pl.merged != NULL || pl.best.permute[0].on || pl.best.permute[1].on ||
-			   pl.best.permute[2].on;
+		outside |= pl.merged != NULL || plan_permutes(&pl.best);
 		plan_release(&pl);
 	}
 	sp->untuned_s = planned;
