@@ -325,11 +325,11 @@ static enum tcx_status check_wgmma(struct kernel_plan *k, const struct device_in
 	int nwg, wm = -1;
 	int64_t stage, fixed, room;
 
-	if (!(half || t == TCX_DTYPE_S) || s->mi[1] < 64 || s->mi[1] > 256 || s->mi[1] % 64 ||
+	if (!(half || t == TCX_DTYPE_S) || s->mi[1] < 8 || s->mi[1] > 256 || s->mi[1] % 8 ||
 	    s->mi[2] != (half ? 16 : 8) || s->mi[3] != 1)
 		REJECT("MatrixInstruction [%d, %d, %d, %d] is not a warpgroup shape tcx has for %s "
-		       "(fp16 and bf16: [64, n, 16, 1]; fp32 through tf32: [64, n, 8, 1]; n = 64, "
-		       "128, 192 or 256)",
+		       "(fp16 and bf16: [64, n, 16, 1]; fp32 through tf32: [64, n, 8, 1]; n a "
+		       "multiple of 8 up to 256)",
 		       s->mi[0], s->mi[1], s->mi[2], s->mi[3], dtype_info(t)->name);
 	if (!dev || strcmp(k->lang, "cuda") != 0 || strcmp(dev->arch, "sm_90") != 0)
 		REJECT("MatrixInstruction [64, n, k, 1] needs the CUDA backend on a Hopper GPU "
@@ -348,6 +348,13 @@ static enum tcx_status check_wgmma(struct kernel_plan *k, const struct device_in
 		REJECT("macro tile %dx%d does not split into %d warpgroups of whole 64x%d tiles",
 		       k->mt0, k->mt1, nwg, s->mi[1]);
 	k->wg_wm = wm;
+	/* An MN-major tile is stored (and copied) in columns of 128 bytes of
+	 * its free index; a K-major one in rows, of which any multiple of 8
+	 * (one swizzle atom) will do. */
+	if (k->tlu_q && k->mt1 % row)
+		REJECT("macro tile %dx%d: Q's free index moves fastest, so its tile is copied in "
+		       "128-byte columns and MT1 must be a multiple of %d",
+		       k->mt0, k->mt1, row);
 	/* the tensor cores read fp16 and bf16 either way, tf32 K-major only */
 	k->wg_mn_p = half && k->tlu_p;
 	k->wg_mn_q = half && k->tlu_q;

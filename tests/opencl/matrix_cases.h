@@ -117,24 +117,30 @@ static const struct paramset paramsets[] = {
 		       "MatrixInstruction=[16,8,8,1]", "DZ", 2 },
 	/* Hopper's warpgroups (wgmma): one warpgroup with two 64-row tiles,
 	 * two warpgroups side by side along D1 with GlobalSplitU and packed
-	 * free indices; fp32 as tf32, and TF32x3 with two warpgroups along D0
-	 * and two tiles each, packed */
+	 * free indices; fp32 as tf32 in tiles 32 wide (two instructions of
+	 * n 32 along D0), TF32x3 with two warpgroups along D0 and two tiles
+	 * each, packed, and TF32x3 in tiles 24 wide (n 24: Q K-major only) */
 	{ "wg-1grp", "WorkGroup=[16,8,1],ThreadTile=[8,16],DepthU=64,"
 		     "MatrixInstruction=[64,128,16,1]", "HB", 2 },
 	{ "wg-2grp-gsu", "WorkGroup=[32,8,1],ThreadTile=[2,16],DepthU=64,EdgeType=ShiftPtr,"
 			 "GlobalSplitU=2,PackFreeIndices=True,MatrixInstruction=[64,64,16,1]", "HB", 2 },
-	{ "wg-tf32", "WorkGroup=[16,8,1],ThreadTile=[4,8],DepthU=32,"
-		     "MatrixInstruction=[64,64,8,1]", "S", 2 },
+	{ "wg-tf32-n32", "WorkGroup=[32,4,1],ThreadTile=[4,8],DepthU=32,"
+			 "MatrixInstruction=[64,32,8,1]", "S", 2 },
 	{ "wg-tf32x3-gsu", "WorkGroup=[32,8,1],ThreadTile=[4,16],DepthU=32,GlobalSplitU=2,"
 			   "TF32x3=True,PackFreeIndices=True,MatrixInstruction=[64,64,8,1]", "S", 2 },
+	{ "wg-tf32x3-n24", "WorkGroup=[16,8,1],ThreadTile=[4,3],DepthU=32,TF32x3=True,"
+			   "MatrixInstruction=[64,24,8,1]", "S", 2 },
 };
 
-/* Whether a rejection is one of the size rules (plan_accepts): a set that
- * cannot run these sizes, not a failure (EdgeType None wants multiples of
- * the tile, PackFreeIndices whole vectors along the packed tile). */
+/* Whether a rejection is one of the size or layout rules (plan_accepts,
+ * check_wgmma): a set that cannot run these sizes or this layout, not a
+ * failure (EdgeType None wants multiples of the tile, PackFreeIndices
+ * whole vectors along the packed tile, a warpgroup tile of an MN-major Q
+ * whole 128-byte columns). */
 static int size_rule(const char *msg)
 {
-	return strstr(msg, "EdgeType None") || strstr(msg, "PackFreeIndices needs D");
+	return strstr(msg, "EdgeType None") || strstr(msg, "PackFreeIndices needs D") ||
+	       strstr(msg, "in 128-byte columns");
 }
 
 /* Whether a parameter set is a case for element type t on a device whose
