@@ -969,6 +969,8 @@ enum tcx_status planner_plan_accuracy(const struct problem *p, const struct devi
 	enum tcx_status st;
 
 	memset(pl, 0, sizeof(*pl));
+	if ((flags & PLAN_SIMT) && !arith_at_least(floor, ARITH_FP32))
+		floor = ARITH_FP32;
 	st = plan_device_model(dev, p->c->dtype, &pl->model, err);
 	if (st)
 		return st;
@@ -1091,7 +1093,11 @@ unsigned planner_env_flags(void)
 {
 	const char *e = getenv("TCX_PLANNER");
 
-	return e && strcmp(e, "ttgt") == 0 ? PLAN_PERMUTE_ONLY : PLAN_PERMUTE;
+	if (e && strcmp(e, "ttgt") == 0)
+		return PLAN_PERMUTE_ONLY;
+	if (e && strcmp(e, "simt") == 0)
+		return PLAN_PERMUTE | PLAN_SIMT;
+	return PLAN_PERMUTE;
 }
 
 void plan_release(struct plan_result *pl)

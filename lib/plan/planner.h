@@ -156,13 +156,18 @@ enum {
 				* caller that carries out plan_choice.permute */
 	PLAN_PERMUTE_ONLY = 1 << 1, /* only that, where it changes the problem
 				     * (to compare TTGT with the direct plan) */
+	PLAN_SIMT = 1 << 2, /* fp32 on the SIMT units only: no solution less
+			     * accurate than ARITH_FP32 (no tensor cores for
+			     * fp32 data; other types are not affected) */
 };
 
 /* $TCX_PLANNER, for every user of the planner (the commands, the device
  * API): "0" keeps the built-in default solution instead of the planner's
  * (planner_env_off); "ttgt" plans with PLAN_PERMUTE_ONLY, which compares
  * TTGT with the direct plan and tests the permutes on devices where they
- * never win; anything else, PLAN_PERMUTE (planner_env_flags). */
+ * never win; "simt" with PLAN_PERMUTE | PLAN_SIMT, the planner's best
+ * without the tensor cores for fp32 (what --accuracy is measured
+ * against); anything else, PLAN_PERMUTE (planner_env_flags). */
 bool planner_env_off(void);
 unsigned planner_env_flags(void);
 

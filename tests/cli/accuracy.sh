@@ -30,6 +30,15 @@ expect_rc 0 "accuracy 1e-6"
 expect_out '^choice .*_TF32X3$' "accuracy 1e-6: TF32x3"
 expect_out '^ +arithmetic tf32x3, ' "accuracy 1e-6: says tf32x3"
 
+# TCX_PLANNER=simt: the planner's best for fp32 without the tensor cores
+# (what --accuracy is compared with), even when an accuracy would allow them
+TCX_PLANNER=simt gemm
+expect_rc 0 "TCX_PLANNER=simt"
+expect_out '^choice +MT[0-9A-Zx_]*_LT1$' "TCX_PLANNER=simt: a SIMT solution (no _MI)"
+TCX_PLANNER=simt gemm --accuracy 1e-3
+expect_rc 0 "TCX_PLANNER=simt, accuracy 1e-3"
+expect_out '^ +arithmetic fp32-simt, ' "TCX_PLANNER=simt, accuracy 1e-3: fp32 SIMT"
+
 gemm --accuracy 1e-3 --format json
 expect_rc 0 "accuracy 1e-3, json"
 checks=$((checks + 1))
