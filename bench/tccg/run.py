@@ -3,7 +3,7 @@
 tools users would otherwise use, side by side in one run, one table.
 
     bench/tccg/run.py [--tcx PATH] [--device ID] [--mib N] [--only REGEX]
-                      [--anchors numpy,tblis | torch,cutensor] [--cutbench FILE]
+                      [--anchors numpy,tblis | torch,cutensor | simt] [--cutbench FILE]
                       [--peak-tflops X --bw-tbs Y] [--report FILE] [--json FILE]
 
 For every case: tcx's own choice (`tcx bench` with no parameters, plus
@@ -16,6 +16,11 @@ problem with random fp32 data:
   cutensor  the best line per case of a cutbench output file (--cutbench),
             made by ../shared/gpu/cutensor's cutbench from `cases.py
             --format cutbench` (GPU)
+  simt      tcx itself with TCX_PLANNER=simt: the planner's best without
+            the tensor cores for fp32 (the baseline of --accuracy; pass
+            --tcx-args '--accuracy E' for the other side)
+With --accuracy in --tcx-args the note gives the arithmetic bench chose and
+the error it measured.
 The table gives TFLOP/s (GFLOP/s on CPUs) of each, tcx over the best
 anchor, and, given --peak-tflops and --bw-tbs, the roofline bound
 min(peak, FLOPs / minimum bytes x bandwidth) and tcx's fraction of it.
@@ -33,9 +38,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases as tccg  # noqa: E402
 
 
-def run(cmd, timeout):
+def run(cmd, timeout, env=None):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       timeout=timeout)
+                       timeout=timeout, env=env)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -64,6 +69,9 @@ def tcx_case(args, case):
         if r.get("status") == "ok":
             res.update(ok=True, gflops=r["gflops"], ms=r["median_ms"],
                        solution=r.get("solution_name", ""))
+            if "arithmetic" in r:
+                res.update(arithmetic=r["arithmetic"], error=r.get("measured_error"))
+                res["note"] = "%s, error %.2g" % (r["arithmetic"], r.get("measured_error") or 0)
         else:
             res["note"] = r.get("status", "failed")
     else:
@@ -80,6 +88,22 @@ def tcx_case(args, case):
             res["valid"] = False
             res["note"] += " validate timed out"
     return res
+
+
+def anchor_simt(args, case):
+    """tcx's own best without the tensor cores for fp32 (TCX_PLANNER=simt)."""
+    order = index_order(args.tcx, case["tensile"])
+    exact = ",".join(str(case["sizes"][n]) for n in order)
+    dev = ["--device", args.device] if args.device else []
+    env = dict(os.environ, TCX_PLANNER="simt")
+    rc, out, err = run([args.tcx, "bench", case["tensile"], "--exact", exact, "--format",
+                        "json"] + dev, args.timeout, env)
+    if rc:
+        raise RuntimeError((err.strip().splitlines() or ["exit %d" % rc])[-1])
+    r = json.loads(out)["results"][0]
+    if r.get("status") != "ok":
+        raise RuntimeError(r.get("status", "failed"))
+    return r["gflops"]
 
 
 def median_time(fn, min_time=0.2, min_reps=5, sync=None):
@@ -187,7 +211,8 @@ def main():
     args = ap.parse_args()
     args.tcx_args = args.tcx_args.split()
     anchors = [x for x in args.anchors.split(",") if x]
-    fns = {"numpy": anchor_numpy, "tblis": anchor_tblis, "torch": anchor_torch}
+    fns = {"numpy": anchor_numpy, "tblis": anchor_tblis, "torch": anchor_torch,
+           "simt": lambda case: anchor_simt(args, case)}
     cut = cutbench_table(args.cutbench) if args.cutbench else {}
     unit = args.unit or ("TFLOP/s" if "torch" in anchors or cut else "GFLOP/s")
     scale = 1e-3 if unit == "TFLOP/s" else 1.0
