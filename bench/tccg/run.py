@@ -296,11 +296,12 @@ def render(rows, anchors, scale, unit):
         out.append("| " + " | ".join(cells) + " |")
     gm = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")  # noqa
     out.append("")
-    out.append("geometric mean of tcx/best over %d cases: %.2f; tcx ahead on %d" %
-               (len(ratios), gm(ratios), sum(1 for x in ratios if x >= 1)))
+    if ratios:
+        out.append("geometric mean of tcx/best over %d cases: %.2f; tcx ahead on %d" %
+                   (len(ratios), gm(ratios), sum(1 for x in ratios if x >= 1)))
     if fr:
-        out.append("roofline fraction (geometric mean): tcx %.0f%%, best anchor %.0f%%" %
-                   (100 * gm(fr), 100 * gm(fb)))
+        out.append("roofline fraction (geometric mean): tcx %.0f%%%s" %
+                   (100 * gm(fr), ", best anchor %.0f%%" % (100 * gm(fb)) if fb else ""))
     failed = [r["case"] for r in rows if not r["tcx"]["ok"]]
     if failed:
         out.append("tcx failed on %d: %s" % (len(failed), ", ".join(failed)))
