@@ -83,6 +83,9 @@
 #ifndef SPLIT_LOOP
 #define SPLIT_LOOP 0 /* tcx: a second main loop for interior tiles (GPUs) */
 #endif
+#ifndef SPLIT_LOOP_P
+#define SPLIT_LOOP_P 0 /* tcx: and a third, P unchecked, for tiles past D1's end */
+#endif
 #ifndef WG_OCC
 #define WG_OCC 0 /* tcx Occupancy: work-groups per compute unit (CUDA; 0: any) */
 #endif
@@ -864,27 +867,28 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 #endif
 #define VLOAD_P(o, r) VLOAD(rp, gP, o, r)
 #define VLOAD_Q(o, r) VLOAD(rq, gQ, o, r)
-/* global -> registers for the chunk at (ob offsets, ch).  FAST (a
- * literal) is the interior case: no bounds to check, whole vectors. */
-#define GLOBAL_READ(FAST)                                                                   \
+/* global -> registers for the chunk at (ob offsets, ch).  FP and FQ
+ * (literals) say P's and Q's tiles lie inside their tensors, every chunk
+ * whole and every vector aligned: no bounds to check, whole vectors. */
+#define GLOBAL_READ(FP, FQ)                                                                 \
 	do {                                                                                \
 		const idx_t u0 = (idx_t)ch * DEPTHU;                                        \
-		const int chk_u = !(FAST) && LOOP_TAIL && u0 + DEPTHU > SU;                 \
-		const int ck0 = !(FAST) && chk0, ck1 = !(FAST) && chk1;                     \
+		const int chk_u = !(FP) && !(FQ) && LOOP_TAIL && u0 + DEPTHU > SU;          \
+		const int ck0 = !(FP) && chk0, ck1 = !(FQ) && chk1;                         \
 		const idx_t cP = pP + ob_off_p + u0 * STRIDE_P_DU;                          \
 		const idx_t cQ = pQ + ob_off_q + u0 * STRIDE_Q_DU;                          \
 		const int left_u = (int)min((idx_t)DEPTHU, SU - u0);                        \
-		if ((FAST) && VEC_READ_P && PK0) {                                          \
+		if ((FP) && VEC_READ_P && PK0) {                                            \
 			VLOADS_PK_P();                                                      \
-		} else if ((FAST) && VEC_READ_P) {                                          \
+		} else if ((FP) && VEC_READ_P) {                                            \
 			const GLOBAL DATA_T *gP = P + (tbP + ob_off_p + u0 * STRIDE_P_DU);  \
 			TILE_VLOADS(VLOAD_P, NLC_P, NLP_P, LSC_P, LSP_P, SQ_P)              \
 		} else {                                                                    \
 			TILE_LOADS(LOAD_P, TLU_P, NLC_P, NLP_P, LSC_P, LSP_P)               \
 		}                                                                           \
-		if ((FAST) && VEC_READ_Q && PK1) {                                          \
+		if ((FQ) && VEC_READ_Q && PK1) {                                            \
 			VLOADS_PK_Q();                                                      \
-		} else if ((FAST) && VEC_READ_Q) {                                          \
+		} else if ((FQ) && VEC_READ_Q) {                                            \
 			const GLOBAL DATA_T *gQ = Q + (tbQ + ob_off_q + u0 * STRIDE_Q_DU);  \
 			TILE_VLOADS(VLOAD_Q, NLC_Q, NLP_Q, LSC_Q, LSP_Q, SQ_Q)              \
 		} else {                                                                    \
@@ -1125,10 +1129,10 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 #endif
 	/* Every chunk: with PrefetchGlobalRead, the next chunk's global reads
 	 * are in flight while this one computes, and go to the other buffer. */
-#define CHUNK_LOOP(FAST)                                                                    \
+#define CHUNK_LOOP(FP, FQ)                                                                  \
 	do {                                                                                \
 		if (it < it_end) {                                                          \
-			GLOBAL_READ(FAST);                                                  \
+			GLOBAL_READ(FP, FQ);                                                \
 			LOCAL_WRITE();                                                      \
 			BARRIER();                                                          \
 		}                                                                           \
@@ -1138,7 +1142,7 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 			if (!last) {                                                        \
 				ADVANCE();                                                  \
 				if (PGR)                                                    \
-					GLOBAL_READ(FAST);                                  \
+					GLOBAL_READ(FP, FQ);                                \
 			}                                                                   \
 			COMPUTE_CHUNK();                                                    \
 			if (!last) {                                                        \
@@ -1146,7 +1150,7 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 					buf ^= 1; /* nobody reads it since the last barrier */ \
 				} else {                                                    \
 					BARRIER(); /* all done with lds before it changes */ \
-					GLOBAL_READ(FAST);                                  \
+					GLOBAL_READ(FP, FQ);                                \
 				}                                                           \
 				LOCAL_WRITE();                                              \
 				BARRIER();                                                  \
@@ -1162,13 +1166,24 @@ KERNEL WG_SIZE_HINT(WG0, WG1, LSU) void tcx_contract(TCX_CONTRACT_PARAMS)
 	 * registers; any branch around it, these two loops included, 150-160
 	 * (one work-group per SM); the two loops with Occupancy=2 (launch
 	 * bounds for two work-groups per SM) 128 registers, no spills. */
-	if (!chk0 && !chk1 && (!LOOP_TAIL || SU % DEPTHU == 0) && (VEC_READ_P ? vec_p : 1) &&
-	    (VEC_READ_Q ? vec_q : 1))
-		CHUNK_LOOP(1);
-	else
-		CHUNK_LOOP(0);
+	{
+		const int whole_u = !LOOP_TAIL || SU % DEPTHU == 0;
+		const int fp = whole_u && !chk0 && (VEC_READ_P ? vec_p : 1);
+		const int fq = whole_u && !chk1 && (VEC_READ_Q ? vec_q : 1);
+
+		if (fp && fq)
+			CHUNK_LOOP(1, 1);
+#if SPLIT_LOOP_P && VEC_READ_P
+		/* a third instance where the problem has tiles that cross D1's
+		 * end (a short free index of Q): P still whole vectors */
+		else if (fp)
+			CHUNK_LOOP(1, 0);
+#endif
+		else
+			CHUNK_LOOP(0, 0);
+	}
 #else
-	CHUNK_LOOP(0);
+	CHUNK_LOOP(0, 0);
 #endif
 #else /* !USE_LDS: each work-item reads its operands straight from global memory */
 	for (; it < it_end; it++) {

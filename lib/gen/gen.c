@@ -489,6 +489,8 @@ static bool off32_fits(const struct problem *p)
 	       p->extent[T_C] < PLAN_OFF32_ELEMS;
 }
 
+static int64_t slot_size(const struct kernel_plan *k, const struct problem *p, int slot);
+
 enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem *p,
 			  const struct solution *sol, const struct device_info *dev,
 			  struct kernel_plan *k, struct tcx_error *err)
@@ -659,6 +661,18 @@ sizes:
 					"ConstantSizes needs the problem's sizes at generation");
 		k->const_sizes = true;
 		memcpy(k->sizes, p->size, sizeof(k->sizes));
+	}
+	/* The loop without P's bounds checks for tiles that cross D1's end
+	 * only where the problem has such tiles (Q's free extent not a
+	 * multiple of MT1: B's 24-long index of the tensor-times-matrix
+	 * cases), so that every other kernel stays as it was.  Any size runs
+	 * correctly either way: the kernel picks its loop at run time. */
+	if (k->split_loop && p && !k->mi) {
+		int64_t s1 = slot_size(k, p, 1);
+
+		if (k->pack_slot[1] >= 0)
+			s1 *= slot_size(k, p, k->pack_slot[1]);
+		k->split_loop_p = s1 % k->mt1 != 0;
 	}
 	/* 32-bit offsets where the problem's tensors allow them (the
 	 * warpgroup kernel keeps 64); plan_accepts holds other sizes off.
@@ -843,6 +857,8 @@ enum tcx_status plan_prelude(const struct kernel_plan *k, struct strbuf *src, st
 		strbuf_addf(src, "#define WG_OCC %d\n", s->occupancy);
 	if (k->split_loop)
 		strbuf_addf(src, "#define SPLIT_LOOP 1\n");
+	if (k->split_loop_p)
+		strbuf_addf(src, "#define SPLIT_LOOP_P 1\n");
 	strbuf_addf(src, "#define PACK0_SLOT %d\n#define PACK1_SLOT %d\n", k->pack_slot[0],
 		    k->pack_slot[1]);
 	if (k->wgmma)

@@ -36,6 +36,8 @@ struct kernel_plan {
 	int64_t sizes[TCX_MAX_INDICES]; /* the baked sizes, when const_sizes */
 	char lang[16];             /* "opencl" or "cuda" */
 	bool split_loop;           /* a second main loop for interior tiles (GPUs) */
+	bool split_loop_p;         /* and a third, P unchecked, where the problem
+				    * has tiles past D1's end (SPLIT_LOOP_P) */
 	bool mi;                   /* MatrixInstruction: tensor cores (CUDA) */
 	bool mi_raw;               /* ... on 16-bit operands, staged as stored */
 	int mi_warps0;             /* warps along D0 (the rest along D1) */

@@ -28,9 +28,24 @@ expect_rc 0 "NN: interior tiles, an edge along j, beta 0.5"
 expect_out 'result +PASS' "PASS line"
 checks=$((checks + 1))
 grep -q '^#define SPLIT_LOOP 1' "$scratch"/k1/*.cl 2>/dev/null || fail "TCX_SPLIT_LOOP=1 not honoured"
+# j = 70 leaves tiles past D1's end: they read A (P) by whole vectors too,
+# in a third loop that only such problems get
+checks=$((checks + 1))
+grep -q '^#define SPLIT_LOOP_P 1' "$scratch"/k1/*.cl 2>/dev/null ||
+	fail "an edge along j: no loop with P unchecked"
 
 run validate 'C[ij]=A[ki]*B[jk]' -t d --sizes i=64,j=96,k=33 --params "$p"
 expect_rc 0 "TN, double, a DepthU tail"
+
+# A read along its sum (K-major) and B's free extent 24 in tiles of 32:
+# every tile crosses D1's end, and A goes by vectors along k in the third
+# loop (the tensor-times-matrix case, C[a,b,j] = A[k,b,a] B[j,k])
+TCX_DUMP_KERNELS=$scratch/k2 run validate 'C[a,j,b]=A[k,b,a]*B[j,k]' \
+	--sizes a=64,b=3,j=24,k=48 --params "$p,TileIndexA=a" --beta 0.5
+expect_rc 0 "A K-major, every tile past D1's end"
+checks=$((checks + 1))
+grep -q '^#define SPLIT_LOOP_P 1' "$scratch"/k2/*.cl 2>/dev/null ||
+	fail "j = 24 in tiles of 32: no loop with P unchecked"
 
 # unaligned leading dimensions: those tiles fall back to element reads
 run validate 'C[ijk]=A[ilk]*B[jlk]' --sizes i=64,j=64,k=2,l=32 --params "$p" --beta 0.5 \
@@ -44,7 +59,7 @@ run validate 'C[i,j,k,l]=A[i,m,k]*B[m,j,l]' --sizes i=16,j=8,k=6,l=8,m=24 \
 expect_rc 0 "packed, vectors along the packed index and the sum"
 
 # a kernel broken in the main loop still fails with the second loop
-run validate 'C[ij]=A[ik]*B[kj]' --sizes i=96,j=70,k=40 --params "$p,TestSkipLastU=1"
+run validate 'C[ij]=A[ik]*B[kj]' --sizes i=96,j=64,k=40 --params "$p,TestSkipLastU=1"
 expect_rc 1 "a kernel that skips the last chunk fails"
 
 done_testing
