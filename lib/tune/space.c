@@ -287,12 +287,13 @@ static int neighbours(const struct solution *s, const struct device_info *di, bo
 			PUSH("DepthU");
 		if (s->mi[0] == 64) {
 			/* the warpgroup family: the tile along D1 is the
-			 * instruction's N (64, 128 or 256), along D0 one or two
+			 * instruction's N (32 -- the planner's tile for short
+			 * free extents --, 64, 128 or 256), along D0 one or two
 			 * warpgroups of 64 rows */
 			x = *s;
 			x.mi[1] = dir ? s->mi[1] * 2 : s->mi[1] / 2;
 			x.tt[1] = x.mi[1] / (s->wg[1] > 0 ? s->wg[1] : 1);
-			if (x.mi[1] >= 64 && x.mi[1] <= 256 && x.tt[1] >= 1)
+			if (x.mi[1] >= 32 && x.mi[1] <= 256 && x.tt[1] >= 1)
 				PUSH("MatrixInstruction");
 			x = *s;
 			x.wg[0] = dir ? s->wg[0] * 2 : s->wg[0] / 2;

@@ -133,6 +133,15 @@ static void check_space(const char *expr, enum tcx_dtype t, const int64_t *sizes
 		CHECK_MSG(packed[0] && packed[1] && n[0] + n[1] + n[2] >= 2,
 			  "%s: warpgroup tiles moved", expr);
 	}
+	/* fp32 (TF32x3): down to tiles 32 wide, the planner's for short free
+	 * extents */
+	if (t == TCX_DTYPE_S) {
+		bool n32 = false;
+
+		for (int k = 0; k < sp.n; k++)
+			n32 = n32 || (sp.v[k].sol.mi[0] == 64 && sp.v[k].sol.mi[1] == 32);
+		CHECK_MSG(n32, "%s: a warpgroup tile 32 wide", expr);
+	}
 	tune_space_release(&sp);
 	config_free(cfg);
 }
