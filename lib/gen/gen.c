@@ -489,8 +489,6 @@ static bool off32_fits(const struct problem *p)
 	       p->extent[T_C] < PLAN_OFF32_ELEMS;
 }
 
-static int64_t slot_size(const struct kernel_plan *k, const struct problem *p, int slot);
-
 enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem *p,
 			  const struct solution *sol, const struct device_info *dev,
 			  struct kernel_plan *k, struct tcx_error *err)
@@ -667,13 +665,8 @@ sizes:
 	 * multiple of MT1: B's 24-long index of the tensor-times-matrix
 	 * cases), so that every other kernel stays as it was.  Any size runs
 	 * correctly either way: the kernel picks its loop at run time. */
-	if (k->split_loop && p && !k->mi) {
-		int64_t s1 = slot_size(k, p, 1);
-
-		if (k->pack_slot[1] >= 0)
-			s1 *= slot_size(k, p, k->pack_slot[1]);
-		k->split_loop_p = s1 % k->mt1 != 0;
-	}
+	if (k->split_loop && p && !k->mi)
+		k->split_loop_p = plan_tile_extent(k, p, 1) % k->mt1 != 0;
 	/* 32-bit offsets where the problem's tensors allow them (the
 	 * warpgroup kernel keeps 64); plan_accepts holds other sizes off.
 	 * TCX_OFF32=0 keeps 64, so that tests run both. */
@@ -690,6 +683,11 @@ static int64_t slot_size(const struct kernel_plan *k, const struct problem *p, i
 	int id = k->slot[slot];
 
 	return id < 0 ? 1 : p->size[id];
+}
+
+int64_t plan_tile_extent(const struct kernel_plan *k, const struct problem *p, int x)
+{
+	return slot_size(k, p, x) * (k->pack_slot[x] >= 0 ? slot_size(k, p, k->pack_slot[x]) : 1);
 }
 
 enum tcx_status plan_accepts(const struct kernel_plan *k, const struct problem *p,
@@ -717,10 +715,8 @@ enum tcx_status plan_accepts(const struct kernel_plan *k, const struct problem *
 		REJECT("PackFreeIndices needs D1's extent %lld to be a multiple of %d, the "
 		       "vector width along D1",
 		       (long long)s1, k->vw1);
-	if (k->pack_slot[0] >= 0)
-		s0 *= slot_size(k, p, k->pack_slot[0]);
-	if (k->pack_slot[1] >= 0)
-		s1 *= slot_size(k, p, k->pack_slot[1]);
+	s0 = plan_tile_extent(k, p, 0);
+	s1 = plan_tile_extent(k, p, 1);
 	if ((k->pack_slot[0] >= 0 && s0 > INT32_MAX) || (k->pack_slot[1] >= 0 && s1 > INT32_MAX))
 		REJECT("PackFreeIndices needs packed extents below 2^31 (got %lld x %lld)",
 		       (long long)s0, (long long)s1);

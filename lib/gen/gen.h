@@ -67,6 +67,10 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 /* Whether a plan can run this problem (sizes a multiple of the tile for
  * EdgeType None, of DepthU without LoopTail, the baked sizes, the assumed
  * layout).  TCX_EREJECT with the reason if not. */
+/* D0's (x = 0) or D1's (x = 1) extent in problem p: its index's size,
+ * with PackFreeIndices times that of the index packed outside it. */
+int64_t plan_tile_extent(const struct kernel_plan *k, const struct problem *p, int x);
+
 enum tcx_status plan_accepts(const struct kernel_plan *k, const struct problem *p,
 			     struct tcx_error *err);
 

@@ -281,16 +281,13 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	const int es = dtype_info(kp->c->dtype)->bytes;
 	const double cplx = dtype_info(kp->c->dtype)->complex ? 4 : 1;
 	const bool gpu = m->type == DEV_GPU || m->type == DEV_ACCEL;
-	double s0 = (double)slot_size(k, kp, 0), s1 = (double)slot_size(k, kp, 1);
+	const double s0 = (double)plan_tile_extent(k, kp, 0);
+	const double s1 = (double)plan_tile_extent(k, kp, 1);
 	double su = (double)slot_size(k, kp, 2), fold = 1, outer = 1;
 	double tiles, waves, kpad, iters, tile_flops, rate, occ, slots, pen_p, pen_q, pen_c;
 	double bytes_p, bytes_q, bytes_c, useful, big;
 	bool p_unit, q_unit;
 
-	if (k->pack_slot[0] >= 0)
-		s0 *= (double)slot_size(k, kp, k->pack_slot[0]);
-	if (k->pack_slot[1] >= 0)
-		s1 *= (double)slot_size(k, kp, k->pack_slot[1]);
 	for (int sl = 3; sl < 3 + k->nf2; sl++)
 		if (sl != k->pack_slot[0] && sl != k->pack_slot[1])
 			fold *= (double)slot_size(k, kp, sl);
