@@ -52,30 +52,43 @@ def index_order(tcx, expr):
     return [x["name"] for x in sorted(json.loads(out)["indices"], key=lambda x: x["id"])]
 
 
+def tcx_bench(args, expr, sizes, order=None, extra=(), env=None):
+    """`tcx bench` of expr at sizes (by index name), --format json, with
+    args' device and timeout: its first result row and "", or None and why
+    not (the status, "timed out", or the last line of tcx's error)."""
+    order = order or index_order(args.tcx, expr)
+    exact = ",".join(str(sizes[n]) for n in order)
+    dev = ["--device", args.device] if args.device else []
+    try:
+        rc, out, err = run([args.tcx, "bench", expr, "--exact", exact, "--format", "json"] +
+                           dev + list(extra), args.timeout, env)
+    except subprocess.TimeoutExpired:
+        return None, "timed out"
+    if rc:
+        return None, (err.strip().splitlines() or ["exit %d" % rc])[-1]
+    r = json.loads(out)["results"][0]
+    if r.get("status") != "ok":
+        return None, r.get("status", "failed")
+    return r, ""
+
+
 def tcx_case(args, case):
     order = index_order(args.tcx, case["tensile"])
-    exact = ",".join(str(case["sizes"][n]) for n in order)
     named = ",".join("%s=%d" % (n, case["sizes"][n]) for n in order)
     dev = ["--device", args.device] if args.device else []
     res = {"ok": False, "gflops": None, "valid": None, "note": ""}
-    try:
-        rc, out, err = run([args.tcx, "bench", case["tensile"], "--exact", exact,
-                            "--format", "json"] + dev + args.tcx_args, args.timeout)
-    except subprocess.TimeoutExpired:
+    r, why = tcx_bench(args, case["tensile"], case["sizes"], order, args.tcx_args)
+    if why == "timed out":
         res["note"] = "bench timed out"
         return res
-    if rc == 0:
-        r = json.loads(out)["results"][0]
-        if r.get("status") == "ok":
-            res.update(ok=True, gflops=r["gflops"], ms=r["median_ms"],
-                       solution=r.get("solution_name", ""))
-            if "arithmetic" in r:
-                res.update(arithmetic=r["arithmetic"], error=r.get("measured_error"))
-                res["note"] = "%s, error %.2g" % (r["arithmetic"], r.get("measured_error") or 0)
-        else:
-            res["note"] = r.get("status", "failed")
+    if r:
+        res.update(ok=True, gflops=r["gflops"], ms=r["median_ms"],
+                   solution=r.get("solution_name", ""))
+        if "arithmetic" in r:
+            res.update(arithmetic=r["arithmetic"], error=r.get("measured_error"))
+            res["note"] = "%s, error %.2g" % (r["arithmetic"], r.get("measured_error") or 0)
     else:
-        res["note"] = (err.strip().splitlines() or ["exit %d" % rc])[-1][:120]
+        res["note"] = why[:120]
     if args.validate:
         try:
             rc, out, err = run([args.tcx, "validate", case["tensile"], "--sizes", named,
@@ -92,17 +105,10 @@ def tcx_case(args, case):
 
 def anchor_simt(args, case):
     """tcx's own best without the tensor cores for fp32 (TCX_PLANNER=simt)."""
-    order = index_order(args.tcx, case["tensile"])
-    exact = ",".join(str(case["sizes"][n]) for n in order)
-    dev = ["--device", args.device] if args.device else []
-    env = dict(os.environ, TCX_PLANNER="simt")
-    rc, out, err = run([args.tcx, "bench", case["tensile"], "--exact", exact, "--format",
-                        "json"] + dev, args.timeout, env)
-    if rc:
-        raise RuntimeError((err.strip().splitlines() or ["exit %d" % rc])[-1])
-    r = json.loads(out)["results"][0]
-    if r.get("status") != "ok":
-        raise RuntimeError(r.get("status", "failed"))
+    r, why = tcx_bench(args, case["tensile"], case["sizes"],
+                       env=dict(os.environ, TCX_PLANNER="simt"))
+    if not r:
+        raise RuntimeError(why)
     return r["gflops"]
 
 

@@ -17,12 +17,11 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases as tccg  # noqa: E402
-from run import index_order, run  # noqa: E402
+from run import tcx_bench  # noqa: E402
 
 
 def split_set(text, name):
@@ -34,22 +33,10 @@ def split_set(text, name):
 
 
 def bench(args, case, params):
-    order = index_order(args.tcx, case["expr"])
-    exact = ",".join(str(case["sizes"][n]) for n in order)
-    cmd = [args.tcx, "bench", case["expr"], "--exact", exact, "--format", "json"]
-    if params != "plan":
-        cmd += ["--params", params]
-    if args.device:
-        cmd += ["--device", args.device]
-    try:
-        rc, out, err = run(cmd, args.timeout)
-    except subprocess.TimeoutExpired:
-        return None, "timed out"
-    if rc:
-        return None, (err.strip().splitlines() or ["exit %d" % rc])[-1][:100]
-    r = json.loads(out)["results"][0]
-    if r.get("status") != "ok":
-        return None, r.get("status", "failed")
+    r, why = tcx_bench(args, case["expr"], case["sizes"],
+                       extra=[] if params == "plan" else ["--params", params])
+    if not r:
+        return None, why[:100]
     return r["gflops"] / 1e3, r.get("solution_name", "")
 
 
