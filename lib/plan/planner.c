@@ -514,17 +514,16 @@ static void cands_wgmma(const struct problem *p, struct cands *cs)
 		{ 128, 128, 32, 8, 128, 0 }, { 128, 256, 32, 8, 256, 0 }, { 64, 128, 16, 8, 128, 0 },
 		{ 128, 64, 32, 8, 64, 0 },   { 64, 256, 16, 8, 256, 0 },  { 64, 64, 16, 8, 64, 0 },
 		/* a tile 32 wide, two work-groups an SM: where D1 is short
-		 * (ajb-kba-jk, j = 24: 23.6 TFLOP/s against 16.7 for the
-		 * planner's 64 x 128 on an H200, 2026-11-27-h200-intensli-wg-narrow.md) */
+		 * (ajb-kba-jk, j = 24: 23.7 TFLOP/s against 16.7 for the
+		 * planner's 64 x 128 on an H200, 2026-11-27-h200-tccg-narrow.md) */
 		{ 64, 32, 16, 8, 32, 2 },
 	};
 
-	for (size_t k = 0; k < ARRAY_SIZE(shapes); k++)
+	for (size_t k = 0; k < ARRAY_SIZE(shapes); k++) {
+		if (shapes[k][4] < 64 && t != TCX_DTYPE_S)
+			continue; /* measured for fp32 (TF32x3) only */
 		for (int pk = 0; pk < 2; pk++) {
 			struct solution s;
-
-			if (shapes[k][4] < 64 && t != TCX_DTYPE_S)
-				continue; /* measured for fp32 (TF32x3) only */
 
 			solution_default(&s);
 			s.wg[0] = shapes[k][2];
@@ -543,6 +542,7 @@ static void cands_wgmma(const struct problem *p, struct cands *cs)
 			s.occupancy = shapes[k][5];
 			add(cs, &s);
 		}
+	}
 }
 
 /* The mma.sync family for fp64 and complex fp64 (the fp64 tensor cores:
