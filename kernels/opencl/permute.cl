@@ -17,8 +17,8 @@
  *   - PERM_TILE 0, the straight copy: the same index moves fastest in both
  *     tensors; work-items walk it (dimension 0) and slot 1 (dimension 1),
  *     PERM_REP0 x PERM_REP1 words each, all loads before all stores.
- *   - PERM_TILE > 0, the transpose: a work-group of PERM_TILE x PERM_ROWS
- *     reads a PERM_TILE x PERM_TILE tile along slot 0 (coalesced in the
+ *   - PERM_TILE > 0, the transpose: a work-group of PERM_NT work-items
+ *     reads a PERM_TILE x PERM_TILE1 tile along slot 0 (coalesced in the
  *     input) into local memory, padded by PERM_PAD words a row against
  *     bank conflicts, and writes it along slot 1 (coalesced in the output).
  * A launch may lay the work-groups out over another grid within the
@@ -34,10 +34,7 @@
 #define PERM_WORD 4 /* bytes the kernel moves at once */
 #endif
 #ifndef PERM_TILE
-#define PERM_TILE 0 /* the transpose's tile, words square; 0: the straight copy */
-#endif
-#ifndef PERM_ROWS
-#define PERM_ROWS 8 /* the transpose: work-items along dimension 1 */
+#define PERM_TILE 0 /* the transpose's tile, words along slot 0; 0: the straight copy */
 #endif
 #ifndef PERM_PAD
 #define PERM_PAD 1 /* the transpose: words past each tile row in local memory */
@@ -188,16 +185,35 @@ KERNEL WG_SIZE_HINT(PERM_WG0, PERM_WG1, 1) void tcx_permute(TCX_PERMUTE_KERNEL_P
 
 #else
 /* ---- the transpose through local memory --------------------------------- */
-#if PERM_TILE % PERM_ROWS
-#error "PERM_ROWS must divide PERM_TILE"
+/* A tile of PERM_TILE words along slot 0 by PERM_TILE1 along slot 1, moved
+ * by a work-group of PERM_TILE x PERM_RROWS work-items: PERM_RROWS rows of
+ * the tile a pass to read (a warp reads along the input's fastest index),
+ * PERM_NT / PERM_TILE1 columns a pass to write (along the output's).  The
+ * host sizes the tile to a short extent whole (24 x 48 for a 24-long and a
+ * 48-long index) rather than square, so that no tile is mostly past the
+ * edge.  Each work-item's place in the tile is worked out once: the passes
+ * add a constant (where its words are 4 bytes, the permute is bound by
+ * issue as much as by memory). */
+#ifndef PERM_TILE1
+#define PERM_TILE1 PERM_TILE
 #endif
-KERNEL void tcx_permute(TCX_PERMUTE_KERNEL_PARAMS) WG_SIZE_HINT(PERM_TILE, PERM_ROWS, 1);
+#ifndef PERM_RROWS
+#define PERM_RROWS 8 /* the transpose: work-items along dimension 1, rows read a pass */
+#endif
+#define PERM_NT (PERM_TILE * PERM_RROWS)
+#define PERM_WCOLS (PERM_NT / PERM_TILE1) /* columns written a pass */
+#if PERM_WCOLS < 1
+#error "PERM_TILE * PERM_RROWS must be at least PERM_TILE1"
+#endif
+KERNEL void tcx_permute(TCX_PERMUTE_KERNEL_PARAMS) WG_SIZE_HINT(PERM_TILE, PERM_RROWS, 1);
 
-KERNEL WG_SIZE_HINT(PERM_TILE, PERM_ROWS, 1) void tcx_permute(TCX_PERMUTE_KERNEL_PARAMS)
+KERNEL WG_SIZE_HINT(PERM_TILE, PERM_RROWS, 1) void tcx_permute(TCX_PERMUTE_KERNEL_PARAMS)
 {
 	long g0, g1, gz, bi = args.off_in, bo = args.off_out;
 	const long na = args.size[0], nb = args.size[1];
-	const int tx = (int)LID(0), ty = (int)LID(1);
+#if PERM_TILE1 != PERM_TILE
+	const int t = (int)(LID(0) + LID(1) * PERM_TILE);
+#endif
 	PERM_FLIPS();
 
 	PERM_DECODE();
@@ -205,11 +221,12 @@ KERNEL WG_SIZE_HINT(PERM_TILE, PERM_ROWS, 1) void tcx_permute(TCX_PERMUTE_KERNEL
 
 	LOCAL_POOL();
 	/* tile[b][a]: a row per element of slot 1, read along slot 0 */
-	LOCAL_ARRAY(PERM_T, tile, [PERM_TILE][PERM_TILE + PERM_PAD], [PERM_TILE + PERM_PAD], 0);
-	const long a0 = g0 * PERM_TILE, b0 = g1 * PERM_TILE;
+	LOCAL_ARRAY(PERM_T, tile, [PERM_TILE1][PERM_TILE + PERM_PAD], [PERM_TILE + PERM_PAD], 0);
+	const long a0 = g0 * PERM_TILE, b0 = g1 * PERM_TILE1;
 
-	/* the reads: work-item tx along slot 0, rows ty, ty + PERM_ROWS, ... */
+	/* the reads: work-item (tx, ty) reads word tx of rows ty, ty + RROWS, .. */
 	{
+		const int tx = (int)LID(0), ty = (int)LID(1);
 		const long a = a0 + tx;
 #if PERM_UNIT0
 		const long pa = bi + a;
@@ -218,16 +235,25 @@ KERNEL WG_SIZE_HINT(PERM_TILE, PERM_ROWS, 1) void tcx_permute(TCX_PERMUTE_KERNEL
 #endif
 
 #pragma unroll
-		for (int r = 0; r < PERM_TILE; r += PERM_ROWS) {
+		for (int r = 0; r < PERM_TILE1; r += PERM_RROWS) {
 			const long b = b0 + ty + r;
 
-			if (a < na && b < nb)
+			if ((PERM_TILE1 % PERM_RROWS == 0 || ty + r < PERM_TILE1) && a < na &&
+			    b < nb)
 				tile[ty + r][tx] = in[pa + b * args.si[1]];
 		}
 	}
 	BARRIER();
-	/* the writes: work-item tx along slot 1, the tile read down a column */
-	{
+	/* the writes: work-item (tx, ty) writes word tx of columns ty, ty +
+	 * WCOLS, .., the tile read down a column (a row's length in banks is
+	 * odd: the host's pad) */
+#if PERM_TILE1 == PERM_TILE
+	{ /* square: the work-items' places as they read */
+		const int tx = (int)LID(0), ty = (int)LID(1);
+#else
+	if (t < PERM_WCOLS * PERM_TILE1) {
+		const int tx = t % PERM_TILE1, ty = t / PERM_TILE1;
+#endif
 		const long b = b0 + tx;
 #if PERM_UNIT1
 		const long pb = bo + b;
@@ -236,10 +262,11 @@ KERNEL WG_SIZE_HINT(PERM_TILE, PERM_ROWS, 1) void tcx_permute(TCX_PERMUTE_KERNEL
 #endif
 
 #pragma unroll
-		for (int r = 0; r < PERM_TILE; r += PERM_ROWS) {
+		for (int r = 0; r < PERM_TILE; r += PERM_WCOLS) {
 			const long a = a0 + ty + r;
 
-			if (a < na && b < nb)
+			if ((PERM_TILE % PERM_WCOLS == 0 || ty + r < PERM_TILE) && a < na &&
+			    b < nb)
 				out[pb + a * args.so[0]] = PERM_CONJ(tile[tx][ty + r]);
 		}
 	}

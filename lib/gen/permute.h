@@ -46,7 +46,9 @@ struct permute_plan {
 					  * fastest, when merged); -1 for a stand-in */
 	int64_t size[TCX_PERMUTE_SLOTS]; /* by slot, in words */
 	int64_t si[TCX_PERMUTE_SLOTS], so[TCX_PERMUTE_SLOTS];
-	int tile, rows, pad;	/* PERMUTE_TILE: tile x tile words, tile x rows work-items */
+	int tile[2], threads, pad; /* PERMUTE_TILE: tile[0] x tile[1] words (along slots 0
+				    * and 1), moved by `threads` work-items, its rows
+				    * padded by `pad` words */
 	int wg[2], rep[2];	/* PERMUTE_COPY: work-items and words each along slots 0, 1 */
 	bool unit0, unit1;	/* slot 0 (and 1, transposing) of unit stride */
 	int conj_lanes;		/* 8-byte lanes of a word that hold imaginary parts (bits) */
@@ -111,7 +113,7 @@ enum tcx_status permute_launch(const struct permute_plan *p, struct device *dev,
 enum tcx_status permute_packed_strides(int rank, const int64_t *size, const int *order,
 				       int64_t *stride, int64_t *count, struct tcx_error *err);
 
-/* One line for reports: "tile 32x32 of 4-byte words" or "copy of 16-byte
+/* One line for reports: "tile 24x64 of 4-byte words" or "copy of 16-byte
  * words (4 elements)", "empty". */
 void permute_plan_str(const struct permute_plan *p, char *buf, size_t len);
 

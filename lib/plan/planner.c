@@ -842,9 +842,10 @@ static int gemm_order(const struct problem *p, enum tensor_role t, enum tensor_r
  * `to` (by index id), from the permute's own plan (gen/permute.h): a copy
  * along an index both share as their fastest moves at about the copy
  * rate, a transpose through local memory slower, and slower again where
- * the two fastest indices are short and fill its tiles partly (measured on
- * an H200: 3.9, 2.2-2.6 and, for 24 x 20, 1.4 TB/s).  False when the
- * device cannot take it. */
+ * the two fastest indices fill its tiles partly (measured on an H200: 3.9,
+ * 2.3-2.6 for 32 x 32 tiles, 3.0-3.2 for TCCG's 24 x 64 and 48 x 48 whole
+ * and, for 24 x 20 in 24 x 24, 1.5 TB/s).  False when the device cannot
+ * take it. */
 static bool permute_seconds(const struct problem *p, enum tensor_role t, const int64_t *to,
 			    const struct plan_device *m, const struct device_info *dev,
 			    double *out)
@@ -861,7 +862,7 @@ static bool permute_seconds(const struct problem *p, enum tensor_role t, const i
 		for (int sl = 0; sl < 2; sl++) {
 			const double n = (double)pp.size[sl];
 
-			fill *= n / (ceil(n / pp.tile) * pp.tile);
+			fill *= n / (ceil(n / pp.tile[sl]) * pp.tile[sl]);
 		}
 		rate = 0.6 * m->bw * fill;
 	}

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "backend/host/host.h"
 #include "notation/notation.h"
+#include "gen/permute.h"
 #include "gen/solution.h"
 #include "plan/fit.h"
 #include "plan/arith.h"
@@ -690,6 +691,42 @@ static void test_strides_key(void)
 	}
 }
 
+/* The permute's transpose tile: a short extent whole, rounded up to 8
+ * (TCCG's 24 x 48 in one tile, not four of 32 x 32 half empty), a long one
+ * in tiles of 32, doubled where the other side is short. */
+static void test_permute_tile(void)
+{
+	static const struct {
+		int64_t size[3];
+		int tile0, tile1, rows;
+	} cases[] = {
+	    {{24, 48, 7}, 24, 48, 8},	 /* both short: whole */
+	    {{20, 36, 7}, 24, 40, 8},	 /* rounded up to 8 */
+	    {{300, 257, 3}, 32, 32, 8}, /* both long: square */
+	    {{24, 1000, 3}, 24, 64, 8}, /* a short side: the long one doubled */
+	    {{1000, 40, 3}, 32, 40, 8}, /* 40 is not short of 32 */
+	    {{1000, 20, 3}, 64, 24, 4},
+	};
+
+	for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+		const int64_t *n = cases[k].size;
+		/* slot 0 is the input's fastest index (0), slot 1 the output's (1) */
+		const int64_t si[3] = {1, n[0], n[0] * n[1]}, so[3] = {n[1], 1, n[0] * n[1]};
+		struct permute_plan pp;
+		struct tcx_error err = {0};
+
+		CHECK_MSG(permute_plan_make(TCX_DTYPE_S, 3, n, si, so, false, NULL, &pp, &err) ==
+				  TCX_OK,
+			  "%s", err.msg);
+		CHECK_MSG(pp.path == PERMUTE_TILE && pp.tile[0] == cases[k].tile0 &&
+			      pp.tile[1] == cases[k].tile1 &&
+			      pp.threads == cases[k].tile0 * cases[k].rows,
+			  "%lldx%lld: tile %dx%d, %d work-items; want %dx%d, %d",
+			  (long long)n[0], (long long)n[1], pp.tile[0], pp.tile[1], pp.threads,
+			  cases[k].tile0, cases[k].tile1, cases[k].tile0 * cases[k].rows);
+	}
+}
+
 int main(void)
 {
 	test_merge();
@@ -701,5 +738,6 @@ int main(void)
 	test_fit();
 	test_fit_key_order();
 	test_strides_key();
+	test_permute_tile();
 	return check_done();
 }
