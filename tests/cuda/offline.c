@@ -1,6 +1,8 @@
 /* offline.c - the offline compile proofs' driver (see offline.h): the
  * validation matrix's cases (tests/opencl/matrix_cases.h) through the
- * generator for a CUDA-dialect device, each distinct source compiled once. */
+ * generator for a CUDA-dialect device, and the permute's cases
+ * (tests/opencl/permute_cases.h) through its planner, each distinct source
+ * compiled once. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include "offline.h"
 
 #include "../opencl/matrix_cases.h"
+#include "../opencl/permute_cases.h"
 
 /* The distinct sources seen so far, by hash and length (a hash collision
  * would only skip a compile, never fail one). */
@@ -55,13 +58,90 @@ static void print_log(const char *log, int lines)
 		fprintf(stderr, "    ...\n");
 }
 
+/* The tally of a proof. */
+struct tally {
+	int compiled, failures, rc;
+};
+
+/* Compiles one generated source, unless an identical one was (or only
+ * lists it, with `list`); `what` names it in messages. */
+static void compile_once(struct seen *seen, struct tally *ty, const struct device_info *dev,
+			 offline_compile_fn fn, const char *compiler, bool list, enum tcx_dtype t,
+			 const struct strbuf *src, const struct strbuf *opts, const char *what)
+{
+	struct tcx_error err = {0};
+	enum tcx_status st;
+	char *log = NULL;
+	unsigned char *bin = NULL;
+	size_t bin_len = 0;
+
+	if (!seen_add(seen, src->buf, src->len))
+		return;
+	if (list) {
+		printf("%016llx %s\n", (unsigned long long)common_hash64(src->buf, src->len, 0),
+		       what);
+		return;
+	}
+	st = fn(src->buf, src->len, dev->arch, strbuf_str(opts), &bin, &bin_len, &log, &err);
+	if (st == TCX_ENODEV || st == TCX_EUNSUPPORTED) {
+		fprintf(stderr, "skipped: %s\n", err.msg);
+		ty->rc = 77;
+	} else if (st) {
+		fprintf(stderr, "FAIL %s (%s, first of its source):\n  %s\n", what,
+			dtype_info(t)->name, err.msg);
+		print_log(log, 30);
+		ty->failures++;
+	} else if (!bin || bin_len == 0) {
+		fprintf(stderr, "FAIL %s: %s returned no code\n", what, compiler);
+		ty->failures++;
+	} else {
+		ty->compiled++;
+	}
+	free(log);
+	free(bin);
+}
+
+/* The permute's cases for type t, planned for dev: each distinct kernel
+ * compiled once.  Returns the cases planned.  Its sources depend on the
+ * word it moves, not on the type, so fp32 (words of 4, 8 and 16 bytes,
+ * elements fused) and fp16 (2 too) cover them; the other types skip it. */
+static int permute_proofs(struct seen *seen, struct tally *ty, const struct device_info *dev,
+			  offline_compile_fn fn, const char *compiler, bool list, enum tcx_dtype t)
+{
+	int cases = 0;
+
+	for (size_t c = 0; c < ARRAY_SIZE(permute_cases) && ty->rc == 0; c++) {
+		const struct permute_case *pc = &permute_cases[c];
+		int64_t si[TCX_MAX_INDICES], so[TCX_MAX_INDICES];
+		struct permute_plan plan;
+		struct strbuf src = STRBUF_INIT, opts = STRBUF_INIT;
+		struct tcx_error err = {0};
+		char what[160];
+
+		permute_case_strides(pc, si, so);
+		snprintf(what, sizeof(what), "permute '%s'", pc->name);
+		if (permute_plan_make(t, pc->rank, pc->size, si, so, pc->conj, dev, &plan, &err) ||
+		    (plan.path != PERMUTE_EMPTY && permute_source(&plan, &src, &opts, &err))) {
+			fprintf(stderr, "FAIL %s: %s\n", what, err.msg);
+			ty->failures++;
+		} else if (plan.path != PERMUTE_EMPTY) {
+			cases++;
+			compile_once(seen, ty, dev, fn, compiler, list, t, &src, &opts, what);
+		}
+		strbuf_release(&src);
+		strbuf_release(&opts);
+	}
+	return cases;
+}
+
 int offline_main(int argc, char **argv, const struct device_info *dev, offline_compile_fn fn,
 		 const char *compiler)
 {
 	struct seen seen = {NULL, 0, 0};
 	enum tcx_dtype t;
 	struct tcx_error err = {0};
-	int cases = 0, skipped = 0, rejected = 0, compiled = 0, failures = 0, rc = 0;
+	struct tally ty = {0, 0, 0};
+	int cases = 0, skipped = 0, rejected = 0, failures = 0;
 	bool list = false;
 	double t0 = common_now_seconds();
 
@@ -72,7 +152,7 @@ int offline_main(int argc, char **argv, const struct device_info *dev, offline_c
 	for (int k = 2; k < argc; k++)
 		if (!strcmp(argv[k], "--list"))
 			list = true;
-	for (size_t e = 0; e < ARRAY_SIZE(exprs) && rc == 0; e++) {
+	for (size_t e = 0; e < ARRAY_SIZE(exprs) && ty.rc == 0; e++) {
 		struct tcx_contraction *c;
 
 		if (notation_parse(exprs[e], t, LAYOUT_BY_STYLE, &c, &err)) {
@@ -80,7 +160,7 @@ int offline_main(int argc, char **argv, const struct device_info *dev, offline_c
 			failures++;
 			continue;
 		}
-		for (int set = 0; set < MATRIX_SIZE_SETS && rc == 0; set++) {
+		for (int set = 0; set < MATRIX_SIZE_SETS && ty.rc == 0; set++) {
 			int64_t sz[TCX_MAX_INDICES];
 			struct problem p;
 
@@ -90,14 +170,12 @@ int offline_main(int argc, char **argv, const struct device_info *dev, offline_c
 				failures++;
 				continue;
 			}
-			for (size_t ps = 0; ps < ARRAY_SIZE(paramsets) && rc == 0; ps++) {
+			for (size_t ps = 0; ps < ARRAY_SIZE(paramsets) && ty.rc == 0; ps++) {
 				struct solution s;
 				struct kernel_plan plan;
 				struct strbuf src = STRBUF_INIT, opts = STRBUF_INIT;
 				enum tcx_status st;
-				char *log = NULL;
-				unsigned char *bin = NULL;
-				size_t bin_len = 0;
+				char what[200];
 
 				if (!paramset_applies(&paramsets[ps], dtype_info(t)->letter,
 						      dev->lang, dev->arch) ||
@@ -129,36 +207,10 @@ int offline_main(int argc, char **argv, const struct device_info *dev, offline_c
 					failures++;
 					goto next;
 				}
-				if (!seen_add(&seen, src.buf, src.len))
-					goto next;
-				if (list) {
-					printf(
-					    "%016llx '%s' %s\n",
-					    (unsigned long long)common_hash64(src.buf, src.len, 0),
-					    exprs[e], paramsets[ps].name);
-					goto next;
-				}
-				st = fn(src.buf, src.len, dev->arch, strbuf_str(&opts), &bin,
-					&bin_len, &log, &err);
-				if (st == TCX_ENODEV || st == TCX_EUNSUPPORTED) {
-					fprintf(stderr, "skipped: %s\n", err.msg);
-					rc = 77;
-				} else if (st) {
-					fprintf(stderr,
-						"FAIL '%s' %s (%s, first of its source):\n  %s\n",
-						exprs[e], paramsets[ps].name, dtype_info(t)->name,
-						err.msg);
-					print_log(log, 30);
-					failures++;
-				} else if (!bin || bin_len == 0) {
-					fprintf(stderr, "FAIL '%s' %s: %s returned no code\n",
-						exprs[e], paramsets[ps].name, compiler);
-					failures++;
-				} else {
-					compiled++;
-				}
-				free(log);
-				free(bin);
+				snprintf(what, sizeof(what), "'%s' %s", exprs[e],
+					 paramsets[ps].name);
+				compile_once(&seen, &ty, dev, fn, compiler, list, t, &src, &opts,
+					     what);
 			next:
 				strbuf_release(&src);
 				strbuf_release(&opts);
@@ -166,14 +218,18 @@ int offline_main(int argc, char **argv, const struct device_info *dev, offline_c
 		}
 		contraction_free(c);
 	}
+	if (ty.rc == 0 && (t == TCX_DTYPE_S || t == TCX_DTYPE_H))
+		cases += permute_proofs(&seen, &ty, dev, fn, compiler, list, t);
 	free(seen.key);
-	if (rc)
-		return rc;
-	printf("%s, %s for %s: %d cases, %zu distinct kernels, %d compiled, %d failed, "
-	       "%d not generated (device rules), %d skipped (size rules); %.1f s\n",
-	       compiler, dtype_info(t)->name, dev->arch, cases, seen.n, compiled, failures,
+	failures += ty.failures;
+	if (ty.rc)
+		return ty.rc;
+	printf("%s, %s for %s: %d cases (the permute's included), %zu distinct kernels, %d "
+	       "compiled, %d failed, %d not generated (device rules), %d skipped (size rules); "
+	       "%.1f s\n",
+	       compiler, dtype_info(t)->name, dev->arch, cases, seen.n, ty.compiled, failures,
 	       rejected, skipped, common_now_seconds() - t0);
-	if (!list && compiled == 0 && failures == 0) {
+	if (!list && ty.compiled == 0 && failures == 0) {
 		fprintf(stderr, "FAIL nothing was compiled\n");
 		return 1;
 	}
