@@ -470,7 +470,10 @@ static void shape_solution(struct solution *s, const int *shape)
  * (on an H200 a sum of 24 ran 15-17% faster at 8:
  * bench/results/2026-11-26-h200-short-sum-sweep.md); each with
  * PackFreeIndices too where there is an index to pack (tiles across short
- * extents: C[a,b,c,i,j,k] with a = 24 tiles a x ij, not a alone). */
+ * extents: C[a,b,c,i,j,k] with a = 24 tiles a x ij, not a alone), and a
+ * 128 x 32 tile packed only, for a short B (TCCG's abjcd and ajbdc, j = 24:
+ * 8.7 against 7.1 TFLOP/s for 64 x 32 on an H200; unpacked it ran at half,
+ * bench/results/2026-11-27-h200-intensli-narrow.md). */
 static void cands_simt(const struct problem *p, struct cands *cs)
 {
 	const enum tcx_dtype t = p->c->dtype;
@@ -479,7 +482,7 @@ static void cands_simt(const struct problem *p, struct cands *cs)
 	static const int shapes[][4] = {
 		/* WG0, WG1, TT0, TT1 */
 		{ 16, 16, 8, 8 }, { 16, 16, 4, 4 }, { 16, 16, 8, 4 }, { 16, 16, 4, 8 },
-		{ 16, 8, 4, 4 },  { 8, 16, 4, 4 },  { 8, 8, 4, 4 },
+		{ 16, 8, 4, 4 },  { 8, 16, 4, 4 },  { 8, 8, 4, 4 },  { 16, 8, 8, 4 },
 	};
 
 	for (int n = 0; n < ndu * npk * (int)ARRAY_SIZE(shapes); n++) {
@@ -492,6 +495,9 @@ static void cands_simt(const struct problem *p, struct cands *cs)
 		 * look cheaper to the model than TTGT's GEMM where they ran
 		 * slower (6 of the 18 CCSD(T) cases, 5-7 against 9 TFLOP/s) */
 		if (du && shapes[k][2] * shapes[k][3] < 32)
+			continue;
+		if (shapes[k][0] * shapes[k][2] == 128 && shapes[k][1] * shapes[k][3] == 32 &&
+		    n / (int)ARRAY_SIZE(shapes) / ndu == 0)
 			continue;
 		shape_solution(&s, shapes[k]);
 		s.depth_u = du ? 8 : 16;

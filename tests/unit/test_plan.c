@@ -257,6 +257,13 @@ static void test_planner(void)
 		   "MT64x32x32_WG16x8x1_TT4x4_VW1_GSU1_PGR1_PLR1_EB_WGM8_NLC1x1_LT1_OCC2_MI64x32x8x1_"
 		   "TF32X3_Ia",
 		   NULL);
+	/* C's fastest index a and A's c apart, B's j 24 long: C written as
+	 * c,bad,j by SIMT tiles 128 x 32, D0 packed over c and bad, then
+	 * permuted into place (H200: 8.7 TFLOP/s against 7.1 for 64 x 32) */
+	check_plan_p("C[a,j,b,d,c]=A[c,k,b,a,d]*B[j,k]", TCX_DTYPE_S,
+		     "a=48,b=36,c=48,d=36,j=24,k=36", "h200",
+		     "MT128x32x16_WG16x8x1_TT8x4_VW4_GSU1_PGR1_PLR1_EB_WGM1_NLC1x1_LT1_PK",
+		     "C[c,bad,j] = A[c,k,bad] * B[j,k]", "C");
 	/* a GEMM is never permuted */
 	check_plan_p("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, "i=2048,j=2048,k=2048", "h200", NULL, NULL,
 		     "");
