@@ -131,6 +131,13 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	 * only cached operands (CCSD(T)'s, 1 MB) ran 1.5-2.6x faster
 	 * (bench/results/2026-11-26-h200-tccg-pack.md) */
 	m->eff_pack_simt = 0.6;
+	/* ... and packing an operand whose tile loads cross its fastest index
+	 * (neither D0/D1 nor the sum moves by one element in it): every load a
+	 * sector of its own from the cache.  On an H200 CCSD(T)'s kernel (A
+	 * read along a, 11520 apart) ran 0.210 ms, and 0.184 with A's layout
+	 * putting a first (0.234 and 0.204 for a second case): the whole
+	 * kernel at 0.87 */
+	m->eff_simt_gather = 0.87;
 	/* GlobalSplitU: its partial sums' traffic as counted, and the
 	 * reduction's launch; on an H200 a split of 2 ran a median 1.56 times
 	 * as long as the same tile unsplit (bench/results/
@@ -358,6 +365,15 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	      * the first few, the prefetch overlaps them with the products */
 		out->latency_s = waves * (m->group_s + fmin(iters, m->simt_iters) *
 							m->simt_iter_s * s->depth_u / 16.0);
+	/* a packed operand gathered from the cache: the cache's bandwidth is
+	 * shared by every term (Nsight Compute on CCSD(T): L1 wavefronts 69%
+	 * of their peak, DRAM 25%) */
+	if (gpu && !k->wgmma && !k->mi &&
+	    ((k->pack_slot[0] >= 0 && !p_unit) || (k->pack_slot[1] >= 0 && !q_unit))) {
+		out->compute_s /= m->eff_simt_gather;
+		out->memory_s /= m->eff_simt_gather;
+		out->latency_s /= m->eff_simt_gather;
+	}
 	out->overhead_s = m->launch_s + (s->gsu > 1 ? m->gsu_launch_s : 0);
 	out->time_s = fmax(fmax(out->compute_s, out->memory_s), out->latency_s) + out->overhead_s;
 	out->limit = out->overhead_s > fmax(fmax(out->compute_s, out->memory_s), out->latency_s)

@@ -54,9 +54,10 @@ struct plan_device {
 	 * element by element; mma.sync; SIMT work-items of 16 to 31 outputs
 	 * and of fewer (32 and more sustain the rate); the SIMT kernel with
 	 * PackFreeIndices on an operand the cache cannot hold (it reads the
-	 * packed operand element by element) */
+	 * packed operand element by element), and with a packed operand whose
+	 * tile it reads across its fastest index (a gather from the cache) */
 	double eff_wg_wide, eff_wg_square, eff_wg_one, eff_wg_small, eff_pack, eff_gather;
-	double eff_mma, eff_simt_mid, eff_simt_small, eff_pack_simt;
+	double eff_mma, eff_simt_mid, eff_simt_small, eff_pack_simt, eff_simt_gather;
 	/* GlobalSplitU: a factor on the traffic of its partial sums, and the
 	 * reduction's launch */
 	double gsu_bytes, gsu_launch_s;
