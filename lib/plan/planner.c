@@ -358,9 +358,12 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	/* latency: the work-groups a unit holds overlap theirs, wave by wave */
 	if (!gpu)
 		out->latency_s = 0;
-	else if (k->wgmma) /* its ring of stages overlaps the passes once full */
-		out->latency_s = waves * (m->wg_group_s + fmin(iters, 4) * m->wg_iter_s) /
-				 (s->pack_free ? 0.55 : 1);
+	else if (k->wgmma) /* its ring of stages overlaps the passes once full
+			    * (PackFreeIndices slows the products, eff_pack, not
+			    * the waves: on an H200 AO2MO's abrs-qb-aqrs, latency-
+			    * bound, ran packed at 27.4 TFLOP/s against 21.6,
+			    * bench/results/2026-11-27-h200-ao2mo-fitted.md) */
+		out->latency_s = waves * (m->wg_group_s + fmin(iters, 4) * m->wg_iter_s);
 	else /* an iteration's loads and products scale with its depth; past
 	      * the first few, the prefetch overlaps them with the products */
 		out->latency_s = waves * (m->group_s + fmin(iters, m->simt_iters) *
