@@ -183,73 +183,72 @@ static void copy_shape(struct permute_plan *p, int threads, const struct device_
 	p->groups[1] = ceil_div(p->size[1], p->wg[1] * p->rep[1]);
 }
 
-/* The transpose's tile along one slot of n words, when the other slot's
- * tile is `other` words long (0: not yet known): an extent up to twice the
- * wide tile whole, rounded up to 8 words (24 and 48, the short indices of
- * TCCG's tensors, fill their tiles where 32 x 32 filled half); past that
- * the wide tile (128 bytes of 4-byte words, 64 of 2-byte ones), doubled
- * when the other side is short, so that a work-group moves some 1000
- * words or more. */
-static int tile_extent(int64_t n, int word, int other)
+/* The transpose's tile along a slot of n words whose partner slot has m:
+ * an extent up to twice the wide tile whole, rounded up to 8 words (24 and
+ * 48, the short indices of TCCG's tensors, fill their tiles where 32 x 32
+ * filled half); past that the wide tile (128 bytes of 4-byte words, 64 of
+ * 2-byte ones), doubled when the partner's tile is short of it, so that a
+ * work-group moves some 1000 words or more. */
+static int tile_extent(int64_t n, int64_t m, int word)
 {
 	const int wide = word == 2 ? 64 : 32;
 
 	if (n <= 2 * wide)
 		return (int)ceil_div(n, 8) * 8;
-	return other > 0 && other < wide ? 2 * wide : wide;
+	return ceil_div(m, 8) * 8 < wide ? 2 * wide : wide;
 }
 
-/* The transpose's tile (tile_extent along each slot), padded so that a
- * column of it spans every bank (rows of an odd count of 4-byte banks; of
- * 2-byte words, twice an odd count), halved along its longer side where
- * the device's local memory (or 32 KB, for occupancy) does not take it;
- * moved by whole rows of work-items (up to `threads`), each of whose
- * places in the tile the kernel works out once. */
+/* Halves a tile extent, staying a multiple of 8. */
+static int tile_halve(int t)
+{
+	return (int)ceil_div(t / 2, 8) * 8;
+}
+
+/* The transpose's tile (tile_extent along each slot), halved along its
+ * longer side where the device's local memory (or 32 KB, for occupancy)
+ * does not take it, and to what a work-group's work-items can move: whole
+ * rows of it (a multiple of 4 of them, of 32 work-items, where that many
+ * fit), each work-item's places worked out once by the kernel.  Its rows
+ * are padded so that a column spans every bank (an odd count of 4-byte
+ * banks; of 2-byte words, twice an odd count). */
 static enum tcx_status tile_shape(struct permute_plan *p, int threads,
 				  const struct device_info *dev, struct tcx_error *err)
 {
 	int max0 = dev && dev->max_wg_dim[0] > 0 ? dev->max_wg_dim[0] : threads;
 	int max1 = dev && dev->max_wg_dim[1] > 0 ? dev->max_wg_dim[1] : threads;
 	int64_t lmem = dev && dev->local_mem > 0 ? dev->local_mem : INT64_MAX;
-	int rows;
 
 	if (lmem > 32768)
 		lmem = 32768;
-	p->tile[0] = tile_extent(p->size[0], p->word, 0);
-	p->tile[1] = tile_extent(p->size[1], p->word, p->tile[0]);
-	p->tile[0] = tile_extent(p->size[0], p->word, p->tile[1]);
-	p->pad = p->word == 2 ? 2 : 1;
-	for (;;) {
-		p->lds_bytes = (int64_t)p->tile[1] * (p->tile[0] + p->pad) * p->word;
-		if (p->lds_bytes <= lmem || (p->tile[0] <= 8 && p->tile[1] <= 8))
-			break;
-		if (p->tile[0] >= p->tile[1])
-			p->tile[0] = (int)ceil_div(p->tile[0] / 2, 8) * 8;
-		else
-			p->tile[1] = (int)ceil_div(p->tile[1] / 2, 8) * 8;
-	}
-	/* whole rows of the tile: a multiple of 4 of them (of 32 work-items,
-	 * the tile's extents being multiples of 8) where that many fit */
 	if (threads > max0)
 		threads = max0;
+	p->tile[0] = tile_extent(p->size[0], p->size[1], p->word);
+	p->tile[1] = tile_extent(p->size[1], p->size[0], p->word);
+	p->pad = p->word == 2 ? 2 : 1;
+	while ((int64_t)p->tile[1] * (p->tile[0] + p->pad) * p->word > lmem &&
+	       (p->tile[0] > 8 || p->tile[1] > 8)) {
+		if (p->tile[0] >= p->tile[1])
+			p->tile[0] = tile_halve(p->tile[0]);
+		else
+			p->tile[1] = tile_halve(p->tile[1]);
+	}
 	while (p->tile[0] > threads && p->tile[0] > 8)
-		p->tile[0] = (int)ceil_div(p->tile[0] / 2, 8) * 8;
-	rows = threads / p->tile[0];
-	if (rows > max1)
-		rows = max1;
-	if (rows >= 4)
-		rows -= rows % 4;
-	p->threads = p->tile[0] * rows;
-	while (p->tile[1] > p->threads && p->tile[1] > 8)
-		p->tile[1] = (int)ceil_div(p->tile[1] / 2, 8) * 8;
+		p->tile[0] = tile_halve(p->tile[0]);
+	p->rows = threads / p->tile[0];
+	if (p->rows > max1)
+		p->rows = max1;
+	if (p->rows >= 4)
+		p->rows -= p->rows % 4;
+	while (p->tile[1] > p->tile[0] * p->rows && p->tile[1] > 8)
+		p->tile[1] = tile_halve(p->tile[1]);
 	p->lds_bytes = (int64_t)p->tile[1] * (p->tile[0] + p->pad) * p->word;
-	if (p->lds_bytes > lmem || rows < 1 || p->tile[1] > p->threads)
+	if (p->lds_bytes > lmem || p->rows < 1 || p->tile[1] > p->tile[0] * p->rows)
 		return tcx_fail(err, TCX_ELIMIT,
 				"a permute's tile of %d-byte words does not fit '%s' (%d work-items, "
 				"%lld bytes of local memory)",
 				p->word, dev ? dev->id : "the device", threads, (long long)lmem);
 	p->local[0] = (size_t)p->tile[0];
-	p->local[1] = (size_t)rows;
+	p->local[1] = (size_t)p->rows;
 	p->groups[0] = ceil_div(p->size[0], p->tile[0]);
 	p->groups[1] = ceil_div(p->size[1], p->tile[1]);
 	return TCX_OK;
@@ -390,8 +389,7 @@ enum tcx_status permute_source(const struct permute_plan *p, struct strbuf *src,
 		strbuf_addf(src,
 			    "#define PERM_TILE %d\n#define PERM_TILE1 %d\n#define PERM_RROWS %d\n"
 			    "#define PERM_PAD %d\n#define PERM_UNIT0 %d\n#define PERM_UNIT1 %d\n",
-			    p->tile[0], p->tile[1], p->threads / p->tile[0], p->pad, p->unit0,
-			    p->unit1);
+			    p->tile[0], p->tile[1], p->rows, p->pad, p->unit0, p->unit1);
 	else
 		strbuf_addf(src,
 			    "#define PERM_TILE 0\n#define PERM_WG0 %d\n#define PERM_WG1 %d\n"
@@ -506,7 +504,7 @@ void permute_plan_str(const struct permute_plan *p, char *buf, size_t len)
 	default:
 		snprintf(buf, len, "tile %dx%d of %d-byte words (%d element%s), %dx%d work-items",
 			 p->tile[0], p->tile[1], p->word, p->fuse, p->fuse > 1 ? "s" : "", p->tile[0],
-			 p->threads / p->tile[0]);
+			 p->rows);
 		break;
 	}
 }

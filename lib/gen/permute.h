@@ -46,9 +46,9 @@ struct permute_plan {
 					  * fastest, when merged); -1 for a stand-in */
 	int64_t size[TCX_PERMUTE_SLOTS]; /* by slot, in words */
 	int64_t si[TCX_PERMUTE_SLOTS], so[TCX_PERMUTE_SLOTS];
-	int tile[2], threads, pad; /* PERMUTE_TILE: tile[0] x tile[1] words (along slots 0
-				    * and 1), moved by `threads` work-items, its rows
-				    * padded by `pad` words */
+	int tile[2], rows, pad;	/* PERMUTE_TILE: tile[0] x tile[1] words (along slots 0
+				 * and 1), moved by tile[0] x rows work-items, its
+				 * rows padded by `pad` words */
 	int wg[2], rep[2];	/* PERMUTE_COPY: work-items and words each along slots 0, 1 */
 	bool unit0, unit1;	/* slot 0 (and 1, transposing) of unit stride */
 	int conj_lanes;		/* 8-byte lanes of a word that hold imaginary parts (bits) */

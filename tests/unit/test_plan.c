@@ -740,11 +740,10 @@ static void test_permute_tile(void)
 				  TCX_OK,
 			  "%s", err.msg);
 		CHECK_MSG(pp.path == PERMUTE_TILE && pp.tile[0] == cases[k].tile0 &&
-			      pp.tile[1] == cases[k].tile1 &&
-			      pp.threads == cases[k].tile0 * cases[k].rows,
-			  "%lldx%lld: tile %dx%d, %d work-items; want %dx%d, %d",
-			  (long long)n[0], (long long)n[1], pp.tile[0], pp.tile[1], pp.threads,
-			  cases[k].tile0, cases[k].tile1, cases[k].tile0 * cases[k].rows);
+			      pp.tile[1] == cases[k].tile1 && pp.rows == cases[k].rows,
+			  "%lldx%lld: tile %dx%d, %d rows of work-items; want %dx%d, %d",
+			  (long long)n[0], (long long)n[1], pp.tile[0], pp.tile[1], pp.rows,
+			  cases[k].tile0, cases[k].tile1, cases[k].rows);
 	}
 }
 
