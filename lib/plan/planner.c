@@ -506,6 +506,7 @@ static void cands_simt(const struct problem *p, struct cands *cs)
 
 	for (int n = 0; n < ndu * npk * (int)ARRAY_SIZE(shapes); n++) {
 		const int k = n % (int)ARRAY_SIZE(shapes), du = n / (int)ARRAY_SIZE(shapes) % ndu;
+		const int pk = n / (int)ARRAY_SIZE(shapes) / ndu;
 		struct solution s;
 
 		if ((cplx || wide) && shapes[k][2] * shapes[k][3] > 32)
@@ -515,15 +516,14 @@ static void cands_simt(const struct problem *p, struct cands *cs)
 		 * slower (6 of the 18 CCSD(T) cases, 5-7 against 9 TFLOP/s) */
 		if (du && shapes[k][2] * shapes[k][3] < 32)
 			continue;
-		if (shapes[k][0] * shapes[k][2] == 128 && shapes[k][1] * shapes[k][3] == 32 &&
-		    n / (int)ARRAY_SIZE(shapes) / ndu == 0)
-			continue;
+		if (shapes[k][0] * shapes[k][2] == 128 && shapes[k][1] * shapes[k][3] == 32 && !pk)
+			continue; /* 128 x 32: packed only */
 		shape_solution(&s, shapes[k]);
 		s.depth_u = du ? 8 : 16;
 		s.vw = cplx ? 1 : wide ? 2 : 4;
 		while (s.vw > 1 && (s.tt[0] % s.vw || s.tt[1] % s.vw))
 			s.vw /= 2;
-		s.pack_free = n / (int)ARRAY_SIZE(shapes) / ndu;
+		s.pack_free = pk;
 		add(cs, &s);
 	}
 }
