@@ -1,8 +1,9 @@
 /* permute_bench.c - how fast the tensor permute (lib/gen/permute.c) runs:
  * a 200 MiB fp32 tensor permuted a few ways (identity, the two fastest
  * indices swapped, a 4-index reversal, CCSD's nlmk to mnlk, a 2-index
- * transpose, the C permutes of TCCG's tensor-times-matrix plans), timed with device events, with GB/s counting the bytes read
- * and written, next to a plain copy of the same bytes by the same kernel.
+ * transpose, the C permutes of TCCG's tensor-times-matrix plans), timed
+ * with device events, with GB/s counting the bytes read and written, next
+ * to a plain copy of the same bytes by the same kernel.
  * Each result is checked against the host first (every element).
  *
  * usage: permute_bench [--device ID] [--mib N] [--repeat N] [--type T]
@@ -76,8 +77,12 @@ static int run(struct device *dev, const struct bench_case *bc, enum tcx_dtype t
 	if (size[bc->rank - 1] < 1)
 		size[bc->rank - 1] = 1;
 	if (permute_packed_strides(bc->rank, size, in_order, si, &count, &err) ||
-	    permute_packed_strides(bc->rank, size, bc->order, so, NULL, &err))
-		goto fail;
+	    permute_packed_strides(bc->rank, size, bc->order, so, NULL, &err) ||
+	    permute_plan_make(t, bc->rank, size, si, so, false, device_info_of(dev), &plan, &err)) {
+		fprintf(stderr, "%s: %s\n", bc->name, err.msg);
+		rc = 3;
+		goto out;
+	}
 	if (count > want) {
 		/* the slowest index at 1 and still too large: not run, rather
 		 * than a launch past the buffers' end */
@@ -85,9 +90,7 @@ static int run(struct device *dev, const struct bench_case *bc, enum tcx_dtype t
 		       (long long)count, mib);
 		goto out;
 	}
-	if (permute_plan_make(t, bc->rank, size, si, so, false, device_info_of(dev), &plan, &err) ||
-	    permute_build(&plan, dev, &prog, &log, &err)) {
-	fail:
+	if (permute_build(&plan, dev, &prog, &log, &err)) {
 		fprintf(stderr, "%s: %s\n%s", bc->name, err.msg, strbuf_str(&log));
 		rc = 3;
 		goto out;

@@ -141,8 +141,9 @@ static void permute_reference(const unsigned char *in, unsigned char *out, int e
  * when the device's output matches the reference everywhere, else 1 (with
  * the first differences on stdout).  *plan_out (NULL allowed) gets the
  * plan, and *word_ok whether its programs built. */
-static inline int permute_case_run(struct device *dev, enum tcx_dtype t, const struct permute_case *pc,
-			    uint64_t seed, struct permute_plan *plan_out)
+static inline int permute_case_run(struct device *dev, enum tcx_dtype t,
+				   const struct permute_case *pc, uint64_t seed,
+				   struct permute_plan *plan_out)
 {
 	const struct dtype_info *ti = dtype_info(t);
 	const int es = ti->bytes;
