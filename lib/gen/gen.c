@@ -678,7 +678,7 @@ sizes:
 	return TCX_OK;
 }
 
-static int64_t slot_size(const struct kernel_plan *k, const struct problem *p, int slot)
+int64_t plan_slot_size(const struct kernel_plan *k, const struct problem *p, int slot)
 {
 	int id = k->slot[slot];
 
@@ -687,14 +687,16 @@ static int64_t slot_size(const struct kernel_plan *k, const struct problem *p, i
 
 int64_t plan_tile_extent(const struct kernel_plan *k, const struct problem *p, int x)
 {
-	return slot_size(k, p, x) * (k->pack_slot[x] >= 0 ? slot_size(k, p, k->pack_slot[x]) : 1);
+	return plan_slot_size(k, p, x) *
+	       (k->pack_slot[x] >= 0 ? plan_slot_size(k, p, k->pack_slot[x]) : 1);
 }
 
 enum tcx_status plan_accepts(const struct kernel_plan *k, const struct problem *p,
 			     struct tcx_error *err)
 {
 	const struct solution *s = &k->sol;
-	int64_t s0 = slot_size(k, p, 0), s1 = slot_size(k, p, 1), su = slot_size(k, p, 2);
+	int64_t s0 = plan_slot_size(k, p, 0), s1 = plan_slot_size(k, p, 1);
+	const int64_t su = plan_slot_size(k, p, 2);
 
 	if (p->c->nidx != k->c->nidx)
 		REJECT("the kernel was made for another contraction");

@@ -67,6 +67,10 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 /* Whether a plan can run this problem (sizes a multiple of the tile for
  * EdgeType None, of DepthU without LoopTail, the baked sizes, the assumed
  * layout).  TCX_EREJECT with the reason if not. */
+/* The size in problem p of the index in slot `slot` of k (1 for an unused
+ * slot). */
+int64_t plan_slot_size(const struct kernel_plan *k, const struct problem *p, int slot);
+
 /* D0's (x = 0) or D1's (x = 1) extent in problem p: its index's size,
  * with PackFreeIndices times that of the index packed outside it. */
 int64_t plan_tile_extent(const struct kernel_plan *k, const struct problem *p, int x);

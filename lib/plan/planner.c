@@ -201,13 +201,6 @@ bool plan_known_device(const char *name, struct device_info *d)
 	return false;
 }
 
-static int64_t slot_size(const struct kernel_plan *k, const struct problem *p, int sl)
-{
-	int id = k->slot[sl];
-
-	return id < 0 ? 1 : p->size[id];
-}
-
 static int64_t slot_stride(const struct kernel_plan *k, const struct problem *p,
 			   enum tensor_role t, int sl)
 {
@@ -290,23 +283,23 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	const bool gpu = m->type == DEV_GPU || m->type == DEV_ACCEL;
 	const double s0 = (double)plan_tile_extent(k, kp, 0);
 	const double s1 = (double)plan_tile_extent(k, kp, 1);
-	double su = (double)slot_size(k, kp, 2), fold = 1, outer = 1;
+	double su = (double)plan_slot_size(k, kp, 2), fold = 1, outer = 1;
 	double tiles, waves, kpad, iters, tile_flops, rate, occ, slots, pen_p, pen_q, pen_c;
 	double bytes_p, bytes_q, bytes_c, useful, big;
 	bool p_unit, q_unit;
 
 	for (int sl = 3; sl < 3 + k->nf2; sl++)
 		if (sl != k->pack_slot[0] && sl != k->pack_slot[1])
-			fold *= (double)slot_size(k, kp, sl);
+			fold *= (double)plan_slot_size(k, kp, sl);
 	for (int sl = 3 + k->nf2; sl < k->nslots; sl++)
-		outer *= (double)slot_size(k, kp, sl);
+		outer *= (double)plan_slot_size(k, kp, sl);
 
 	/* loads coalesce when the operand moves by one element along one of
 	 * its tile's two directions (or has a single element along both) */
 	p_unit = slot_stride(k, kp, P, 0) == 1 || slot_stride(k, kp, P, 2) == 1 ||
-		 slot_size(k, kp, 0) * slot_size(k, kp, 2) == 1;
+		 plan_slot_size(k, kp, 0) * plan_slot_size(k, kp, 2) == 1;
 	q_unit = slot_stride(k, kp, Q, 1) == 1 || slot_stride(k, kp, Q, 2) == 1 ||
-		 slot_size(k, kp, 1) * slot_size(k, kp, 2) == 1;
+		 plan_slot_size(k, kp, 1) * plan_slot_size(k, kp, 2) == 1;
 
 	/* the tiles, their padded work, and how they fill the device */
 	tiles = ceil_div(s0, k->mt0) * ceil_div(s1, k->mt1) * fold * s->gsu;
@@ -342,7 +335,9 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	 * move whole sectors for one element */
 	pen_p = p_unit ? 1 : m->uncoalesced;
 	pen_q = q_unit ? 1 : m->uncoalesced;
-	pen_c = slot_stride(k, kp, T_C, 0) == 1 || slot_size(k, kp, 0) == 1 ? 1 : m->uncoalesced;
+	pen_c = slot_stride(k, kp, T_C, 0) == 1 || plan_slot_size(k, kp, 0) == 1
+			? 1
+			: m->uncoalesced;
 	bytes_c = (double)problem_count(kp, T_C) * es * (kp->c->use_beta ? 2 : 1);
 	/* a small operand stays in the cache whatever the order */
 	big = bytes_p * pen_p < m->cache / 2 ? 0 : m->reread;
