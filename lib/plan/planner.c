@@ -398,19 +398,46 @@ static void add(struct cands *cs, const struct solution *s)
 }
 
 /* GlobalSplitU choices: split the bound loop when the output alone cannot
- * fill the device. */
-static void add_gsu(struct cands *cs, const struct solution *s, double out_tiles, double units,
+ * fill the device.  Powers of two, and the splits that fill whole waves of
+ * the solution's own tiles: nine 128 x 128 tiles split 32 ways are 2.2
+ * waves on 132 SMs, split 14 or 29 ways one or two full ones (more waves
+ * gain little and double the planner's time).  A tile count
+ * taken from C's size is low where tiles overhang, so one split less is
+ * offered too; the model, which counts the real tiles, picks. */
+static void add_gsu(struct cands *cs, const struct solution *s, double out_count, double units,
 		    double k)
 {
+	const double min_k = 4.0 * (s->depth_u > 0 ? s->depth_u : 16);
+	const double out_tiles = out_count / (128.0 * 128.0);
+	const double own = out_count / ((double)s->wg[0] * s->tt[0] * s->wg[1] * s->tt[1]);
+	int seen[4], nseen = 0;
+
 	add(cs, s);
 	for (int g = 2; g <= 64; g *= 2) {
 		struct solution x = *s;
 
-		if (out_tiles * g > 4 * units || k / g < 4.0 * (s->depth_u > 0 ? s->depth_u : 16))
+		if (out_tiles * g > 4 * units || k / g < min_k)
 			break;
 		x.gsu = g;
 		add(cs, &x);
 	}
+	if (out_tiles * 2 > 4 * units)
+		return;
+	for (int w = 1; w <= 2; w++)
+		for (int g = (int)(w * units / own), d = 0; d < 2; d++, g--) {
+			struct solution x = *s;
+			bool dup = false;
+
+			if (g < 3 || g > 64 || (g & (g - 1)) == 0 || k / g < min_k)
+				continue;
+			for (int j = 0; j < nseen; j++)
+				dup = dup || seen[j] == g;
+			if (dup)
+				continue;
+			seen[nseen++] = g;
+			x.gsu = g;
+			add(cs, &x);
+		}
 }
 
 /* The CPU family (PoCL): no local memory (it is ordinary RAM there), wide
@@ -728,7 +755,7 @@ static void list_candidates(const struct problem *kp, const struct plan_device *
 			    double accuracy, struct cands *cs)
 {
 	struct roles r;
-	double out_tiles, kvol;
+	double out_count, kvol;
 
 	cs->n = 0;
 	if (m->type == DEV_GPU || m->type == DEV_ACCEL) {
@@ -744,13 +771,13 @@ static void list_candidates(const struct problem *kp, const struct plan_device *
 	list_roles(kp, &r);
 	cross_roles(cs, &r);
 	/* GlobalSplitU where the output is a few tiles and the sum is long */
-	out_tiles = (double)problem_count(kp, T_C) / (128.0 * 128.0);
+	out_count = (double)problem_count(kp, T_C);
 	kvol = (double)problem_bound_volume(kp);
 	for (int k = 0, n = cs->n; k < n && m->type == DEV_GPU; k++) {
 		struct cands extra;
 
 		extra.n = 0;
-		add_gsu(&extra, &cs->s[k], out_tiles, m->units, kvol);
+		add_gsu(&extra, &cs->s[k], out_count, m->units, kvol);
 		for (int j = 1; j < extra.n; j++)
 			add(cs, &extra.s[j]);
 	}
