@@ -120,7 +120,16 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	m->eff_wg_square = half ? 0.85 : 1.0;
 	m->eff_wg_one = 0.6;
 	m->eff_wg_small = 0.4;
-	m->eff_pack = 0.55;
+	/* a 128 x 96 tile, fp32, against 128 x 128 per useful product: on an
+	 * H200 CCSD's ijk-ilmk-mjl (D1 = 84) ran packed at 69.4 TFLOP/s in
+	 * 128 x 96 (88% useful) and 58.8 in 128 x 128 (66%)
+	 * (bench/results/2026-11-27-h200-tccg-gsu-waves.md) */
+	m->eff_wg_near = 0.9;
+	/* PackFreeIndices: fp32 measured there packed at 58.8 against 42.3
+	 * unpacked (49% useful), about the same rate per useful product; the
+	 * factor was 0.55 before the packed offsets lost their divisions, and
+	 * stays so for the types not measured since */
+	m->eff_pack = half ? 0.55 : 0.9;
 	m->eff_gather = 0.15;
 	m->eff_mma = 0.8;
 	m->eff_simt_mid = 0.6;
@@ -258,6 +267,8 @@ static double family_eff(const struct plan_device *m, const struct kernel_plan *
 			e = m->eff_wg_wide;
 		else if (k->mt0 >= 128 && k->mt1 >= 128)
 			e = m->eff_wg_square;
+		else if (k->mt0 >= 128 && k->mt1 >= 96)
+			e = m->eff_wg_square * m->eff_wg_near;
 		else if (k->mt0 >= 128 || k->mt1 >= 128)
 			e = m->eff_wg_one;
 		else
@@ -564,10 +575,12 @@ static void cands_wgmma(const struct problem *p, struct cands *cs)
 		 * (ajb-kba-jk, j = 24: 23.7 TFLOP/s against 16.7 for the
 		 * planner's 64 x 128 on an H200, 2026-11-27-h200-tccg-narrow.md) */
 		{ 64, 32, 16, 8, 32, 2 },
+		/* 96 wide, where D1 is 65-96 long (eff_wg_near) */
+		{ 128, 96, 32, 8, 96, 0 },
 	};
 
 	for (size_t k = 0; k < ARRAY_SIZE(shapes); k++) {
-		if (shapes[k][4] < 64 && t != TCX_DTYPE_S)
+		if (shapes[k][4] % 64 != 0 && t != TCX_DTYPE_S)
 			continue; /* measured for fp32 (TF32x3) only */
 		for (int pk = 0; pk < 2; pk++) {
 			struct solution s;

@@ -56,7 +56,7 @@ struct plan_device {
 	 * PackFreeIndices on an operand the cache cannot hold (it reads the
 	 * packed operand element by element), and with a packed operand whose
 	 * tile it reads across its fastest index (a gather from the cache) */
-	double eff_wg_wide, eff_wg_square, eff_wg_one, eff_wg_small, eff_pack, eff_gather;
+	double eff_wg_wide, eff_wg_square, eff_wg_near, eff_wg_one, eff_wg_small, eff_pack, eff_gather;
 	double eff_mma, eff_simt_mid, eff_simt_small, eff_pack_simt, eff_simt_gather;
 	/* GlobalSplitU: a factor on the traffic of its partial sums, and the
 	 * reduction's launch */

@@ -283,6 +283,12 @@ static void test_planner(void)
 	 * 97 TFLOP/s against 80) */
 	check_plan("C[i,j]=A[i,k,l]*B[l,j,k]", TCX_DTYPE_S, "i=384,j=376,k=376,l=384", "h200",
 		   "MT128x128x32_WG32x8x1_TT4x16_VW1_GSU29_", NULL);
+	/* CCSD's ijk-ilmk-mjl: D1 = j = 84 in a 96-wide tile, D0 packed over
+	 * i and k (H200: 69 TFLOP/s against 43 in unpacked 128 x 128 tiles) */
+	check_plan("C[i,j,k]=A[i,l,m,k]*B[m,j,l]", TCX_DTYPE_S, "i=96,j=84,k=84,l=84,m=96", "h200",
+		   "MT128x96x32_WG32x8x1_TT4x12_VW1_GSU2_PGR1_PLR1_EB_WGM8_NLC1x1_LT1_MI64x96x8x1_"
+		   "TF32X3_PK",
+		   NULL);
 	/* a GEMM is never permuted */
 	check_plan_p("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, "i=2048,j=2048,k=2048", "h200", NULL, NULL,
 		     "");
