@@ -147,6 +147,11 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	 * putting a first (0.234 and 0.204 for a second case): the whole
 	 * kernel at 0.87 */
 	m->eff_simt_gather = 0.87;
+	/* ... and a 128-work-item 8 x 8 tile whose tiles overhang C: on an
+	 * H200 the 128 x 64 tile ran CCSD(T)'s kernels 8-13% faster than
+	 * 128 x 128 where all tiles were full, 0.84-1.05 where not
+	 * (bench/results/2026-11-27-h200-ccsdt-occ4.md) */
+	m->eff_simt_ragged = 0.85;
 	/* GlobalSplitU: its partial sums' traffic as counted, and the
 	 * reduction's launch; on an H200 a split of 2 ran a median 1.56 times
 	 * as long as the same tile unsplit (bench/results/
@@ -323,6 +328,14 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	if (k->wgmma && kp->c->dtype == TCX_DTYPE_S && !s->tf32x3)
 		rate *= m->tf32_speedup;
 	rate *= family_eff(m, k, p_unit, q_unit);
+	/* 8 x 8 tiles of 128 work-items, four work-groups an SM: where every
+	 * tile is full they overlap one another's loads and stores better than
+	 * 256 work-items two an SM (which the model does not see, so the
+	 * smaller is listed first and wins the tie); where tiles overhang,
+	 * their checked paths cost more than that gains */
+	if (gpu && !k->wgmma && !k->mi && k->nt == 128 && s->tt[0] * s->tt[1] == 64 &&
+	    (fmod(s0, k->mt0) != 0 || fmod(s1, k->mt1) != 0))
+		rate *= m->eff_simt_ragged;
 	bytes_p = (double)problem_count(kp, P) * es;
 	bytes_q = (double)problem_count(kp, Q) * es;
 	/* the SIMT kernel reads a packed operand element by element: cheap
@@ -533,7 +546,7 @@ static void cands_simt(const struct problem *p, struct cands *cs)
 	const int ndu = sum_padded_by_16(p) ? 2 : 1, npk = has_folded_free(p) ? 2 : 1;
 	static const int shapes[][4] = {
 		/* WG0, WG1, TT0, TT1 */
-		{ 16, 16, 8, 8 }, { 16, 16, 4, 4 }, { 16, 16, 8, 4 }, { 16, 16, 4, 8 },
+		{ 16, 8, 8, 8 }, { 16, 16, 8, 8 }, { 16, 16, 4, 4 }, { 16, 16, 8, 4 }, { 16, 16, 4, 8 },
 		{ 16, 8, 4, 4 },  { 8, 16, 4, 4 },  { 8, 8, 4, 4 },  { 16, 8, 8, 4 },
 	};
 
@@ -808,9 +821,11 @@ static void list_candidates(const struct problem *kp, const struct plan_device *
  * fitted on uncapped kernels, so the prediction stays as it is. */
 static void add_launch_bound(const struct plan_device *m, struct solution *s)
 {
+	const int nt = s->wg[0] * s->wg[1] * s->wg[2];
+
 	if (m->launch_bounds && s->mi[0] == 0 && s->occupancy == 0 && s->tt[0] * s->tt[1] == 64 &&
-	    s->wg[0] * s->wg[1] * s->wg[2] == 256 && s->depth_u <= 8)
-		s->occupancy = 2;
+	    (nt == 256 || nt == 128) && s->depth_u <= 8)
+		s->occupancy = 512 / nt;
 }
 
 int planner_list(const struct problem *p, const struct device_info *dev, double accuracy,

@@ -57,7 +57,7 @@ struct plan_device {
 	 * packed operand element by element), and with a packed operand whose
 	 * tile it reads across its fastest index (a gather from the cache) */
 	double eff_wg_wide, eff_wg_square, eff_wg_near, eff_wg_one, eff_wg_small, eff_pack, eff_gather;
-	double eff_mma, eff_simt_mid, eff_simt_small, eff_pack_simt, eff_simt_gather;
+	double eff_mma, eff_simt_mid, eff_simt_small, eff_pack_simt, eff_simt_gather, eff_simt_ragged;
 	/* GlobalSplitU: a factor on the traffic of its partial sums, and the
 	 * reduction's launch */
 	double gsu_bytes, gsu_launch_s;

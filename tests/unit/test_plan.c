@@ -254,9 +254,20 @@ static void test_planner(void)
 		     "i=96,j=84,k=84,l=84,m=84,n=96", "h100", "_TF32X3",
 		     "C[ij,kl] = A[ij,mn] * B[mn,kl]", "AB");
 	/* a short sum on a CUDA GPU: the SIMT 8 x 8 tile with the launch
-	 * bound that gives it two work-groups an SM (H200: 0.241 to 0.193 ms) */
+	 * bound that gives it two work-groups an SM (H200: 0.241 to 0.193 ms),
+	 * in work-groups of 128, four an SM, where every tile is full (27.9
+	 * to 31.9 TFLOP/s) */
 	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, "i=11520,j=8000,k=24", "h200",
-		   "_TT8x8_VW4_GSU1_PGR1_PLR1_EB_WGM1_NLC1x1_LT1_OCC2", NULL);
+		   "MT128x64x8_WG16x8x1_TT8x8_VW4_GSU1_PGR1_PLR1_EB_WGM1_NLC1x1_LT1_OCC4", NULL);
+	/* CCSD(T): the same where the packed tiles are full (ekbc-ijea, 23.7
+	 * to 25.6), 128 x 128 in 256 where they overhang (ikmb-mjac, 21.1
+	 * against 17.6) */
+	check_plan("C[a,b,c,i,j,k]=A[e,k,b,c]*B[i,j,e,a]", TCX_DTYPE_S,
+		   "a=24,b=20,c=20,e=24,i=24,j=20,k=20", "h200",
+		   "MT128x64x8_WG16x8x1_TT8x8_VW4_GSU1_PGR1_PLR1_EB_WGM1_NLC1x1_LT1_OCC4_PK", NULL);
+	check_plan("C[a,b,c,i,j,k]=A[i,k,m,b]*B[m,j,a,c]", TCX_DTYPE_S,
+		   "a=24,b=20,c=20,i=24,j=20,k=20,m=24", "h200",
+		   "MT128x128x8_WG16x16x1_TT8x8_VW4_GSU1_PGR1_PLR1_EB_WGM1_NLC1x1_LT1_OCC2_PK", NULL);
 	/* B's free index 24 long, A read along its bound index: warpgroup
 	 * tiles 32 wide along it, two work-groups an SM, and D0 along A's a,
 	 * C's fastest (H200: 23.6 TFLOP/s against 16.7 for 64 x 128) */
