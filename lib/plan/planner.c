@@ -817,8 +817,9 @@ static void list_candidates(const struct problem *kp, const struct plan_device *
  * 0.193 ms, 4096^3 35.6 to 39.0 TFLOP/s, 9216^2 x 64 26.7 to 32.0;
  * Occupancy 3 spills and runs at a fifth).  With DepthU 16 the cap did
  * not pay (4096^3 34.2 capped; TCCG's ao2mo-abcs 16.7 to 15.5 TFLOP/s), so
- * only DepthU 8 gets it.  The model's SIMT rates were
- * fitted on uncapped kernels, so the prediction stays as it is. */
+ * only DepthU 8 gets it; work-groups of 128 get Occupancy 4, the same 128
+ * registers.  The model's SIMT rates were fitted on uncapped kernels, so
+ * the prediction stays as it is. */
 static void add_launch_bound(const struct plan_device *m, struct solution *s)
 {
 	const int nt = s->wg[0] * s->wg[1] * s->wg[2];

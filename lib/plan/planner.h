@@ -49,13 +49,15 @@ struct plan_device {
 	double simt_iters;    /* passes before the SIMT and mma.sync loops overlap them */
 	double regs;          /* 32-bit registers a compute unit holds; 0 if unknown */
 	/* The share of its family's rate a solution sustains (family_eff):
-	 * the warpgroup kernel's tiles of 128 x 256 and wider, 128 x 128, 128
-	 * along one side, smaller; PackFreeIndices; an operand it must gather
-	 * element by element; mma.sync; SIMT work-items of 16 to 31 outputs
-	 * and of fewer (32 and more sustain the rate); the SIMT kernel with
-	 * PackFreeIndices on an operand the cache cannot hold (it reads the
-	 * packed operand element by element), and with a packed operand whose
-	 * tile it reads across its fastest index (a gather from the cache) */
+	 * the warpgroup kernel's tiles of 128 x 256 and wider, 128 x 128,
+	 * 128 x 96 (against 128 x 128), 128 along one side, smaller;
+	 * PackFreeIndices; an operand it must gather element by element;
+	 * mma.sync; SIMT work-items of 16 to 31 outputs and of fewer (32 and
+	 * more sustain the rate); the SIMT kernel with PackFreeIndices on an
+	 * operand the cache cannot hold (it reads the packed operand element
+	 * by element), with a packed operand whose tile it reads across its
+	 * fastest index (a gather from the cache), and 8 x 8 tiles of 128
+	 * work-items where tiles overhang C */
 	double eff_wg_wide, eff_wg_square, eff_wg_near, eff_wg_one, eff_wg_small, eff_pack, eff_gather;
 	double eff_mma, eff_simt_mid, eff_simt_small, eff_pack_simt, eff_simt_gather, eff_simt_ragged;
 	/* GlobalSplitU: a factor on the traffic of its partial sums, and the
