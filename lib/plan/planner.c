@@ -148,8 +148,8 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	 * kernel at 0.87 */
 	m->eff_simt_gather = 0.87;
 	/* ... and a 128-work-item 8 x 8 tile whose tiles overhang C: on an
-	 * H200 the 128 x 64 tile ran CCSD(T)'s kernels 8-13% faster than
-	 * 128 x 128 where all tiles were full, 0.84-1.05 where not
+	 * H200 the 128 x 64 tile ran CCSD(T)'s kernels 7-12% faster than
+	 * 128 x 128 where all tiles were full, 0.84-1.04 where not
 	 * (bench/results/2026-11-27-h200-ccsdt-occ4.md) */
 	m->eff_simt_ragged = 0.85;
 	/* GlobalSplitU: its partial sums' traffic as counted, and the
