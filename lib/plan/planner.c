@@ -229,6 +229,30 @@ static double ceil_div(double a, double b)
 }
 
 /* Work-groups one compute unit holds at once. */
+/* The launch bound a chosen SIMT tile needs to reach the occupancy the
+ * model takes for it: a work-item of 8 x 8 (64 accumulators, 256 a
+ * work-group) gets more than 128 registers from the CUDA compiler when
+ * nothing caps them, which leaves one work-group an SM; Occupancy 2 caps
+ * them at 128 (H200, fp32 C[ij]=A[ik]*B[kj]: 11520 x 8000 x 24 0.241 to
+ * 0.193 ms, 4096^3 35.6 to 39.0 TFLOP/s, 9216^2 x 64 26.7 to 32.0;
+ * Occupancy 3 spills and runs at a fifth).  With DepthU 16 the cap did
+ * not pay (4096^3 34.2 capped; TCCG's ao2mo-abcs 16.7 to 15.5 TFLOP/s), so
+ * only DepthU 8 gets it; work-groups of 128 get Occupancy 4, the same 128
+ * registers.  0 where none is needed.  The model's SIMT rates were fitted
+ * on uncapped kernels, so occupancy() passes over this bound and the
+ * prediction stays as it is (the same for the planner, which adds the
+ * bound to its choice, and for tcx tune's space, which ranks the bounded
+ * solution). */
+static int simt_launch_bound(const struct plan_device *m, const struct solution *s)
+{
+	const int nt = s->wg[0] * s->wg[1] * s->wg[2];
+
+	if (m->launch_bounds && s->mi[0] == 0 && s->tt[0] * s->tt[1] == 64 &&
+	    (nt == 256 || nt == 128) && s->depth_u <= 8)
+		return 512 / nt;
+	return 0;
+}
+
 static int occupancy(const struct kernel_plan *k, const struct plan_device *m)
 {
 	int occ;
@@ -254,7 +278,8 @@ static int occupancy(const struct kernel_plan *k, const struct plan_device *m)
 
 		occ = by_regs < occ ? by_regs : occ;
 	}
-	if (k->sol.occupancy > 0 && k->sol.occupancy < occ)
+	if (k->sol.occupancy > 0 && k->sol.occupancy < occ &&
+	    k->sol.occupancy != simt_launch_bound(m, &k->sol))
 		occ = k->sol.occupancy;
 	return occ < 1 ? 1 : occ > 32 ? 32 : occ;
 }
@@ -809,24 +834,12 @@ static void list_candidates(const struct problem *kp, const struct plan_device *
 	}
 }
 
-/* The launch bound a chosen SIMT tile needs to reach the occupancy the
- * model takes for it: a work-item of 8 x 8 (64 accumulators, 256 a
- * work-group) gets more than 128 registers from the CUDA compiler when
- * nothing caps them, which leaves one work-group an SM; Occupancy 2 caps
- * them at 128 (H200, fp32 C[ij]=A[ik]*B[kj]: 11520 x 8000 x 24 0.241 to
- * 0.193 ms, 4096^3 35.6 to 39.0 TFLOP/s, 9216^2 x 64 26.7 to 32.0;
- * Occupancy 3 spills and runs at a fifth).  With DepthU 16 the cap did
- * not pay (4096^3 34.2 capped; TCCG's ao2mo-abcs 16.7 to 15.5 TFLOP/s), so
- * only DepthU 8 gets it; work-groups of 128 get Occupancy 4, the same 128
- * registers.  The model's SIMT rates were fitted on uncapped kernels, so
- * the prediction stays as it is. */
+/* A chosen solution with the launch bound its SIMT tile needs
+ * (simt_launch_bound), as planner_plan and planner_list give it. */
 static void add_launch_bound(const struct plan_device *m, struct solution *s)
 {
-	const int nt = s->wg[0] * s->wg[1] * s->wg[2];
-
-	if (m->launch_bounds && s->mi[0] == 0 && s->occupancy == 0 && s->tt[0] * s->tt[1] == 64 &&
-	    (nt == 256 || nt == 128) && s->depth_u <= 8)
-		s->occupancy = 512 / nt;
+	if (s->occupancy == 0)
+		s->occupancy = simt_launch_bound(m, s);
 }
 
 int planner_list(const struct problem *p, const struct device_info *dev, double accuracy,
