@@ -64,9 +64,6 @@ enum tcx_status plan_make(const struct tcx_contraction *c, const struct problem 
 			  const struct solution *s, const struct device_info *dev,
 			  struct kernel_plan *out, struct tcx_error *err);
 
-/* Whether a plan can run this problem (sizes a multiple of the tile for
- * EdgeType None, of DepthU without LoopTail, the baked sizes, the assumed
- * layout).  TCX_EREJECT with the reason if not. */
 /* The size in problem p of the index in slot `slot` of k (1 for an unused
  * slot). */
 int64_t plan_slot_size(const struct kernel_plan *k, const struct problem *p, int slot);
@@ -75,6 +72,9 @@ int64_t plan_slot_size(const struct kernel_plan *k, const struct problem *p, int
  * with PackFreeIndices times that of the index packed outside it. */
 int64_t plan_tile_extent(const struct kernel_plan *k, const struct problem *p, int x);
 
+/* Whether a plan can run this problem (sizes a multiple of the tile for
+ * EdgeType None, of DepthU without LoopTail, the baked sizes, the assumed
+ * layout).  TCX_EREJECT with the reason if not. */
 enum tcx_status plan_accepts(const struct kernel_plan *k, const struct problem *p,
 			     struct tcx_error *err);
 

@@ -228,7 +228,6 @@ static double ceil_div(double a, double b)
 	return ceil(a / b);
 }
 
-/* Work-groups one compute unit holds at once. */
 /* The launch bound a chosen SIMT tile needs to reach the occupancy the
  * model takes for it: a work-item of 8 x 8 (64 accumulators, 256 a
  * work-group) gets more than 128 registers from the CUDA compiler when
@@ -253,6 +252,7 @@ static int simt_launch_bound(const struct plan_device *m, const struct solution 
 	return 0;
 }
 
+/* Work-groups one compute unit holds at once. */
 static int occupancy(const struct kernel_plan *k, const struct plan_device *m)
 {
 	int occ;
