@@ -322,6 +322,7 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	const int es = dtype_info(kp->c->dtype)->bytes;
 	const double cplx = dtype_info(kp->c->dtype)->complex ? 4 : 1;
 	const bool gpu = m->type == DEV_GPU || m->type == DEV_ACCEL;
+	const bool simt = !k->wgmma && !k->mi; /* the SIMT kernel (or CPUs' direct one) */
 	const double s0 = (double)plan_tile_extent(k, kp, 0);
 	const double s1 = (double)plan_tile_extent(k, kp, 1);
 	double su = (double)plan_slot_size(k, kp, 2), fold = 1, outer = 1;
@@ -358,16 +359,15 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	 * 256 work-items two an SM (which the model does not see, so the
 	 * smaller is listed first and wins the tie); where tiles overhang,
 	 * their checked paths cost more than that gains */
-	if (gpu && !k->wgmma && !k->mi && k->nt == 128 && s->tt[0] * s->tt[1] == 64 &&
+	if (gpu && simt && k->nt == 128 && s->tt[0] * s->tt[1] == 64 &&
 	    (fmod(s0, k->mt0) != 0 || fmod(s1, k->mt1) != 0))
 		rate *= m->eff_simt_ragged;
 	bytes_p = (double)problem_count(kp, P) * es;
 	bytes_q = (double)problem_count(kp, Q) * es;
 	/* the SIMT kernel reads a packed operand element by element: cheap
 	 * from the cache, not from memory */
-	if (!k->wgmma && !k->mi &&
-	    ((k->pack_slot[0] >= 0 && bytes_p >= m->cache / 2) ||
-	     (k->pack_slot[1] >= 0 && bytes_q >= m->cache / 2)))
+	if (simt && ((k->pack_slot[0] >= 0 && bytes_p >= m->cache / 2) ||
+		     (k->pack_slot[1] >= 0 && bytes_q >= m->cache / 2)))
 		rate *= m->eff_pack_simt;
 	occ = occupancy(k, m);
 	slots = m->units * occ;
@@ -415,7 +415,7 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	/* a packed operand gathered from the cache: the cache's bandwidth is
 	 * shared by every term (Nsight Compute on CCSD(T): L1 wavefronts 69%
 	 * of their peak, DRAM 25%) */
-	if (gpu && !k->wgmma && !k->mi &&
+	if (gpu && simt &&
 	    ((k->pack_slot[0] >= 0 && !p_unit) || (k->pack_slot[1] >= 0 && !q_unit))) {
 		out->compute_s /= m->eff_simt_gather;
 		out->memory_s /= m->eff_simt_gather;
