@@ -152,6 +152,12 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	 * 128 x 128 where all tiles were full, 0.84-1.04 where not
 	 * (bench/results/2026-11-27-h200-ccsdt-occ4.md) */
 	m->eff_simt_ragged = 0.85;
+	/* ... and the store rate of add_simt_96's tile where its C tile is
+	 * not a few whole blocks (plan_predict): on an H200 two CCSD(T) GEMMs
+	 * ran in it at 0.89 and 0.91 of 128 x 128 tiles, where one whose
+	 * tiles were blocks of C ran at 1.22
+	 * (bench/results/2026-11-27-h200-ccsdt-96.md) */
+	m->eff_simt96_c = 0.9;
 	/* GlobalSplitU: its partial sums' traffic as counted, and the
 	 * reduction's launch; on an H200 a split of 2 ran a median 1.56 times
 	 * as long as the same tile unsplit (bench/results/
@@ -246,9 +252,12 @@ static int simt_launch_bound(const struct plan_device *m, const struct solution 
 {
 	const int nt = s->wg[0] * s->wg[1] * s->wg[2];
 
-	if (m->launch_bounds && s->mi[0] == 0 && s->tt[0] * s->tt[1] == 64 &&
-	    (nt == 256 || nt == 128) && s->depth_u <= 8)
+	if (!m->launch_bounds || s->mi[0] != 0 || s->tt[0] * s->tt[1] != 64)
+		return 0;
+	if ((nt == 256 || nt == 128) && s->depth_u <= 8)
 		return 512 / nt;
+	if (nt == 96 && s->depth_u == 12)
+		return 5; /* 136 registers, of which ptxas takes 128 */
 	return 0;
 }
 
@@ -359,7 +368,7 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	 * 256 work-items two an SM (which the model does not see, so the
 	 * smaller is listed first and wins the tie); where tiles overhang,
 	 * their checked paths cost more than that gains */
-	if (gpu && simt && k->nt == 128 && s->tt[0] * s->tt[1] == 64 &&
+	if (gpu && simt && (k->nt == 128 || k->nt == 96) && s->tt[0] * s->tt[1] == 64 &&
 	    (fmod(s0, k->mt0) != 0 || fmod(s1, k->mt1) != 0))
 		rate *= m->eff_simt_ragged;
 	bytes_p = (double)problem_count(kp, P) * es;
@@ -398,6 +407,13 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 		bytes_c += 2.0 * (double)problem_count(kp, T_C) * s->gsu * (es < 4 ? 4 : es) *
 			   m->gsu_bytes;
 	out->memory_s = (bytes_p + bytes_q + bytes_c) / (m->bw * m->mem_eff);
+	/* add_simt_96's tile stores C as a few whole blocks where C moves by
+	 * one element along D0 and D1 follows D0 in C; elsewhere it stores
+	 * slower than the larger tiles */
+	if (gpu && simt && k->nt == 96 &&
+	    (slot_stride(k, kp, T_C, 0) != 1 ||
+	     slot_stride(k, kp, T_C, 1) != plan_slot_size(k, kp, 0)))
+		out->memory_s /= m->eff_simt96_c;
 
 	/* latency: the work-groups a unit holds overlap theirs, wave by wave */
 	if (!gpu)
@@ -555,6 +571,26 @@ static void shape_solution(struct solution *s, const int *shape)
 	s->tt[1] = shape[3];
 }
 
+/* A 96 x 64 SIMT tile: work-groups of 96 (12 x 8 work-items of 8 x 8),
+ * DepthU 12 (a multiple of the 96 x 12 and 64 x 12 tiles' loads of four
+ * elements a work-item), five an SM where launch bounds cap the registers
+ * at 128 (simt_launch_bound).  It divides extents that 128 does not,
+ * such as CCSD(T)'s packed 576 (a = i = 24) and 8000 (b c j = 20^3): on
+ * an H200 ikma-mjbc's GEMM ran 25.9 TFLOP/s in full 96 x 64 tiles
+ * against 21.2 in overhanging 128 x 128 ones; where it overhangs too it
+ * ran at 0.91 of them (bench/results/2026-11-27-h200-ccsdt-96.md). */
+static void add_simt_96(struct cands *cs, int pk)
+{
+	static const int shape[4] = { 12, 8, 8, 8 };
+	struct solution s;
+
+	shape_solution(&s, shape);
+	s.depth_u = 12;
+	s.vw = 4;
+	s.pack_free = pk;
+	add(cs, &s);
+}
+
 /* The SIMT family on GPUs: local-memory tiles of 32 to 128 a side, with
  * DepthU 16, and 8 as well for the large tiles where 16 would pad the sum
  * (on an H200 a sum of 24 ran 15-17% faster at 8:
@@ -563,12 +599,15 @@ static void shape_solution(struct solution *s, const int *shape)
  * extents: C[a,b,c,i,j,k] with a = 24 tiles a x ij, not a alone), and a
  * 128 x 32 tile packed only, for a short B (TCCG's abjcd and ajbdc, j = 24:
  * 8.7 against 7.1 TFLOP/s for 64 x 32 on an H200; unpacked it ran at half,
- * bench/results/2026-11-27-h200-intensli-narrow.md). */
-static void cands_simt(const struct problem *p, struct cands *cs)
+ * bench/results/2026-11-27-h200-intensli-narrow.md); with launch bounds
+ * (`bounded`), add_simt_96's tile too. */
+static void cands_simt(const struct problem *p, bool bounded, struct cands *cs)
 {
 	const enum tcx_dtype t = p->c->dtype;
 	const bool cplx = dtype_info(t)->complex, wide = t == TCX_DTYPE_D || t == TCX_DTYPE_Z;
 	const int ndu = sum_padded_by_16(p) ? 2 : 1, npk = has_folded_free(p) ? 2 : 1;
+	const int64_t sum = problem_bound_volume(p);
+	const bool short12 = bounded && sum <= 48 && sum % 12 == 0;
 	static const int shapes[][4] = {
 		/* WG0, WG1, TT0, TT1 */
 		{ 16, 8, 8, 8 }, { 16, 16, 8, 8 }, { 16, 16, 4, 4 }, { 16, 16, 8, 4 }, { 16, 16, 4, 8 },
@@ -596,6 +635,10 @@ static void cands_simt(const struct problem *p, struct cands *cs)
 			s.vw /= 2;
 		s.pack_free = pk;
 		add(cs, &s);
+		/* 96 x 64 right after the last 128 x 64 tile of each packing,
+		 * so that it wins a tie with the larger tiles only */
+		if (short12 && k == 0 && du == ndu - 1)
+			add_simt_96(cs, pk);
 	}
 }
 
@@ -814,7 +857,7 @@ static void list_candidates(const struct problem *kp, const struct plan_device *
 			cands_wgmma(kp, cs);
 		if (m->mma && (kp->c->dtype == TCX_DTYPE_D || kp->c->dtype == TCX_DTYPE_Z))
 			cands_mma_f64(cs, kp->c->dtype == TCX_DTYPE_Z, m->mma_f64_16);
-		cands_simt(kp, cs);
+		cands_simt(kp, m->launch_bounds, cs);
 	} else {
 		cands_cpu(kp, cs);
 	}
@@ -832,6 +875,19 @@ static void list_candidates(const struct problem *kp, const struct plan_device *
 		for (int j = 1; j < extra.n; j++)
 			add(cs, &extra.s[j]);
 	}
+}
+
+/* Whether choice a beats b: a shorter predicted time, or, both bound by
+ * the same traffic, the same time with less of the tiles' work wasted,
+ * which the time does not see (CCSD(T)'s ikma-mjbc: 96 x 64 tiles that
+ * fit C ran 1.22 times as fast as the 128 x 128 tiles that overhang,
+ * both predicted memory-bound alike); else the earlier listed. */
+static bool better(const struct plan_choice *a, const struct plan_choice *b)
+{
+	if (a->time_s != b->time_s)
+		return a->time_s < b->time_s;
+	return !strcmp(a->limit, "memory") && !strcmp(b->limit, "memory") &&
+	       a->tile_util > b->tile_util;
 }
 
 /* A chosen solution with the launch bound its SIMT tile needs
@@ -1140,14 +1196,14 @@ enum tcx_status planner_plan_accuracy(const struct problem *p, const struct devi
 			ch.predicted_err = perr;
 			ch.time_s += extra;
 			memcpy(ch.permute, cur->permute, sizeof(ch.permute));
-			if (best_v < 0 || ch.time_s < pl->best.time_s) {
+			if (best_v < 0 || better(&ch, &pl->best)) {
 				if (best_v >= 0) {
 					pl->second = pl->best;
 					pl->has_second = true;
 				}
 				pl->best = ch;
 				best_v = nv - 1;
-			} else if (!pl->has_second || ch.time_s < pl->second.time_s) {
+			} else if (!pl->has_second || better(&ch, &pl->second)) {
 				pl->second = ch;
 				pl->has_second = true;
 			}

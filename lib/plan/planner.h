@@ -56,10 +56,12 @@ struct plan_device {
 	 * more sustain the rate); the SIMT kernel with PackFreeIndices on an
 	 * operand the cache cannot hold (it reads the packed operand element
 	 * by element), with a packed operand whose tile it reads across its
-	 * fastest index (a gather from the cache), and 8 x 8 tiles of 128
-	 * work-items where tiles overhang C */
+	 * fastest index (a gather from the cache), 8 x 8 tiles of 128 or 96
+	 * work-items where tiles overhang C; and the store rate of 96 x 64
+	 * tiles where C's tile is not a few whole blocks of it */
 	double eff_wg_wide, eff_wg_square, eff_wg_near, eff_wg_one, eff_wg_small, eff_pack, eff_gather;
 	double eff_mma, eff_simt_mid, eff_simt_small, eff_pack_simt, eff_simt_gather, eff_simt_ragged;
+	double eff_simt96_c;
 	/* GlobalSplitU: a factor on the traffic of its partial sums, and the
 	 * reduction's launch */
 	double gsu_bytes, gsu_launch_s;

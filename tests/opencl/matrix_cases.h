@@ -79,6 +79,10 @@ static const struct paramset paramsets[] = {
 	 * free index (the expressions with more than two), split GSU ways */
 	{ "lds-pack-gsu2", "UseLDS=True,WorkGroup=[4,4,1],ThreadTile=[2,4],VectorWidth=2,"
 			   "DepthU=4,GlobalSplitU=2,PackFreeIndices=True", "SC", 0 },
+	/* the planner's 96 x 64 tile for short sums: 96 work-items, 12 along
+	 * D0, DepthU 12, packed */
+	{ "lds-wg96-du12", "WorkGroup=[12,8,1],ThreadTile=[8,8],VectorWidth=4,DepthU=12,"
+			   "Occupancy=5,PackFreeIndices=True", "S", 0 },
 	/* tensor cores (MatrixInstruction): fp16/bf16 by ldmatrix, fp32 as
 	 * tf32 or TF32x3; two warp layouts, vector and element global reads,
 	 * ShiftPtr with GlobalSplitU, one buffer */
