@@ -408,11 +408,14 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 			   m->gsu_bytes;
 	out->memory_s = (bytes_p + bytes_q + bytes_c) / (m->bw * m->mem_eff);
 	/* add_simt_96's tile stores C as a few whole blocks where C moves by
-	 * one element along D0 and D1 follows D0 in C; elsewhere it stores
-	 * slower than the larger tiles */
+	 * one element along D0, D1 follows D0 in C, and a tile's 64 along D1
+	 * lie within one run of D1's own index (ikma-mjbc: D0 over a, D1 over
+	 * bc = 400 right after a); elsewhere it stores slower than the larger
+	 * tiles (also where D1's index is b = 20, after a in C: 0.91-0.95) */
 	if (gpu && simt && k->nt == 96 &&
 	    (slot_stride(k, kp, T_C, 0) != 1 ||
-	     slot_stride(k, kp, T_C, 1) != plan_slot_size(k, kp, 0)))
+	     slot_stride(k, kp, T_C, 1) != plan_slot_size(k, kp, 0) ||
+	     plan_slot_size(k, kp, 1) < k->mt1))
 		out->memory_s /= m->eff_simt96_c;
 
 	/* latency: the work-groups a unit holds overlap theirs, wave by wave */
