@@ -53,12 +53,14 @@ expect_rc 0 "the host device computes with the reference"
 
 # interior tiles store whole vectors with nothing checked (STORE_C_FAST in
 # the template), packed too: D0 = i x k and D1 = j x l (PackFreeIndices),
-# beta 0 and not; k = 7 leaves an edge tile to the checked stores
+# beta 0 and not, alpha 1 (which multiplies nothing) and not; k = 7 leaves
+# an edge tile to the checked stores
 p='UseLDS=True,WorkGroup=[4,4,1],ThreadTile=[4,4],VectorWidth=4,DepthU=8,PackFreeIndices=True'
-for beta in 0 0.5; do
+for ab in '1 0' '1 0.5' '-1.5 0'; do
+	set -- $ab
 	run validate 'C[i,j,k,l]=A[i,m,k]*B[m,j,l]' --sizes i=8,j=12,k=7,l=4,m=5 --params "$p" \
-		--beta $beta
-	expect_rc 0 "packed vector stores, beta $beta"
+		--alpha $1 --beta $2
+	expect_rc 0 "packed vector stores, alpha $1, beta $2"
 done
 
 # a template that does not compile: exit 3 with the compiler's words
