@@ -580,8 +580,9 @@ static void shape_solution(struct solution *s, const int *shape)
  * at 128 (simt_launch_bound).  It divides extents that 128 does not,
  * such as CCSD(T)'s packed 576 (a = i = 24) and 8000 (b c j = 20^3): on
  * an H200 ikma-mjbc's GEMM ran 25.9 TFLOP/s in full 96 x 64 tiles
- * against 21.2 in overhanging 128 x 128 ones; where it overhangs too it
- * ran at 0.91 of them (bench/results/2026-11-27-h200-ccsdt-96.md). */
+ * against 21.2 in overhanging 128 x 128 ones; where its tiles overhang
+ * too, or are not whole blocks of C (plan_predict), it ran at 0.89-0.95
+ * of them (bench/results/2026-11-27-h200-ccsdt-96.md). */
 static void add_simt_96(struct cands *cs, int pk)
 {
 	static const int shape[4] = { 12, 8, 8, 8 };

@@ -270,8 +270,8 @@ static void test_planner(void)
 		   "MT128x128x8_WG16x16x1_TT8x8_VW4_GSU1_PGR1_PLR1_EB_WGM1_NLC1x1_LT1_OCC2_PK", NULL);
 	/* ... and 96 x 64 in 96, five an SM, where those tiles fit and are
 	 * blocks of C: D0 over a x i (576), D1 over bc x j (8000; ikma-mjbc,
-	 * 20.8 to 24.1 TFLOP/s); not where C's blocks would not follow D1
-	 * (ijmb-mkac: bc after a in C, D1 along ij; 0.91 of 128 x 128) */
+	 * 20.8 to 24.1 TFLOP/s); not where they fit but D1 runs along ij,
+	 * far from a in C (ijmb-mkac: 0.91 of 128 x 128) */
 	check_plan("C[a,b,c,i,j,k]=A[i,k,m,a]*B[m,j,b,c]", TCX_DTYPE_S,
 		   "a=24,b=20,c=20,i=24,j=20,k=20,m=24", "h200",
 		   "MT96x64x12_WG12x8x1_TT8x8_VW4_GSU1_PGR1_PLR1_EB_WGM1_NLC1x1_LT1_OCC5_PK", NULL);
