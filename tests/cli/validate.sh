@@ -56,11 +56,11 @@ expect_rc 0 "the host device computes with the reference"
 # beta 0 and not, alpha 1 (which multiplies nothing) and not; k = 7 leaves
 # an edge tile to the checked stores
 p='UseLDS=True,WorkGroup=[4,4,1],ThreadTile=[4,4],VectorWidth=4,DepthU=8,PackFreeIndices=True'
-for ab in '1 0' '1 0.5' '-1.5 0'; do
-	set -- $ab
+for ab in 1:0 1:0.5 -1.5:0; do
+	alpha=${ab%:*} beta=${ab#*:}
 	run validate 'C[i,j,k,l]=A[i,m,k]*B[m,j,l]' --sizes i=8,j=12,k=7,l=4,m=5 --params "$p" \
-		--alpha $1 --beta $2
-	expect_rc 0 "packed vector stores, alpha $1, beta $2"
+		--alpha "$alpha" --beta "$beta"
+	expect_rc 0 "packed vector stores, alpha $alpha, beta $beta"
 done
 
 # a template that does not compile: exit 3 with the compiler's words
