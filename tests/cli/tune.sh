@@ -138,11 +138,18 @@ YAML
 opts=(--strategy exhaustive --min-time 0.01 --min-reps 2 --device opencl:0:0)
 run tune "$scratch/kill.yaml" "${opts[@]}" --db full.db -o logicf
 expect_rc 0 "uninterrupted run"
+# each kill at a random point of the first seventh of a whole run with the
+# kernels compiled, so that ten kills land before the store fills up (a
+# fixed 0.1-0.9 s let a fast, idle machine finish after six or seven)
+t0=$(date +%s%N)
+"$TCX" tune "$scratch/kill.yaml" "${opts[@]}" --db timed.db -o logict >/dev/null 2>&1
+ms=$((($(date +%s%N) - t0) / 1000000))
 kills=0
 for attempt in $(seq 1 40); do
 	"$TCX" tune "$scratch/kill.yaml" "${opts[@]}" --db killed.db -o logick >/dev/null 2>&1 &
 	pid=$!
-	sleep "0.$((RANDOM % 9 + 1))"
+	at=$((ms * (RANDOM % 15 + 1) / 100))
+	sleep "$((at / 1000)).$(printf '%03d' $((at % 1000)))"
 	if kill -0 "$pid" 2>/dev/null; then
 		kill -KILL "$pid" 2>/dev/null && kills=$((kills + 1))
 	fi
