@@ -77,6 +77,19 @@ struct tcx_tma {
  * lane k's when bit k of conj is set (the imaginary parts of complex
  * elements). */
 #define TCX_PERMUTE_SLOTS 16
+/* The tensor-times-matrix kernel (opencl/ttm.cl, planned by lib/gen/ttm.c):
+ * C[F, j] = alpha * T[F, k] M[j, k] + beta * C.  Slots 0 q (C's fastest
+ * index), 1 r, 2 k, 3 j, then the folded ones; strides in elements. */
+struct tcx_ttm_args {
+	TCX_I64 size[TCX_MAX_SLOTS];
+	TCX_I64 st[TCX_MAX_SLOTS]; /* strides in T */
+	TCX_I64 sc[TCX_MAX_SLOTS]; /* strides in C */
+	TCX_I64 sm_j, sm_k;	   /* M's strides */
+	TCX_I64 off_t, off_m, off_c;
+	TCX_I64 nfold;		   /* folded slots (4 ..) */
+	TCX_I64 jblocks;	   /* work-groups along j, within dimension 0 */
+	TCX_I64 groups[3];	   /* work-groups along j and q, r, the folded slots */
+};
 struct tcx_permute_args {
 	TCX_I64 size[TCX_PERMUTE_SLOTS];
 	TCX_I64 si[TCX_PERMUTE_SLOTS]; /* strides in the input */
@@ -125,6 +138,18 @@ enum tcx_permute_param {
 	TCX_PERMUTE_PARAMS
 };
 
+/* tcx_ttm: C, T, M, struct tcx_ttm_args, alpha and beta (the element
+ * type: real types only). */
+enum tcx_ttm_param {
+	TCX_TTM_C,
+	TCX_TTM_T,
+	TCX_TTM_M,
+	TCX_TTM_ARGS,
+	TCX_TTM_ALPHA,
+	TCX_TTM_BETA,
+	TCX_TTM_PARAMS
+};
+
 #ifdef TCX_ABI_KERNEL
 /* The same, as the kernels declare them (common/port.h's words; DATA_T,
  * VAL_T and SCALAR_T are opencl/contract.cl's). */
@@ -141,6 +166,10 @@ enum tcx_permute_param {
 #define TCX_PERMUTE_KERNEL_PARAMS                                                                  \
 	GLOBAL PERM_T *RESTRICT out, const GLOBAL PERM_T *RESTRICT in,                             \
 	    const struct tcx_permute_args args
+#define TCX_TTM_KERNEL_PARAMS                                                                      \
+	GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT T,                                \
+	    const GLOBAL DATA_T *RESTRICT M, const struct tcx_ttm_args args, const DATA_T alpha,   \
+	    const DATA_T beta
 #else
 /* ---- the host's side: runtime/abi.c fills these ---- */
 
@@ -149,9 +178,11 @@ enum tcx_permute_param {
 #define TCX_CONTRACT_NAME "tcx_contract"
 #define TCX_REDUCE_NAME	  "tcx_gsu_reduce"
 #define TCX_PERMUTE_NAME  "tcx_permute"
+#define TCX_TTM_NAME	  "tcx_ttm"
 typedef char tcx_args_unpadded[sizeof(struct tcx_args) == 8 * (4 * TCX_MAX_SLOTS + 11) ? 1 : -1];
 typedef char tcx_permute_args_unpadded
     [sizeof(struct tcx_permute_args) == 8 * (3 * TCX_PERMUTE_SLOTS + 7) ? 1 : -1];
+typedef char tcx_ttm_args_unpadded[sizeof(struct tcx_ttm_args) == 8 * (3 * TCX_MAX_SLOTS + 10) ? 1 : -1];
 typedef char tcx_tma_unpadded[sizeof(struct tcx_tma) == 8 * 7 ? 1 : -1];
 
 /* What a launch takes of a kernel plan (tcx's plan_abi; an exported
