@@ -448,8 +448,9 @@ static void store_lost(struct run_ctx *x, enum tcx_status st, const struct tcx_e
  * when a contraction kernel ran the problem itself.  With a plan (pl),
  * that is the problem the plan ran, p merged (pl->kp, keyed as a tune of
  * the merged problem keys it, packed); a plan that permutes operands
- * (TTGT) or a permute that runs the problem alone (direct) is not
- * recorded, since its time is not the kernel's, nor is a merged problem
+ * (TTGT) or a kernel other than the contraction kernel that runs the
+ * problem alone (`direct`: the permute, the tensor-times-matrix kernel)
+ * is not recorded, since its time is not the kernel's, nor is a merged problem
  * with strides that are not packed, which no problem key describes, nor
  * a one-input expression, which tune does not take.  The host device
  * runs no kernel: it has no store. */
@@ -581,7 +582,7 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 	const struct solution *sa = &x->sol;
 	struct solution planned;
 	struct plan_result pl;
-	bool have_plan = false, direct = false, joint = false, accuracy_checked = false;
+	bool have_plan = false, direct = false, ttm = false, joint = false, accuracy_checked = false;
 	struct accuracy_outcome acc;
 	double ratio[3] = { NAN, NAN, NAN };
 	json_t *row, *sizes;
@@ -642,8 +643,11 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		if (st && !a->status)
 			goto out_free;
 		direct = !st && contract_direct(&pa, x->cli->o.alpha, x->cli->o.beta);
+		ttm = !st && pa.ttm.on;
 		if (direct)
 			snprintf(a->path, sizeof(a->path), "permute");
+		if (ttm)
+			snprintf(a->path, sizeof(a->path), "ttm");
 	} else if (x->cli->accuracy > 0 && a->status) {
 		/* its try was rejected or failed: a->status says how */
 	} else if (!x->planning) {
@@ -692,7 +696,7 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 	st = TCX_OK;
 	tcx_error_clear(err);
 	if (pick >= 0 && !joint)
-		record(x, &p, have_plan ? &pl : NULL, direct, sa, a);
+		record(x, &p, have_plan ? &pl : NULL, direct || ttm, sa, a);
 	if (b && !joint)
 		record(x, &p, NULL, false, &x->vsol, b);
 
@@ -712,11 +716,16 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 
 		json_object_set_new(pj, "planned_as", json_string(pl.kp.c->expr));
 		json_object_set_new(pj, "predicted_ms",
-				    jnum((direct ? pl.direct.seconds : pl.best.time_s) * 1e3));
-		json_object_set_new(pj, "limit", json_string(direct ? "memory" : pl.best.limit));
+				    jnum((direct ? pl.direct.seconds
+					  : ttm  ? pl.ttm.seconds
+						 : pl.best.time_s) *
+					 1e3));
+		json_object_set_new(pj, "limit",
+				    json_string(direct ? "memory" : ttm ? pl.ttm.limit : pl.best.limit));
 		json_object_set_new(pj, "direct_permute", json_boolean(direct));
+		json_object_set_new(pj, "tensor_times_matrix", json_boolean(ttm));
 		json_object_set_new(pj, "permuted", json_array());
-		for (int op = 0; op < 3 && !direct; op++)
+		for (int op = 0; op < 3 && !direct && !ttm; op++)
 			if (pl.best.permute[op].on)
 				json_array_append_new(json_object_get(pj, "permuted"),
 						      json_string(op == 0 ? "A" : op == 1 ? "B" : "C"));

@@ -226,6 +226,21 @@ static json_t *plan_json(const struct tcx_contraction *c, const struct problem *
 		json_object_set_new(d, "scalars", json_string("alpha 1, beta 0"));
 		json_object_set_new(o, "direct_permute", d);
 	}
+	if (pl->ttm.applies) {
+		json_t *d = json_object();
+		char what[256];
+
+		ttm_plan_str(&pl->ttm.plan, c, what, sizeof(what));
+		json_object_set_new(d, "kernel", json_string(what));
+		json_object_set_new(d, "chosen", json_boolean(pl->ttm.on));
+		json_object_set_new(d, "predicted_ms", json_num(pl->ttm.seconds * 1e3));
+		json_object_set_new(d, "predicted_gflops",
+				    json_num(pl->ttm.seconds > 0 ? flops / pl->ttm.seconds / 1e9 : 0));
+		json_object_set_new(d, "limit", json_string(pl->ttm.limit));
+		json_object_set_new(d, "compute_ms", json_num(pl->ttm.compute_s * 1e3));
+		json_object_set_new(d, "memory_ms", json_num(pl->ttm.memory_s * 1e3));
+		json_object_set_new(o, "tensor_times_matrix", d);
+	}
 	json_object_set_new(o, "runner_up",
 			    pl->has_second ? choice_json(c, &pl->second, flops) : json_null());
 	json_object_set_new(o, "considered", json_integer(pl->considered));
@@ -278,9 +293,24 @@ static void print_choice(const char *label, json_t *ch)
 	printf("            --params '%s'\n", json_string_value(json_object_get(ch, "params")));
 }
 
+/* The tensor-times-matrix kernel's line: what it runs, what it predicts. */
+static void print_ttm(const char *label, json_t *t)
+{
+	printf("%-11s the tensor-times-matrix kernel, no permutes: %s\n", label,
+	       json_string_value(json_object_get(t, "kernel")));
+	printf("            predicted %.4g ms (%.4g GFLOP/s), %s-bound: compute %.3g ms, memory "
+	       "%.3g ms\n",
+	       json_real_value(json_object_get(t, "predicted_ms")),
+	       json_real_value(json_object_get(t, "predicted_gflops")),
+	       json_string_value(json_object_get(t, "limit")),
+	       json_real_value(json_object_get(t, "compute_ms")),
+	       json_real_value(json_object_get(t, "memory_ms")));
+}
+
 static void print_table(json_t *o)
 {
 	json_t *sz = json_object_get(o, "sizes"), *v, *direct = json_object_get(o, "direct_permute");
+	json_t *ttm = json_object_get(o, "tensor_times_matrix");
 	const char *key;
 	bool first = true;
 
@@ -306,7 +336,14 @@ static void print_table(json_t *o)
 		       json_real_value(json_object_get(direct, "predicted_ms")),
 		       json_string_value(json_object_get(direct, "scalars")));
 	}
-	print_choice(direct ? "otherwise" : "choice", json_object_get(o, "choice"));
+	if (ttm && json_is_true(json_object_get(ttm, "chosen")))
+		print_ttm("choice", ttm);
+	print_choice(direct ? "otherwise" : ttm && json_is_true(json_object_get(ttm, "chosen"))
+						? "instead of"
+						: "choice",
+		     json_object_get(o, "choice"));
+	if (ttm && !json_is_true(json_object_get(ttm, "chosen")))
+		print_ttm("not chosen", ttm);
 	if (!json_is_null(json_object_get(o, "runner_up")))
 		print_choice("runner-up", json_object_get(o, "runner_up"));
 	printf("considered  %lld solutions, %lld of them valid here, in %.3g ms\n",

@@ -910,6 +910,14 @@ enum tcx_status plan_solution_accuracy(const struct problem *p, const struct dev
 		verbose("planner: a permute of A into C runs it for alpha 1 and beta 0, predicted "
 			"%.3g ms; the kernel above for other alpha and beta",
 			pl->direct.seconds * 1e3);
+	if (pl->ttm.on) {
+		char what[256];
+
+		ttm_plan_str(&pl->ttm.plan, p->c, what, sizeof(what));
+		verbose("planner: the tensor-times-matrix kernel runs it instead (%s), "
+			"predicted %.3g ms (%s-bound)", what,
+			pl->ttm.seconds * 1e3, pl->ttm.limit);
+	}
 	return TCX_OK;
 }
 

@@ -107,14 +107,21 @@ static void empty_text(const struct problem *p, char *buf, size_t len)
 			 p->c->idx[id].cls == IDX_BOUND ? "C = beta * C" : "C has no elements");
 }
 
-/* The permute that ran instead of a contraction kernel, or "" when the
- * kernel ran (run/run.h's contract_direct). */
-static void permute_text(const struct prepared *pr, const struct validate_opts *o, char *buf,
-			 size_t len)
+/* The kernel that ran instead of a contraction kernel -- the permute, or
+ * the tensor-times-matrix kernel --, or "" when the contraction kernel ran
+ * (run/run.h's contract_direct, prepared.ttm); *ttm says which. */
+static void other_kernel_text(const struct tcx_contraction *c, const struct prepared *pr,
+			      const struct validate_opts *o, char *buf, size_t len, bool *ttm)
 {
-	char what[128];
+	char what[256];
 
 	buf[0] = '\0';
+	*ttm = pr->ttm.on;
+	if (pr->ttm.on) {
+		ttm_plan_str(&pr->ttm.plan, c, what, sizeof(what));
+		snprintf(buf, len, "the tensor-times-matrix kernel, %s", what);
+		return;
+	}
 	if (!contract_direct(pr, o->alpha, o->beta))
 		return;
 	permute_plan_str(&pr->perm[PERM_DIRECT].plan, what, sizeof(what));
@@ -123,7 +130,7 @@ static void permute_text(const struct prepared *pr, const struct validate_opts *
 
 static json_t *report_json(const struct tcx_contraction *c, const struct problem *p,
 			   const struct device_info *dev, const struct solution *s,
-			   const char *permute, const struct validate_report *r,
+			   const char *permute, bool ttm, const struct validate_report *r,
 			   enum tcx_status st)
 {
 	json_t *o = json_object(), *sizes = json_object(), *list = json_array(), *b;
@@ -140,7 +147,7 @@ static json_t *report_json(const struct tcx_contraction *c, const struct problem
 	json_object_set_new(o, "device_name", json_string(dev->name));
 	json_object_set_new(o, "solution", solution_to_json(s));
 	if (permute[0])
-		json_object_set_new(o, "permute", json_string(permute));
+		json_object_set_new(o, ttm ? "kernel" : "permute", json_string(permute));
 	if (problem_empty_index(p) >= 0) {
 		char why[128];
 
@@ -288,7 +295,8 @@ int cmd_validate(int argc, char **argv)
 {
 	const char *type = NULL, *layout = NULL, *sizes = NULL, *strides = NULL, *params = NULL;
 	const char *solfile = NULL, *devid = NULL, *logicfile = NULL;
-	char permute[160] = "";
+	char permute[320] = "";
+	bool ttm = false;
 	struct logic *lg = NULL;
 	enum out_format fmt = FMT_TABLE;
 	struct validate_opts o;
@@ -450,9 +458,9 @@ int cmd_validate(int argc, char **argv)
 		ret = report(st, &err);
 		goto out;
 	}
-	permute_text(&pr, &o, permute, sizeof(permute));
+	other_kernel_text(c, &pr, &o, permute, sizeof(permute), &ttm);
 	if (fmt == FMT_JSON) {
-		json_t *j = report_json(c, &p, device_info_of(dev), &s, permute, &r, st);
+		json_t *j = report_json(c, &p, device_info_of(dev), &s, permute, ttm, &r, st);
 
 		if (planned && pl.merged)
 			json_object_set_new(j, "planned_as", json_string(pl.kp.c->expr));

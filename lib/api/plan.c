@@ -199,6 +199,7 @@ static enum tcx_status choose(struct tcx_plan *pl, struct tcx_device *dev,
 			snprintf(pl->what, sizeof(pl->what), "planner%s%s%s%s: ",
 				 pl->pl.direct.on ? ", a permute of A into C for alpha 1 and "
 						    "beta 0, else"
+				 : pl->pl.ttm.on ? ", the tensor-times-matrix kernel instead of"
 						  : "",
 				 pl->pl.best.permute[0].on ? ", A permuted" : "",
 				 pl->pl.best.permute[1].on ? ", B permuted" : "",

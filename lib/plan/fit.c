@@ -29,7 +29,7 @@ static const struct {
 	P(wg_iter_s),	  P(eff_wg_wide),   P(eff_wg_square), P(eff_wg_one),	 P(eff_wg_small),
 	P(eff_pack),	  P(eff_gather),    P(eff_mma),	      P(eff_simt_mid),	 P(eff_simt_small),
 	P(gsu_bytes),	  P(gsu_launch_s),  P(eff_pack_simt), P(eff_simt_gather), P(eff_wg_near),
-	P(eff_simt_ragged), P(eff_simt96_c),
+	P(eff_simt_ragged), P(eff_simt96_c), P(eff_ttm),	 P(eff_ttm_mem),
 };
 #undef P
 

@@ -158,6 +158,14 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	 * tiles were blocks of C ran at 1.22
 	 * (bench/results/2026-11-27-h200-ccsdt-96.md) */
 	m->eff_simt96_c = 0.9;
+	/* the tensor-times-matrix kernel: on an H200 it ran TCCG's eight
+	 * tensor-times-matrix cases at 1.7-1.8 times the model's time with
+	 * these at 0.7 and 1 where its products bound it (sums of 384), 1.4
+	 * where its traffic did; fitted so that it predicts 0.85 of what it
+	 * measures, as the contraction kernels' model does on those cases
+	 * (bench/results/2026-11-27-h200-ttm.md) */
+	m->eff_ttm = 0.48;
+	m->eff_ttm_mem = 0.86;
 	/* GlobalSplitU: its partial sums' traffic as counted, and the
 	 * reduction's launch; on an H200 a split of 2 ran a median 1.56 times
 	 * as long as the same tile unsplit (bench/results/
@@ -1058,6 +1066,45 @@ static void plan_direct(const struct problem *p, const struct plan_device *m,
 	out->on = true;
 }
 
+int planner_env_ttm(void)
+{
+	const char *e = getenv("TCX_TTM");
+
+	return e && strcmp(e, "0") == 0 ? 0 : e && strcmp(e, "1") == 0 ? 1 : -1;
+}
+
+/* The tensor-times-matrix kernel for p where it applies, and its predicted
+ * time: T, M and C moved once at the rate the SIMT kernel's loads and
+ * stores reach (T once more for each further block of j, half of it from
+ * the cache), its products at the SIMT rate, whichever is longer. */
+static void plan_ttm(const struct problem *p, const struct plan_device *m,
+		     const struct device_info *dev, double best_s, struct plan_ttm *out)
+{
+	const int force = planner_env_ttm();
+	const struct ttm_plan *t = &out->plan;
+	double tbytes = 1;
+
+	memset(out, 0, sizeof(*out));
+	if (force == 0 || dev->type == DEV_HOST || ttm_plan_make(p, dev, &out->plan, NULL))
+		return;
+	/* GPUs only, unless asked: on PoCL's CPU device it ran two of three
+	 * of TCCG's cases it would take 2.6 times slower than the contraction
+	 * kernel's TTGT plans (a work-group of 200 work-items a core) */
+	if (dev->type != DEV_GPU && force != 1)
+		return;
+	for (int x = 0; x < p->c->rank[t->big]; x++)
+		tbytes *= (double)p->size[p->c->written[t->big][x]];
+	tbytes *= dtype_info(p->c->dtype)->bytes;
+	out->memory_s = (t->bytes + 0.5 * tbytes * (double)(t->jblocks - 1)) /
+			(m->bw * m->mem_eff * m->eff_ttm_mem);
+	out->compute_s = t->flops / (m->simt_flops * m->eff_ttm);
+	out->limit = out->compute_s > out->memory_s ? "compute" : "memory";
+	out->seconds = (out->compute_s > out->memory_s ? out->compute_s : out->memory_s) +
+		       m->launch_s;
+	out->applies = true;
+	out->on = force == 1 || out->seconds < best_s;
+}
+
 /* Makes variant `which` of p (V_A, V_B, V_C and C's order); false when a
  * tensor it permutes is in that order already, or the variant cannot be
  * described or run. */
@@ -1227,6 +1274,8 @@ enum tcx_status planner_plan_accuracy(const struct problem *p, const struct devi
 	if (pl->has_second)
 		add_launch_bound(&pl->model, &pl->second.sol);
 	plan_direct(p, &pl->model, dev, &pl->direct);
+	if (!pl->direct.on)
+		plan_ttm(p, &pl->model, dev, pl->best.time_s, &pl->ttm);
 	pl->merged = v[best_v].merged;
 	pl->map = v[best_v].map;
 	pl->tp = v[best_v].tp;

@@ -13,6 +13,7 @@
 #include "backend/backend.h"
 #include "gen/gen.h"
 #include "gen/permute.h"
+#include "gen/ttm.h"
 #include "plan/arith.h"
 #include "plan/merge.h"
 
@@ -62,6 +63,9 @@ struct plan_device {
 	double eff_wg_wide, eff_wg_square, eff_wg_near, eff_wg_one, eff_wg_small, eff_pack, eff_gather;
 	double eff_mma, eff_simt_mid, eff_simt_small, eff_pack_simt, eff_simt_gather, eff_simt_ragged;
 	double eff_simt96_c;
+	/* the tensor-times-matrix kernel (plan_ttm): its products' share of
+	 * simt_flops, and its traffic's share of the rate mem_eff gives */
+	double eff_ttm, eff_ttm_mem;
 	/* GlobalSplitU: a factor on the traffic of its partial sums, and the
 	 * reduction's launch */
 	double gsu_bytes, gsu_launch_s;
@@ -131,6 +135,24 @@ struct plan_direct {
 	double seconds;           /* predicted: reading A and writing C */
 };
 
+/* The tensor-times-matrix kernel (gen/ttm.h) for a problem it applies to,
+ * with its predicted time; on when that is below the best choice's (or
+ * $TCX_TTM says so).  It runs instead of the contraction kernel, for any
+ * alpha and beta. */
+struct plan_ttm {
+	bool applies;			/* the kernel takes the problem: plan, times set */
+	bool on;
+	struct ttm_plan plan;		/* on the caller's problem, as laid out */
+	double seconds;			/* predicted */
+	double compute_s, memory_s;
+	const char *limit;		/* "compute" or "memory" */
+};
+
+/* $TCX_TTM: "0" never runs the tensor-times-matrix kernel, "1" runs it
+ * wherever it applies, whatever the model predicts; unset (or anything
+ * else), the model decides.  For tests and comparisons. */
+int planner_env_ttm(void);
+
 /* Whether choice ch permutes any operand around its kernel (TTGT). */
 bool plan_permutes(const struct plan_choice *ch);
 
@@ -152,6 +174,8 @@ struct plan_result {
 	bool has_second;
 	struct plan_direct direct;      /* on: the permute runs it, best only
 					 * for other alpha and beta */
+	struct plan_ttm ttm;            /* on: the tensor-times-matrix kernel
+					 * runs it instead of best */
 	double plan_s;                  /* seconds the planner took */
 };
 

@@ -9,9 +9,12 @@
 #include "plan/planner.h"
 #include "run/run.h"
 
-enum tcx_status contract_prepare(struct device *dev, const struct tcx_contraction *c,
-				 const struct problem *p, const struct solution *s,
-				 struct prepared *out, struct strbuf *log, struct tcx_error *err)
+/* contract_prepare, which with `build` false plans the kernel but builds
+ * nothing (out->prog stays NULL): for a plan whose tensor-times-matrix
+ * kernel runs instead. */
+static enum tcx_status prepare(struct device *dev, const struct tcx_contraction *c,
+			       const struct problem *p, const struct solution *s, bool build,
+			       struct prepared *out, struct strbuf *log, struct tcx_error *err)
 {
 	struct strbuf src = STRBUF_INIT, opts = STRBUF_INIT;
 	enum tcx_status st;
@@ -28,14 +31,21 @@ enum tcx_status contract_prepare(struct device *dev, const struct tcx_contractio
 	st = plan_make(c, p, s, device_info_of(dev), &out->plan, err);
 	if (!st && p)
 		st = plan_accepts(&out->plan, p, err);
-	if (!st)
+	if (!st && build)
 		st = plan_source(&out->plan, &src, &opts, err);
-	if (!st)
+	if (!st && build)
 		st = device_build(dev, src.buf, src.len, strbuf_str(&opts), &out->prog,
 				  &out->compile_s, log, err);
 	strbuf_release(&src);
 	strbuf_release(&opts);
 	return st;
+}
+
+enum tcx_status contract_prepare(struct device *dev, const struct tcx_contraction *c,
+				 const struct problem *p, const struct solution *s,
+				 struct prepared *out, struct strbuf *log, struct tcx_error *err)
+{
+	return prepare(dev, c, p, s, true, out, log, err);
 }
 
 /* Plans and builds permute k of pr (prepared.perm) for tensor t: from
@@ -91,10 +101,13 @@ enum tcx_status contract_prepare_plan(struct device *dev, const struct problem *
 				      struct tcx_error *err)
 {
 	const struct problem *kp = pl ? &pl->kp : p;
-	enum tcx_status st = contract_prepare(dev, kp->c, kp, s, pr, log, err);
+	/* the tensor-times-matrix kernel runs alone: the contraction kernel is
+	 * planned (for what describes the choice) but not built */
+	enum tcx_status st = prepare(dev, kp->c, kp, s, !(pl && pl->ttm.on), pr, log, err);
 	bool which[3] = { false, false, false };
 
-	for (int x = 0; pl && x < 3; x++)
+	/* the tensor-times-matrix kernel runs alone: no permutes, no copies */
+	for (int x = 0; pl && !pl->ttm.on && x < 3; x++)
 		which[x] = pl->best.permute[x].on;
 	if (!st && (which[0] || which[1] || which[2]))
 		st = contract_prepare_permutes(dev, pr, p, &pl->tp, which, log, err);
@@ -104,6 +117,13 @@ enum tcx_status contract_prepare_plan(struct device *dev, const struct problem *
 		pp->plan = pl->direct.plan;
 		st = permute_build(&pp->plan, dev, &pp->prog, log, err);
 		pp->on = !st;
+		if (st)
+			contract_release(dev, pr);
+	}
+	if (!st && pl && pl->ttm.on && !pr->host && !pr->empty) {
+		pr->ttm.plan = pl->ttm.plan;
+		st = ttm_build(&pr->ttm.plan, dev, &pr->ttm.prog, &pr->compile_s, log, err);
+		pr->ttm.on = !st;
 		if (st)
 			contract_release(dev, pr);
 	}
@@ -123,12 +143,15 @@ enum tcx_status contract_ready(struct device *dev, const struct prepared *pr,
 
 	if (pr->host || pr->empty)
 		return TCX_OK;
-	st = device_kernel_ready(dev, pr->prog, TCX_CONTRACT_NAME, err);
-	if (!st && pr->plan.sol.gsu > 1)
+	if (pr->prog)
+		st = device_kernel_ready(dev, pr->prog, TCX_CONTRACT_NAME, err);
+	if (!st && pr->prog && pr->plan.sol.gsu > 1)
 		st = device_kernel_ready(dev, pr->prog, TCX_REDUCE_NAME, err);
 	for (int k = 0; k < PERM_COUNT && !st; k++)
 		if (pr->perm[k].on)
 			st = device_kernel_ready(dev, pr->perm[k].prog, TCX_PERMUTE_NAME, err);
+	if (!st && pr->ttm.on)
+		st = device_kernel_ready(dev, pr->ttm.prog, TCX_TTM_NAME, err);
 	return st;
 }
 
@@ -142,6 +165,9 @@ enum tcx_status contract_launch(struct device *dev, const struct prepared *pr,
 	double ms = 0, part = 0;
 	enum tcx_status st = TCX_OK;
 
+	if (pr->ttm.on)
+		return ttm_launch(&pr->ttm.plan, dev, pr->ttm.prog, a, b, c, alpha, beta, event_ms,
+				  err);
 	if (contract_direct(pr, alpha, beta)) {
 		const struct prepared_permute *pd = &pr->perm[PERM_DIRECT];
 
@@ -190,6 +216,7 @@ void contract_release(struct device *dev, struct prepared *pr)
 		pr->perm[k].copy = NULL;
 		pr->perm[k].on = false;
 	}
+	pr->ttm.on = false;
 }
 
 /* The poison pattern: a quiet NaN with a payload no arithmetic produces. */

@@ -7,6 +7,7 @@
 #include "backend/backend.h"
 #include "gen/gen.h"
 #include "gen/permute.h"
+#include "gen/ttm.h"
 #include "plan/arith.h"
 
 /* A tensor a TTGT plan (plan/planner.h) permutes: the permute, its
@@ -25,6 +26,15 @@ struct prepared_permute {
  * only (plan/planner.h's plan_direct) */
 enum { PERM_A, PERM_B, PERM_C_OUT, PERM_C_IN, PERM_DIRECT, PERM_COUNT };
 
+/* The tensor-times-matrix kernel of a plan (plan/planner.h's plan_ttm),
+ * which runs instead of the contraction kernel: its program (the
+ * device's cache's). */
+struct prepared_ttm {
+	bool on;
+	struct ttm_plan plan;
+	struct program *prog;
+};
+
 /* A kernel ready to launch on one device. */
 struct prepared {
 	struct kernel_plan plan;
@@ -38,6 +48,7 @@ struct prepared {
 	const struct problem *kp;
 	/* the permutes that run around the kernel (contract_prepare_permutes) */
 	struct prepared_permute perm[PERM_COUNT];
+	struct prepared_ttm ttm;
 };
 
 /* Plans, generates and builds.  TCX_EREJECT when the solution cannot run
@@ -70,7 +81,9 @@ enum tcx_status contract_prepare_permutes(struct device *dev, struct prepared *p
  * of its choice (contract_prepare_permutes), and, when the plan runs a
  * permutation as one permute of A into C (pl->direct), that permute too:
  * contract_launch runs it for alpha 1 and beta 0 and the kernel for the
- * others.  Release with contract_release. */
+ * others; and when it runs the tensor-times-matrix kernel (pl->ttm), that
+ * kernel, which contract_launch then runs for any scalars (and no
+ * permutes).  Release with contract_release. */
 struct plan_result;
 enum tcx_status contract_prepare_plan(struct device *dev, const struct problem *p,
 				      const struct plan_result *pl, const struct solution *s,
@@ -86,7 +99,8 @@ enum tcx_status contract_ready(struct device *dev, const struct prepared *pr,
 /* Launches a prepared contraction on buffers laid out by p's strides: its
  * permutes, then the kernel (plan_launch) on the permuted copies; or, when
  * it has a direct permute (PERM_DIRECT) and alpha is 1 and beta 0, that
- * permute alone (contract_direct).  With event_ms non-NULL, waits and
+ * permute alone (contract_direct); or its tensor-times-matrix kernel
+ * (prepared.ttm) alone.  With event_ms non-NULL, waits and
  * reports the device time of them all. */
 enum tcx_status contract_launch(struct device *dev, const struct prepared *pr,
 				const struct problem *p, struct buffer *a, struct buffer *b,
