@@ -11,6 +11,7 @@
 #include "notation/notation.h"
 #include "gen/permute.h"
 #include "gen/solution.h"
+#include "gen/ttm.h"
 #include "plan/fit.h"
 #include "plan/arith.h"
 #include "plan/merge.h"
@@ -779,6 +780,99 @@ static void test_permute_tile(void)
 	}
 }
 
+/* Which problems the tensor-times-matrix kernel takes, and the slots,
+ * direction and tile it plans for them. */
+static void test_ttm(void)
+{
+	static const struct {
+		const char *expr, *sizes;
+		enum tcx_dtype t;
+		const char *q, *r, *fast; /* NULL: rejected */
+		int qb, rb, jb;
+		bool vec;
+	} cases[] = {
+	    /* TCCG's abjcd-dkbac-jk: T read along d (r), C along a (q), b and
+	     * c folded; 48 = 2 x 24 along q, r in whole 32-byte runs */
+	    { "C[a,b,j,c,d]=A[d,k,b,a,c]*B[j,k]", "a=48,b=36,j=24,c=36,d=48,k=36",
+	      TCX_DTYPE_S, "a", "d", "d", 24, 8, 24, true },
+	    /* T read along the summed index */
+	    { "C[a,b,j,c]=A[k,b,a,c]*B[j,k]", "a=96,b=84,j=24,c=84,k=96", TCX_DTYPE_S, "a",
+	      "b", "k", 32, 8, 24, true },
+	    /* the matrix as A; fp64 vectors of two; C's other strides odd */
+	    { "C[a,b,c,s]=A[r,c]*B[a,b,r,s]", "a=19,b=23,c=29,s=3,r=7", TCX_DTYPE_D, "a", "b",
+	      "a", 24, 0, 30, false },
+	    /* j of 70: blocks of 24 */
+	    { "C[a,j,b]=A[b,k,a]*B[j,k]", "a=64,j=70,b=5,k=9", TCX_DTYPE_S, "a", "b", "b", 32,
+	      0, 24, true },
+	    /* rejected: C's fastest index is the matrix's, a batch index, two
+	     * summed indices, complex, one operand */
+	    { "C[j,a,b]=A[a,b,k]*B[j,k]", "a=64,b=3,j=24,k=9", TCX_DTYPE_S, NULL, NULL, NULL, 0,
+	      0, 0, false },
+	    { "C[a,j,b]=A[a,k,b]*B[j,k,b]", "a=64,j=24,k=9,b=3", TCX_DTYPE_S, NULL, NULL, NULL,
+	      0, 0, 0, false },
+	    { "C[a,j]=A[a,k,l]*B[j,k,l]", "a=64,j=24,k=9,l=2", TCX_DTYPE_S, NULL, NULL, NULL, 0,
+	      0, 0, false },
+	    { "C[a,b,j]=A[b,k,a]*B[k,j]", "a=64,b=5,j=24,k=9", TCX_DTYPE_C, NULL, NULL, NULL, 0,
+	      0, 0, false },
+	    { "C[a,b]=A[b,a]", "a=64,b=5", TCX_DTYPE_S, NULL, NULL, NULL, 0, 0, 0, false },
+	};
+
+	for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+		struct tcx_contraction *c;
+		struct problem p;
+		struct ttm_plan t;
+		int64_t sz[TCX_MAX_INDICES];
+		struct tcx_error err = { 0 };
+		enum tcx_status st;
+
+		c = parse(cases[k].expr, cases[k].t);
+		if (!c) {
+			CHECK(c != NULL);
+			continue;
+		}
+		CHECK(sizes_parse_assign_zero(c, cases[k].sizes, sz, &err) == TCX_OK);
+		CHECK(problem_init(&p, c, sz, &err) == TCX_OK);
+		st = ttm_plan_make(&p, NULL, &t, &err);
+		if (!cases[k].q) {
+			CHECK_MSG(st == TCX_EREJECT && err.msg[0], "%s: status %d, '%s'",
+				  cases[k].expr, (int)st, err.msg);
+			contraction_free(c);
+			continue;
+		}
+		CHECK_MSG(st == TCX_OK, "%s: %s", cases[k].expr, err.msg);
+		if (st == TCX_OK) {
+			const int fast = t.dim[t.fast];
+			int64_t tiles = 1;
+
+			CHECK_MSG(strcmp(c->idx[t.dim[TTM_Q]].name, cases[k].q) == 0 &&
+					  strcmp(c->idx[t.dim[TTM_R]].name, cases[k].r) == 0 &&
+					  strcmp(c->idx[fast].name, cases[k].fast) == 0,
+				  "%s: q %s, r %s, along %s", cases[k].expr,
+				  c->idx[t.dim[TTM_Q]].name, c->idx[t.dim[TTM_R]].name,
+				  c->idx[fast].name);
+			CHECK_MSG(t.qb == cases[k].qb && (!cases[k].rb || t.rb == cases[k].rb) &&
+					  t.jb * t.jblocks >= t.size[TTM_J] &&
+					  t.jb == cases[k].jb && t.vec == cases[k].vec,
+				  "%s: tile %dx%dx%d (%lld blocks of j), vectors %d", cases[k].expr,
+				  t.qb, t.rb, t.jb, (long long)t.jblocks, t.vec);
+			/* every index of T of size > 1 but k and q is r or folded, once */
+			for (int x = 0; x < c->rank[t.big]; x++) {
+				const int id = c->written[t.big][x];
+				int n = 0;
+
+				for (int s = TTM_Q; s < t.nslots; s++)
+					n += t.dim[s] == id && s != TTM_J;
+				CHECK_MSG(n == 1 || (n == 0 && p.size[id] == 1), "%s: index %s in %d slots",
+					  cases[k].expr, c->idx[id].name, n);
+			}
+			for (int s = 0; s < 3; s++)
+				tiles *= t.groups[s];
+			CHECK(tiles >= 1 && t.threads <= 256 && t.util > 0 && t.util <= 1);
+		}
+		contraction_free(c);
+	}
+}
+
 int main(void)
 {
 	test_merge();
@@ -791,5 +885,6 @@ int main(void)
 	test_fit_key_order();
 	test_strides_key();
 	test_permute_tile();
+	test_ttm();
 	return check_done();
 }
