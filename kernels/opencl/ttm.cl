@@ -133,38 +133,44 @@ KERNEL WG_SIZE_HINT(TTM_NT, 1, 1) void tcx_ttm(TCX_TTM_KERNEL_PARAMS)
 {
 	const int t = (int)LID(0);
 	const int tq = t % TTM_NQ, tr = t / TTM_NQ % TTM_NR, tj = t / (TTM_NQ * TTM_NR);
-	const long Q = args.size[0], R = args.size[1], K = args.size[2], J = args.size[3];
-	long g0, g1, gz, bt = args.off_t, bc = args.off_c;
+	/* sizes and the grid in 32 bits (the host saw to it that they fit):
+	 * a 64-bit division is some eighty instructions, and this prologue
+	 * runs once for every few hundred products of a work-item */
+	const int Q = (int)args.size[0], R = (int)args.size[1], K = (int)args.size[2];
+	const int J = (int)args.size[3];
+	uint g0, g1, gz;
+	long bt = args.off_t, bc = args.off_c;
 
 	/* the work-group's place: j's block fastest, so that the work-groups
 	 * that read the same T box run together */
 	if (NGROUPS(0) == args.groups[0] && NGROUPS(1) == args.groups[1]) {
-		g0 = GROUP(0);
-		g1 = GROUP(1);
-		gz = GROUP(2);
-		if (gz >= args.groups[2])
+		g0 = (uint)GROUP(0);
+		g1 = (uint)GROUP(1);
+		gz = (uint)GROUP(2);
+		if (gz >= (uint)args.groups[2])
 			return;
 	} else {
-		long l = GROUP_LINEAR();
+		uint l = (uint)GROUP_LINEAR();
 
-		if (l >= args.groups[0] * args.groups[1] * args.groups[2])
+		if ((long)l >= args.groups[0] * args.groups[1] * args.groups[2])
 			return;
-		g0 = l % args.groups[0];
-		l /= args.groups[0];
-		g1 = l % args.groups[1];
-		gz = l / args.groups[1];
+		g0 = l % (uint)args.groups[0];
+		l /= (uint)args.groups[0];
+		g1 = l % (uint)args.groups[1];
+		gz = l / (uint)args.groups[1];
 	}
 	for (int f = 0; f < (int)args.nfold; f++) {
-		const long n = args.size[4 + f], x = gz % n;
+		const uint n = (uint)args.size[4 + f], x = gz % n;
 
 		gz /= n;
-		bt += x * args.st[4 + f];
-		bc += x * args.sc[4 + f];
+		bt += (long)x * args.st[4 + f];
+		bc += (long)x * args.sc[4 + f];
 	}
-	const long j0 = g0 % args.jblocks * TTM_JB, q0 = g0 / args.jblocks * TTM_QB;
-	const long r0 = g1 * TTM_RB;
+	const int j0 = (int)(g0 % (uint)args.jblocks) * TTM_JB;
+	const int q0 = (int)(g0 / (uint)args.jblocks) * TTM_QB;
+	const int r0 = (int)g1 * TTM_RB;
 
-	bt += q0 * args.st[0] + r0 * args.st[1];
+	bt += (long)q0 * args.st[0] + (long)r0 * args.st[1];
 
 	LOCAL_POOL();
 	LOCAL_ARRAY(DATA_T, lds, [TTM_STAGES * TTM_STAGE], [TTM_STAGES * TTM_STAGE], 0);
@@ -235,7 +241,7 @@ KERNEL WG_SIZE_HINT(TTM_NT, 1, 1) void tcx_ttm(TCX_TTM_KERNEL_PARAMS)
 #define TTM_OK(o, l, k0) ((o) >= 0 && (TTM_KFULL || (k0) + ((l) >> 24) < K))
 #define TTM_AT(l) ((l) & 0xffffff)
 
-	const long nch = (K + TTM_KC - 1) / TTM_KC;
+	const int nch = (K + TTM_KC - 1) / TTM_KC;
 	const GLOBAL DATA_T *const Mj = M + args.off_m + j0 * args.sm_j;
 
 #if TTM_ASYNC
@@ -244,11 +250,11 @@ KERNEL WG_SIZE_HINT(TTM_NT, 1, 1) void tcx_ttm(TCX_TTM_KERNEL_PARAMS)
 #define TTM_ISSUE(c)                                                                        \
 	do {                                                                                \
 		const int s_ = (int)((c) % TTM_STAGES);                                     \
-		const long k0_ = (c) * TTM_KC;                                              \
+		const int k0_ = (c) * TTM_KC;                                               \
                                                                                             \
 		if ((c) < nch) {                                                            \
-			const GLOBAL DATA_T *Tk_ = T + bt + k0_ * args.st[2];               \
-			const GLOBAL DATA_T *Mk_ = Mj + k0_ * args.sm_k;                    \
+			const GLOBAL DATA_T *Tk_ = T + bt + (long)k0_ * args.st[2];         \
+			const GLOBAL DATA_T *Mk_ = Mj + (long)k0_ * args.sm_k;              \
                                                                                             \
 			_Pragma("unroll") for (int i_ = 0; i_ < TTM_TPER; i_++)             \
 			{                                                                   \
@@ -270,9 +276,9 @@ KERNEL WG_SIZE_HINT(TTM_NT, 1, 1) void tcx_ttm(TCX_TTM_KERNEL_PARAMS)
 		asm volatile("cp.async.commit_group;" ::: "memory");                        \
 	} while (0)
 
-	for (long c = 0; c < TTM_STAGES - 1; c++)
+	for (int c = 0; c < TTM_STAGES - 1; c++)
 		TTM_ISSUE(c);
-	for (long c = 0; c < nch; c++) {
+	for (int c = 0; c < nch; c++) {
 		const int s = (int)(c % TTM_STAGES);
 
 		/* chunk c has landed (this work-item's copies; the barrier makes
@@ -285,8 +291,8 @@ KERNEL WG_SIZE_HINT(TTM_NT, 1, 1) void tcx_ttm(TCX_TTM_KERNEL_PARAMS)
 	}
 #undef TTM_ISSUE
 #else
-	for (long c = 0; c < nch; c++) {
-		const long k0 = c * TTM_KC;
+	for (int c = 0; c < nch; c++) {
+		const int k0 = c * TTM_KC;
 		const GLOBAL DATA_T *Tk = T + bt + k0 * args.st[2];
 		const GLOBAL DATA_T *Mk = Mj + k0 * args.sm_k;
 		DATA_T tv[TTM_TPER], mv[TTM_MPER];
@@ -316,7 +322,7 @@ KERNEL WG_SIZE_HINT(TTM_NT, 1, 1) void tcx_ttm(TCX_TTM_KERNEL_PARAMS)
 #undef TTM_PRODUCTS
 
 	/* C = alpha * acc + beta * C; C is not read when beta is 0 */
-	const long qw = q0 + tq * TTM_TQ;
+	const int qw = q0 + tq * TTM_TQ;
 #if TTM_VEC
 	/* the host saw to the strides; the base is the caller's */
 	const int cvec = (size_t)(C + args.off_c) % (TTM_TQ * sizeof(DATA_T)) == 0 &&
@@ -325,14 +331,15 @@ KERNEL WG_SIZE_HINT(TTM_NT, 1, 1) void tcx_ttm(TCX_TTM_KERNEL_PARAMS)
 
 #pragma unroll
 	for (int i = 0; i < TTM_TR; i++) {
-		const long r = r0 + tr * TTM_TR + i;
+		const int r = r0 + tr * TTM_TR + i;
 
 		if (r >= R)
 			continue;
 #pragma unroll
 		for (int y = 0; y < TTM_TJ; y++) {
-			const long j = j0 + tj * TTM_TJ + y;
-			const long o = bc + qw * args.sc[0] + r * args.sc[1] + j * args.sc[3];
+			const int j = j0 + tj * TTM_TJ + y;
+			const long o = bc + (long)qw * args.sc[0] + (long)r * args.sc[1] +
+				       (long)j * args.sc[3];
 
 			if (j >= J)
 				continue;

@@ -208,14 +208,18 @@ enum tcx_status ttm_plan_make(const struct problem *p, const struct device_info 
 		const int64_t K = out->size[TTM_K];
 		const int64_t jt = J < 32 ? J : 32;
 		const int64_t jb0 = ceil_div(J, ceil_div(J, jt));
-		int nq, nj, nr, nr_max;
+		int nq, nj, nr, nr_max, tj;
 		int64_t rblocks;
 
 		out->tq = 16 / es;
 		out->qb = pick_qb(Q, out->tq);
 		nq = out->qb / out->tq;
 		out->jblocks = ceil_div(J, jb0);
-		nj = (int)ceil_div(jb0, 6);
+		/* j a work-item: 12 where q's block is 24, else 6 (on an H200 the
+		 * three intensli cases with q of 48 ran 6-14% faster with 12, two
+		 * with q of 96 9% slower; bench/results/2026-11-27-h200-ttm.md) */
+		tj = out->qb == 24 ? 12 : 6;
+		nj = (int)ceil_div(jb0, tj);
 		out->tj = (int)ceil_div(jb0, nj);
 		out->jb = nj * out->tj;
 		nr_max = TTM_THREADS / (nq * nj);
@@ -231,6 +235,10 @@ enum tcx_status ttm_plan_make(const struct problem *p, const struct device_info 
 		rblocks = ceil_div(R, out->rb);
 		out->threads = nq * nr * nj;
 		out->kc = pick_kc(K, out->fast == TTM_K);
+		/* with 6 j a work-item, chunks of 12 where 12 divides the sum
+		 * (+1-5% there; with 12 j the registers made them 25% slower) */
+		if (tj == 6 && K % 12 == 0)
+			out->kc = 12;
 		/* CUDA: four chunks in flight by cp.async (three loading while
 		 * one is multiplied) and no launch bound on the registers; on an
 		 * H200 both ran TCCG's tensor-times-matrix cases fastest of
@@ -257,7 +265,15 @@ enum tcx_status ttm_plan_make(const struct problem *p, const struct device_info 
 		out->flops = 2.0 * (double)Q * (double)count_f * (double)J * (double)K / out->util;
 		out->bytes = (double)es * ((double)t_elems + (double)(J * K) + (double)c_elems);
 	}
-	/* the kernel's offsets within a T box are ints */
+	/* the kernel's sizes, grid and offsets within a T box are 32-bit */
+	for (int s = 0; s < out->nslots; s++)
+		if (out->size[s] > INT32_MAX)
+			REJECT("an index of %lld exceeds the tensor-times-matrix kernel's 32-bit "
+			       "sizes",
+			       (long long)out->size[s]);
+	if ((double)out->groups[0] * (double)out->groups[1] * (double)out->groups[2] >=
+	    2147483647.0)
+		REJECT("the tensor-times-matrix kernel's grid exceeds 2^31 work-groups");
 	{
 		const double span = (double)(out->qb - 1) * (double)out->st[TTM_Q] +
 				    (double)(out->rb - 1) * (double)out->st[TTM_R] +

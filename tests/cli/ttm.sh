@@ -6,11 +6,12 @@
 # fp64, alpha and beta, explicit strides, and j longer than one block.
 # $TCX_TTM=1 runs it wherever it applies: the planner offers it to GPUs
 # only, so on PoCL it runs only when asked.
+src=${TCX_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$(dirname "$0")/lib.sh"
 export TCX_TTM=1
 py=$(command -v python3) || { echo "skipped: no python3"; exit 77; }
-schema=${TCX_SOURCE_DIR:-$(dirname "$0")/../..}/share/schemas
-validator=${TCX_SOURCE_DIR:-$(dirname "$0")/../..}/tests/docs/jsonschema.py
+schema=$src/share/schemas
+validator=$src/tests/docs/jsonschema.py
 L='--layout first-fastest'
 
 # T read along another free index (d), 6 indices; T along k; T along C's

@@ -794,7 +794,7 @@ static void test_ttm(void)
 	    /* TCCG's abjcd-dkbac-jk: T read along d (r), C along a (q), b and
 	     * c folded; 48 = 2 x 24 along q, r in whole 32-byte runs */
 	    { "C[a,b,j,c,d]=A[d,k,b,a,c]*B[j,k]", "a=48,b=36,j=24,c=36,d=48,k=36",
-	      TCX_DTYPE_S, "a", "d", "d", 24, 8, 24, true },
+	      TCX_DTYPE_S, "a", "d", "d", 24, 16, 24, true },
 	    /* T read along the summed index */
 	    { "C[a,b,j,c]=A[k,b,a,c]*B[j,k]", "a=96,b=84,j=24,c=84,k=96", TCX_DTYPE_S, "a",
 	      "b", "k", 32, 8, 24, true },
