@@ -17,12 +17,13 @@
  * along T's fastest index (TTM_FAST: 0 q, 1 r, 2 k) into local memory,
  * laid out [k][r][q] with rows padded by 4 elements so that those writes
  * and the reads of the products fall in different banks; M's chunk goes
- * beside it.  Nothing is carried in registers from one chunk to the next
- * but the sums, so that several work-groups fit an SM and overlap one
- * another's loads with their products.  A work-item holds TTM_TR x TTM_TJ runs of TTM_TQ
- * consecutive q, so that its stores of C are vectors along C's fastest
- * index and a warp's cover whole 128-byte lines (TTM_VEC: C's q has unit
- * stride and every row is aligned; else element by element).
+ * beside it.  Under CUDA (sm_80 on) the chunks arrive by cp.async through
+ * a ring of TTM_STAGES stages, the next ones loading while one is
+ * multiplied; elsewhere one stage, loaded through registers.  A work-item
+ * holds TTM_TR x TTM_TJ runs of TTM_TQ consecutive q, so that its stores
+ * of C are vectors along C's fastest index and a warp's cover whole
+ * 128-byte lines (TTM_VEC: C's q has unit stride and every row is
+ * aligned; else element by element).
  *
  * One text for OpenCL C 1.2 and CUDA/HIP C++ (common/port.h,
  * cuda/compat.h); planned by lib/gen/ttm.c. */
