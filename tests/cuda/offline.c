@@ -1,13 +1,15 @@
 /* offline.c - the offline compile proofs' driver (see offline.h): the
  * validation matrix's cases (tests/opencl/matrix_cases.h) through the
- * generator for a CUDA-dialect device, and the permute's cases
- * (tests/opencl/permute_cases.h) through its planner, each distinct source
- * compiled once. */
+ * generator for a CUDA-dialect device, the permute's cases
+ * (tests/opencl/permute_cases.h) through its planner, and the
+ * tensor-times-matrix kernel's (tests/cli/ttm.sh's problems) through its
+ * own, each distinct source compiled once. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gen/gen.h"
+#include "gen/ttm.h"
 #include "notation/notation.h"
 #include "offline.h"
 
@@ -134,6 +136,49 @@ static int permute_proofs(struct seen *seen, struct tally *ty, const struct devi
 	return cases;
 }
 
+/* The tensor-times-matrix kernel for fp32 and fp64 on tests/cli/ttm.sh's
+ * problems (first index fastest), planned for dev: each distinct kernel
+ * compiled once.  Returns the cases planned. */
+static int ttm_proofs(struct seen *seen, struct tally *ty, const struct device_info *dev,
+		      offline_compile_fn fn, const char *compiler, bool list, enum tcx_dtype t)
+{
+	static const char *const cases[][2] = {
+		{ "C[a,b,j,c,d]=A[d,k,b,a,c]*B[j,k]", "a=48,b=36,j=24,c=36,d=48,k=36" },
+		{ "C[a,b,j,c]=A[k,b,a,c]*B[j,k]", "a=37,b=3,j=5,c=4,k=19" },
+		{ "C[a,j]=A[a,k]*B[k,j]", "a=131,j=41,k=17" },
+		{ "C[a,j,b,c]=A[c,k,b,a]*B[j,k]", "a=36,j=70,b=3,c=9,k=5" },
+		{ "C[a,b,c,s]=A[r,c]*B[a,b,r,s]", "a=1,b=1,c=1,s=1,r=1" },
+		{ "C[a,b,j,c]=A[c,b,k,a]*B[k,j]", "a=96,b=84,j=24,c=96,k=96" },
+	};
+	int n = 0;
+
+	for (size_t k = 0; k < ARRAY_SIZE(cases) && ty->rc == 0; k++) {
+		struct tcx_contraction *c = NULL;
+		struct strbuf src = STRBUF_INIT, opts = STRBUF_INIT;
+		struct tcx_error err = {0};
+		int64_t sz[TCX_MAX_INDICES];
+		struct problem p;
+		struct ttm_plan plan;
+		char what[160];
+
+		snprintf(what, sizeof(what), "tensor times matrix '%s'", cases[k][0]);
+		if (notation_parse(cases[k][0], t, LAYOUT_FIRST_FASTEST, &c, &err) ||
+		    sizes_parse_assign_zero(c, cases[k][1], sz, &err) ||
+		    problem_init(&p, c, sz, &err) || ttm_plan_make(&p, dev, &plan, &err) ||
+		    ttm_source(&plan, &src, &opts, &err)) {
+			fprintf(stderr, "FAIL %s: %s\n", what, err.msg);
+			ty->failures++;
+		} else {
+			n++;
+			compile_once(seen, ty, dev, fn, compiler, list, t, &src, &opts, what);
+		}
+		strbuf_release(&src);
+		strbuf_release(&opts);
+		contraction_free(c);
+	}
+	return n;
+}
+
 int offline_main(int argc, char **argv, const struct device_info *dev, offline_compile_fn fn,
 		 const char *compiler)
 {
@@ -220,11 +265,14 @@ int offline_main(int argc, char **argv, const struct device_info *dev, offline_c
 	}
 	if (ty.rc == 0 && (t == TCX_DTYPE_S || t == TCX_DTYPE_H))
 		cases += permute_proofs(&seen, &ty, dev, fn, compiler, list, t);
+	if (ty.rc == 0 && (t == TCX_DTYPE_S || t == TCX_DTYPE_D))
+		cases += ttm_proofs(&seen, &ty, dev, fn, compiler, list, t);
 	free(seen.key);
 	failures += ty.failures;
 	if (ty.rc)
 		return ty.rc;
-	printf("%s, %s for %s: %d cases (the permute's included), %zu distinct kernels, %d "
+	printf("%s, %s for %s: %d cases (the permute's and the tensor-times-matrix kernel's "
+	       "included), %zu distinct kernels, %d "
 	       "compiled, %d failed, %d not generated (device rules), %d skipped (size rules); "
 	       "%.1f s\n",
 	       compiler, dtype_info(t)->name, dev->arch, cases, seen.n, ty.compiled, failures,
