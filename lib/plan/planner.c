@@ -340,6 +340,8 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	const double cplx = dtype_info(kp->c->dtype)->complex ? 4 : 1;
 	const bool gpu = m->type == DEV_GPU || m->type == DEV_ACCEL;
 	const bool simt = !k->wgmma && !k->mi; /* the SIMT kernel (or CPUs' direct one) */
+	/* add_simt_96's tile: 96 work-items of 8 x 8 on a GPU */
+	const bool simt96 = gpu && simt && k->nt == 96 && s->tt[0] * s->tt[1] == 64;
 	const double s0 = (double)plan_tile_extent(k, kp, 0);
 	const double s1 = (double)plan_tile_extent(k, kp, 1);
 	double su = (double)plan_slot_size(k, kp, 2), fold = 1, outer = 1;
@@ -376,7 +378,7 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	 * 256 work-items two an SM (which the model does not see, so the
 	 * smaller is listed first and wins the tie); where tiles overhang,
 	 * their checked paths cost more than that gains */
-	if (gpu && simt && (k->nt == 128 || k->nt == 96) && s->tt[0] * s->tt[1] == 64 &&
+	if (gpu && simt && (k->nt == 128 || simt96) && s->tt[0] * s->tt[1] == 64 &&
 	    (fmod(s0, k->mt0) != 0 || fmod(s1, k->mt1) != 0))
 		rate *= m->eff_simt_ragged;
 	bytes_p = (double)problem_count(kp, P) * es;
@@ -420,8 +422,7 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	 * lie within one run of D1's own index (ikma-mjbc: D0 over a, D1 over
 	 * bc = 400 right after a); elsewhere it stores slower than the larger
 	 * tiles (also where D1's index is b = 20, after a in C: 0.91-0.95) */
-	if (gpu && simt && k->nt == 96 &&
-	    (slot_stride(k, kp, T_C, 0) != 1 ||
+	if (simt96 && (slot_stride(k, kp, T_C, 0) != 1 ||
 	     slot_stride(k, kp, T_C, 1) != plan_slot_size(k, kp, 0) ||
 	     plan_slot_size(k, kp, 1) < k->mt1))
 		out->memory_s /= m->eff_simt96_c;
