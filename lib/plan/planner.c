@@ -1088,9 +1088,9 @@ static void plan_ttm(const struct problem *p, const struct plan_device *m,
 	memset(out, 0, sizeof(*out));
 	if (force == 0 || dev->type == DEV_HOST || ttm_plan_make(p, dev, &out->plan, NULL))
 		return;
-	/* GPUs only, unless asked: on PoCL's CPU device it ran two of three
-	 * of TCCG's cases it would take 2.6 times slower than the contraction
-	 * kernel's TTGT plans (a work-group of 200 work-items a core) */
+	/* GPUs only, unless asked: on PoCL's CPU device it ran two of the
+	 * three CPU-size TCCG cases measured 2.6 times slower than the
+	 * contraction kernel's TTGT plans */
 	if (dev->type != DEV_GPU && force != 1)
 		return;
 	for (int x = 0; x < p->c->rank[t->big]; x++)
