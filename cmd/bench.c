@@ -564,7 +564,7 @@ static enum tcx_status bench_acc_try(void *ctx, enum arith floor, struct accurac
 	memcpy(vo.alpha, x->cli->o.alpha, sizeof(vo.alpha));
 	memcpy(vo.beta, x->cli->o.beta, sizeof(vo.beta));
 	st = validate_error(x->dev, b->pr, b->p, &vo, &out->error, err);
-	out->arith = arith_of(b->p->c->dtype, s);
+	out->arith = contract_arith(b->pr, b->p->c->dtype, s);
 	if (!st)
 		verbose("accuracy: %s, measured relative error %.3g %s the accuracy %.3g asked",
 			arith_name(out->arith), out->error,

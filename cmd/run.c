@@ -199,7 +199,7 @@ static enum tcx_status acc_run_try(void *ctx, enum arith floor, struct accuracy_
 				       &out->error, NULL, err);
 	if (st)
 		return st;
-	out->arith = arith_of(x->p->c->dtype, x->s);
+	out->arith = contract_arith(x->pr, x->p->c->dtype, x->s);
 	verbose("accuracy: %s, measured relative error %.3g %s the accuracy %.3g asked",
 		arith_name(out->arith), out->error, out->error <= x->accuracy ? "within" : "above",
 		x->accuracy);

@@ -130,8 +130,8 @@ static void other_kernel_text(const struct tcx_contraction *c, const struct prep
 
 static json_t *report_json(const struct tcx_contraction *c, const struct problem *p,
 			   const struct device_info *dev, const struct solution *s,
-			   const char *permute, bool ttm, const struct validate_report *r,
-			   enum tcx_status st)
+			   const char *permute, bool ttm, enum arith ar,
+			   const struct validate_report *r, enum tcx_status st)
 {
 	json_t *o = json_object(), *sizes = json_object(), *list = json_array(), *b;
 	char name[128];
@@ -165,7 +165,7 @@ static json_t *report_json(const struct tcx_contraction *c, const struct problem
 	json_object_set_new(o, "max_rel_error", json_num(r->max_rel));
 	if (r->accuracy > 0) {
 		json_object_set_new(o, "accuracy", json_real(r->accuracy));
-		json_object_set_new(o, "arithmetic", json_string(arith_name(arith_of(c->dtype, s))));
+		json_object_set_new(o, "arithmetic", json_string(arith_name(ar)));
 		json_object_set_new(o, "measured_error", json_num(r->max_err_mag));
 	}
 	b = json_object();
@@ -213,7 +213,7 @@ static json_t *report_json(const struct tcx_contraction *c, const struct problem
 
 static void print_report(const struct tcx_contraction *c, const struct problem *p,
 			 const char *planned_as, const struct device_info *dev,
-			 const struct solution *s, const char *permute,
+			 const struct solution *s, const char *permute, enum arith ar,
 			 const struct validate_report *r, enum tcx_status st)
 {
 	char name[128], sol[256], where[256], empty[128];
@@ -242,7 +242,7 @@ static void print_report(const struct tcx_contraction *c, const struct problem *
 	if (r->accuracy > 0)
 		printf("bound       |err| <= %.3g * sum|alpha*a*b| + |beta*c| (--accuracy), "
 		       "in %s\n",
-		       r->accuracy, arith_name(arith_of(c->dtype, s)));
+		       r->accuracy, arith_name(ar));
 	else if (r->custom_tol)
 		printf("bound       |err| <= %g + %g * |ref|\n", r->atol, r->rtol);
 	else
@@ -460,7 +460,8 @@ int cmd_validate(int argc, char **argv)
 	}
 	other_kernel_text(c, &pr, &o, permute, sizeof(permute), &ttm);
 	if (fmt == FMT_JSON) {
-		json_t *j = report_json(c, &p, device_info_of(dev), &s, permute, ttm, &r, st);
+		json_t *j = report_json(c, &p, device_info_of(dev), &s, permute, ttm,
+					contract_arith(&pr, c->dtype, &s), &r, st);
 
 		if (planned && pl.merged)
 			json_object_set_new(j, "planned_as", json_string(pl.kp.c->expr));
@@ -468,12 +469,13 @@ int cmd_validate(int argc, char **argv)
 		json_decref(j);
 	} else {
 		print_report(c, &p, planned && pl.merged ? pl.kp.c->expr : NULL,
-			     device_info_of(dev), &s, permute, &r, st);
+			     device_info_of(dev), &s, permute, contract_arith(&pr, c->dtype, &s), &r,
+			     st);
 	}
 	if (st && r.accuracy > 0 && !r.gap_writes)
 		error("validation failed: the result's relative error %.3g (%s) is above the "
 		      "accuracy %.3g asked (seed %llu)",
-		      r.max_err_mag, arith_name(arith_of(c->dtype, &s)), r.accuracy,
+		      r.max_err_mag, arith_name(contract_arith(&pr, c->dtype, &s)), r.accuracy,
 		      (unsigned long long)o.seed);
 	else if (st)
 		error("validation failed: %s (seed %llu)", err.msg, (unsigned long long)o.seed);

@@ -130,6 +130,16 @@ enum tcx_status contract_prepare_plan(struct device *dev, const struct problem *
 	return st;
 }
 
+enum arith contract_arith(const struct prepared *pr, enum tcx_dtype t, const struct solution *s)
+{
+	struct solution simt;
+
+	if (!pr->ttm.on)
+		return arith_of(t, s);
+	solution_default(&simt);
+	return arith_of(t, &simt);
+}
+
 bool contract_direct(const struct prepared *pr, const double alpha[2], const double beta[2])
 {
 	return pr->perm[PERM_DIRECT].on && alpha[0] == 1 && alpha[1] == 0 && beta[0] == 0 &&

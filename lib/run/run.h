@@ -107,6 +107,11 @@ enum tcx_status contract_launch(struct device *dev, const struct prepared *pr,
 				struct buffer *c, struct buffer *ws, const double alpha[2],
 				const double beta[2], double *event_ms, struct tcx_error *err);
 
+/* The arithmetic a prepared contraction computes in: solution s's
+ * (plan/arith.h's arith_of), or, where its tensor-times-matrix kernel runs
+ * instead, that kernel's (the type's own, on the SIMT units). */
+enum arith contract_arith(const struct prepared *pr, enum tcx_dtype t, const struct solution *s);
+
 /* Whether contract_launch with these scalars runs the direct permute of
  * A into C and no contraction kernel. */
 bool contract_direct(const struct prepared *pr, const double alpha[2], const double beta[2]);

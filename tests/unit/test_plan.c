@@ -873,6 +873,24 @@ static void test_ttm(void)
 	}
 }
 
+/* The arithmetic reported for a prepared contraction: the solution's,
+ * unless the tensor-times-matrix kernel runs instead (fp32 on the SIMT
+ * units, whatever the solution it replaced). */
+static void test_contract_arith(void)
+{
+	struct prepared pr;
+	struct solution s;
+	struct tcx_error err = { 0 };
+
+	memset(&pr, 0, sizeof(pr));
+	solution_default(&s);
+	CHECK(solution_parse(&s, "MatrixInstruction=[64,128,8,1],TF32x3=True", &err) == TCX_OK);
+	CHECK(contract_arith(&pr, TCX_DTYPE_S, &s) == ARITH_TF32X3);
+	pr.ttm.on = true;
+	CHECK(contract_arith(&pr, TCX_DTYPE_S, &s) == ARITH_FP32);
+	CHECK(contract_arith(&pr, TCX_DTYPE_D, &s) == ARITH_FP64);
+}
+
 int main(void)
 {
 	test_merge();
@@ -886,5 +904,6 @@ int main(void)
 	test_strides_key();
 	test_permute_tile();
 	test_ttm();
+	test_contract_arith();
 	return check_done();
 }
