@@ -244,16 +244,29 @@ enum tcx_status ttm_plan_make(const struct problem *p, const struct device_info 
 		 * H200 both ran TCCG's tensor-times-matrix cases fastest of
 		 * 1-4 stages and 0-4 work-groups an SM
 		 * (bench/results/2026-11-27-h200-ttm.md) */
-		out->stages = strcmp(out->lang, "cuda") == 0 ? 4 : 1;
-		out->lds_bytes = (int64_t)out->stages *
-				 ((int64_t)out->kc * (out->rb * (out->qb + 4) + 4) +
-				  (int64_t)out->kc * out->jb) *
-				 es;
-		if (dev && dev->local_mem > 0 && out->lds_bytes > dev->local_mem)
+		/* the cp.async ring is CUDA's (HIP compiles the CUDA dialect
+		 * without it: one stage); fewer stages where the device's local
+		 * memory does not hold four */
+		out->stages = strcmp(out->lang, "cuda") == 0 &&
+				      !(dev && strcmp(dev->backend, "hip") == 0)
+				  ? 4
+				  : 1;
+		for (;;) {
+			out->lds_bytes = (int64_t)out->stages *
+					 ((int64_t)out->kc * (out->rb * (out->qb + 4) + 4) +
+					  (int64_t)out->kc * out->jb) *
+					 es;
+			if (!dev || dev->local_mem <= 0 || out->lds_bytes <= dev->local_mem)
+				break;
+			if (out->stages > 2) {
+				out->stages--;
+				continue;
+			}
 			return tcx_fail(err, TCX_ELIMIT,
 					"the tensor-times-matrix kernel's %lld bytes of local memory "
 					"exceed the device's %lld",
 					(long long)out->lds_bytes, (long long)dev->local_mem);
+		}
 		out->groups[0] = out->jblocks * ceil_div(Q, out->qb);
 		out->groups[1] = rblocks;
 		out->groups[2] = 1;

@@ -873,6 +873,41 @@ static void test_ttm(void)
 	}
 }
 
+/* The kernel's ring of stages: four under CUDA where local memory holds
+ * them, fewer where it does not, one under HIP (no cp.async there). */
+static void test_ttm_stages(void)
+{
+	struct tcx_contraction *c = parse("C[a,b,j,c]=A[c,b,k,a]*B[k,j]", TCX_DTYPE_D);
+	struct device_info d;
+	struct problem p;
+	struct ttm_plan t;
+	int64_t sz[TCX_MAX_INDICES];
+	struct tcx_error err = { 0 };
+
+	if (!c) {
+		CHECK(c != NULL);
+		return;
+	}
+	CHECK(sizes_parse_assign_zero(c, "a=96,b=84,j=24,c=96,k=96", sz, &err) == TCX_OK);
+	CHECK(problem_init(&p, c, sz, &err) == TCX_OK);
+	memset(&d, 0, sizeof(d));
+	snprintf(d.backend, sizeof(d.backend), "cuda");
+	snprintf(d.lang, sizeof(d.lang), "cuda");
+	d.type = DEV_GPU;
+	d.max_wg_size = 1024;
+	d.local_mem = 227 * 1024;
+	CHECK(ttm_plan_make(&p, &d, &t, &err) == TCX_OK && t.stages == 4);
+	d.local_mem = 64 * 1024; /* 66 KB for four stages of fp64 */
+	CHECK_MSG(ttm_plan_make(&p, &d, &t, &err) == TCX_OK && t.stages == 3 &&
+			  t.lds_bytes <= d.local_mem,
+		  "%d stages, %lld bytes: %s", t.stages, (long long)t.lds_bytes, err.msg);
+	snprintf(d.backend, sizeof(d.backend), "hip");
+	CHECK(ttm_plan_make(&p, &d, &t, &err) == TCX_OK && t.stages == 1);
+	d.local_mem = 4 * 1024;
+	CHECK(ttm_plan_make(&p, &d, &t, &err) == TCX_ELIMIT);
+	contraction_free(c);
+}
+
 /* The arithmetic reported for a prepared contraction: the solution's,
  * unless the tensor-times-matrix kernel runs instead (fp32 on the SIMT
  * units, whatever the solution it replaced). */
@@ -904,6 +939,7 @@ int main(void)
 	test_strides_key();
 	test_permute_tile();
 	test_ttm();
+	test_ttm_stages();
 	test_contract_arith();
 	return check_done();
 }
