@@ -166,6 +166,12 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	 * (bench/results/2026-11-27-h200-ttm.md) */
 	m->eff_ttm = 0.48;
 	m->eff_ttm_mem = 0.86;
+	/* the permute's transpose through local memory: 2.3-2.6 TB/s for
+	 * 32 x 32 tiles of an H200's 4.2 (0.6 of bw, permute_seconds scales
+	 * it by how its tiles fill); on PoCL, where a work-group's barriers
+	 * split its loops, 2.0-3.5 GB/s with 10 counted: 13.7 ms for a
+	 * 384 x 384 x 24 transpose that 0.6 put at 4.8 */
+	m->eff_perm_tile = m->type == DEV_GPU || m->type == DEV_ACCEL ? 0.6 : 0.25;
 	/* GlobalSplitU: its partial sums' traffic as counted, and the
 	 * reduction's launch; on an H200 a split of 2 ran a median 1.56 times
 	 * as long as the same tile unsplit (bench/results/
@@ -1022,7 +1028,7 @@ static bool permute_seconds(const struct problem *p, enum tensor_role t, const i
 
 			fill *= n / (ceil(n / pp.tile[sl]) * pp.tile[sl]);
 		}
-		rate = 0.6 * m->bw * fill;
+		rate = m->eff_perm_tile * m->bw * fill;
 	}
 	*out = pp.path == PERMUTE_EMPTY ? 0 : bytes / rate + m->launch_s;
 	return true;

@@ -66,6 +66,9 @@ struct plan_device {
 	/* the tensor-times-matrix kernel (plan_ttm): its products' share of
 	 * simt_flops, and its traffic's share of the rate mem_eff gives */
 	double eff_ttm, eff_ttm_mem;
+	/* the permute kernel's rate through local memory (a transpose), as a
+	 * share of bw (permute_seconds) */
+	double eff_perm_tile;
 	/* GlobalSplitU: a factor on the traffic of its partial sums, and the
 	 * reduction's launch */
 	double gsu_bytes, gsu_launch_s;
