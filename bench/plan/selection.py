@@ -9,12 +9,18 @@ family finds (`tcx tune EXPR --strategy exhaustive`), and `tcx tune EXPR
                             [--random N] [--seed N] [--only REGEX] [--share F]
                             [--min-time S] [-j N] [--json FILE] [--deadline S]
                             [--builtin-too] [--interleave] [--list]
+                            [--replan TAG]
 
 Every measurement goes into one results store (--db), so a later
 `tcx plan --fit --db FILE` fits the planner's model from them and reports
 its choices on contractions it was not fitted on.  With --json the rows
 are written after every case, and cases already there are skipped, so a
 run cut short (--deadline, a lost machine) goes on where it stopped.
+
+--replan TAG re-times only the planner's choice of the cases already in
+--json (their tune columns stay), for a newer tcx against the same
+exhaustive optimum; rows so timed carry planner_tag TAG, so that a run cut
+short goes on where it stopped.  Cases not in --json are measured whole.
 
 Columns: the space's size, GFLOP/s of the exhaustive optimum, of the
 planner's choice ("planned as" when it merged indices or permuted
@@ -138,6 +144,20 @@ def bench(args, case, exact, extra, env=None):
     return r["gflops"], r
 
 
+def planner_fields(args, case, exact, e):
+    """The planner's choice timed by bench, as a row's fields (e: the
+    exhaustive optimum's GFLOP/s)."""
+    p, r = bench(args, case, exact, [])
+    plan = r.get("plan", {})
+    out = {"planner_gflops": p, "planner_solution": r.get("solution_name"),
+           "planner_ttm": plan.get("tensor_times_matrix", False),
+           "planned_as": plan.get("planned_as"), "permuted": plan.get("permuted", []),
+           "planner_ratio": p / e if e > 0 else None}
+    if args.replan:
+        out["planner_tag"] = args.replan
+    return out
+
+
 def one(args, case, work):
     exact = exact_of(args.tcx, case)
     dev = ["--device", args.device] if args.device else []
@@ -155,19 +175,14 @@ def one(args, case, work):
     run(base + jobs + ["--budget", str(budget), "--db", args.db, "-o", model], 1800)
     e, _ = bench(args, case, exact, ["--logic", logic_file(whole)])
     m, _ = bench(args, case, exact, ["--logic", logic_file(model)])
-    p, r = bench(args, case, exact, [])
-    plan = r.get("plan", {})
-    extra = {}
+    extra = planner_fields(args, case, exact, e)
     if args.builtin_too:
         b, rb = bench(args, case, exact, [], {"TCX_MODEL": "none"})
-        extra = {"builtin_gflops": b, "builtin_solution": rb.get("solution_name"),
-                 "builtin_ratio": b / e if e > 0 else None}
+        extra.update(builtin_gflops=b, builtin_solution=rb.get("solution_name"),
+                     builtin_ratio=b / e if e > 0 else None)
     return {"name": case["name"], "group": case["group"], "expression": case["tensile"],
             "sizes": case["sizes"], "space": n, "budget": budget,
-            "exhaustive_gflops": e, "planner_gflops": p, "budget_gflops": m,
-            "planner_solution": r.get("solution_name"),
-            "planned_as": plan.get("planned_as"), "permuted": plan.get("permuted", []),
-            "planner_ratio": p / e if e > 0 else None,
+            "exhaustive_gflops": e, "budget_gflops": m,
             "budget_ratio": m / e if e > 0 else None,
             "tune_s": round(t1 - t0, 1), **extra}
 
@@ -215,6 +230,8 @@ def main():
     ap.add_argument("--interleave", action="store_true",
                     help="alternate TCCG and random cases (a run cut short keeps both kinds)")
     ap.add_argument("--list", action="store_true", help="print the cases and stop")
+    ap.add_argument("--replan", metavar="TAG", default=None,
+                    help="re-time the planner's choice of the cases already in --json")
     args = ap.parse_args()
 
     cases = [dict(tccg.describe(g, c, fixed, args.mib, "s"), group="tccg")
@@ -240,25 +257,35 @@ def main():
     if args.json and os.path.exists(args.json):
         with open(args.json) as f:
             rows = json.load(f)
-    done = {r["name"] for r in rows}
+    done = {r["name"]: r for r in rows}
+
+    def pending(case):
+        r = done.get(case["name"])
+        return r is None or (args.replan and r.get("planner_tag") != args.replan)
+
     start = time.time()
     work = os.path.abspath(args.db) + ".logic"
     os.makedirs(work, exist_ok=True)
     print("%-34s %5s %10s %10s %10s %6s %6s" % ("case", "space", "exhaustive", "planner",
                                                 "budget", "plan", "budget"))
     for case in cases:
-        if case["name"] in done:
+        if not pending(case):
             continue
         if args.deadline and time.time() - start > args.deadline:
-            print("deadline: %d cases left" % sum(c["name"] not in done for c in cases))
+            print("deadline: %d cases left" % sum(pending(c) for c in cases))
             break
         try:
-            r = one(args, case, work)
+            r = done.get(case["name"])
+            if r is not None:
+                r.update(planner_fields(args, case, exact_of(args.tcx, case),
+                                        r["exhaustive_gflops"]))
+            else:
+                r = one(args, case, work)
+                rows.append(r)
+                done[r["name"]] = r
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             print("%-34s failed: %s" % (case["name"], e), flush=True)
             continue
-        rows.append(r)
-        done.add(r["name"])
         print("%-34s %5d %10.1f %10.1f %10.1f %6.3f %6.3f%s" %
               (r["name"][:34], r["space"], r["exhaustive_gflops"], r["planner_gflops"],
                r["budget_gflops"], r["planner_ratio"], r["budget_ratio"],
