@@ -172,6 +172,19 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	 * split its loops, 2.0-3.5 GB/s with 10 counted: 13.7 ms for a
 	 * 384 x 384 x 24 transpose that 0.6 put at 4.8 */
 	m->eff_perm_tile = m->type == DEV_GPU || m->type == DEV_ACCEL ? 0.6 : 0.25;
+	/* CPUs: over the 2,273 candidates an exhaustive tune measured for
+	 * 58 contractions on PoCL (AMD EPYC, 16-wide floats preferred;
+	 * bench/results/2026-11-27-pocl-selection.md), the median time over
+	 * each problem's best was 1.37 for work-items of 16 x 8 in vectors
+	 * of 8, 1.78-1.87 for 16 x 16 and 16 x 8 in vectors of 16, 1.58 and
+	 * 1.94 for 32 x 8 and 8 x 8 in vectors of 8, 1.60 for 16 x 4, 2.97
+	 * for 16 x 2; narrower vectors of 4 ran as well as 8.  The kernels'
+	 * operands (2-4 MiB there) sat in the 32 MiB cache, so traffic that
+	 * fits moves at a multiple of bw and the products decide. */
+	m->eff_cpu_wide = 0.75;
+	m->eff_cpu_line = 0.8;
+	m->eff_cpu_cols = 0.86;
+	m->cpu_cache_bw = 4;
 	/* GlobalSplitU: its partial sums' traffic as counted, and the
 	 * reduction's launch; on an H200 a split of 2 ran a median 1.56 times
 	 * as long as the same tile unsplit (bench/results/
@@ -334,6 +347,16 @@ static double family_eff(const struct plan_device *m, const struct kernel_plan *
 	}
 	if (k->mi)
 		return m->eff_mma;
+	if (m->type != DEV_GPU && m->type != DEV_ACCEL) {
+		const int es = dtype_info(k->c->dtype)->bytes;
+
+		e = s->vw * es > 32 ? m->eff_cpu_wide : 1.0;
+		if (s->tt[0] * es != 64)
+			e *= m->eff_cpu_line;
+		if (s->tt[1] < 8)
+			e *= s->tt[1] < 4 ? m->eff_cpu_cols * m->eff_cpu_cols : m->eff_cpu_cols;
+		return e;
+	}
 	return tt >= 32 ? 1.0 : tt >= 16 ? m->eff_simt_mid : m->eff_simt_small;
 }
 
@@ -423,6 +446,9 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 		bytes_c += 2.0 * (double)problem_count(kp, T_C) * s->gsu * (es < 4 ? 4 : es) *
 			   m->gsu_bytes;
 	out->memory_s = (bytes_p + bytes_q + bytes_c) / (m->bw * m->mem_eff);
+	if (!gpu && (double)(problem_count(kp, P) + problem_count(kp, Q) + problem_count(kp, T_C)) *
+			    es <= m->cache / 2)
+		out->memory_s /= m->cpu_cache_bw;
 	/* add_simt_96's tile stores C as a few whole blocks where C moves by
 	 * one element along D0, D1 follows D0 in C, and a tile's 64 along D1
 	 * lie within one run of D1's own index (ikma-mjbc: D0 over a, D1 over
@@ -548,6 +574,10 @@ static void cands_cpu(const struct problem *p, struct cands *cs)
 				s.vw = t == TCX_DTYPE_D ? 8 : 16;
 				s.tt[0] = v ? s.vw : 2 * s.vw;
 				s.tt[1] = tt1s[j];
+				add(cs, &s);
+				/* 32-byte vectors, two of them along D0 */
+				s.vw /= 2;
+				s.tt[0] = v ? 2 * s.vw : 4 * s.vw;
 			}
 			add(cs, &s);
 		}

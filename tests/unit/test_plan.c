@@ -293,6 +293,11 @@ static void test_planner(void)
 		     "a=48,b=36,c=48,d=36,j=24,k=36", "h200",
 		     "MT128x32x16_WG16x8x1_TT8x4_VW4_GSU1_PGR1_PLR1_EB_WGM1_NLC1x1_LT1_PK",
 		     "C[c,bad,j] = A[c,k,bad] * B[j,k]", "C");
+	/* on a CPU, work-items of 16 x 8 in vectors of 8 (PoCL on an AMD
+	 * EPYC that prefers 16: a median 1.37 of each problem's best against
+	 * 1.87 in vectors of 16, bench/results/2026-11-27-pocl-selection.md) */
+	check_plan("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S, "i=256,j=256,k=256", NULL,
+		   "MT16x8x16_WG1x1x1_TT16x8_VW8_", NULL);
 	/* on a CPU the permute's transpose through local memory is slow
 	 * (PoCL: 4.0 ms with C written as b,a,j and permuted, 1.07 direct) */
 	check_plan_p("C[a,b,j]=A[b,k,a]*B[k,j]", TCX_DTYPE_S, "a=96,b=96,j=24,k=96", NULL, NULL,
