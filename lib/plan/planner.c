@@ -927,16 +927,19 @@ static void list_candidates(const struct problem *kp, const struct plan_device *
 }
 
 /* Whether choice a beats b: a shorter predicted time, or, both bound by
- * the same traffic, the same time with less of the tiles' work wasted,
- * which the time does not see (CCSD(T)'s ikma-mjbc: 96 x 64 tiles that
- * fit C ran 1.22 times as fast as the 128 x 128 tiles that overhang,
- * both predicted memory-bound alike); else the earlier listed. */
+ * the same traffic or the same products, the same time with less of the
+ * tiles' work wasted, which the time does not see; else the earlier
+ * listed.  On an H200, CCSD(T)'s ikma-mjbc: 96 x 64 tiles that fit C ran
+ * 1.22 times as fast as the 128 x 128 tiles that overhang, both predicted
+ * memory-bound alike; its sums of 24 in chunks of 16 (75% useful) ran 1.3
+ * times as long as in chunks of 8, which the waves of their occupancies
+ * had made an exact tie in compute (2026-11-27-h200-selection.md). */
 static bool better(const struct plan_choice *a, const struct plan_choice *b)
 {
 	if (a->time_s != b->time_s)
 		return a->time_s < b->time_s;
-	return !strcmp(a->limit, "memory") && !strcmp(b->limit, "memory") &&
-	       a->tile_util > b->tile_util;
+	return (!strcmp(a->limit, "memory") || !strcmp(a->limit, "compute")) &&
+	       !strcmp(a->limit, b->limit) && a->tile_util > b->tile_util;
 }
 
 /* A chosen solution with the launch bound its SIMT tile needs

@@ -293,6 +293,11 @@ static void test_planner(void)
 		     "a=48,b=36,c=48,d=36,j=24,k=36", "h200",
 		     "MT128x32x16_WG16x8x1_TT8x4_VW4_GSU1_PGR1_PLR1_EB_WGM1_NLC1x1_LT1_PK",
 		     "C[c,bad,j] = A[c,k,bad] * B[j,k]", "C");
+	/* a sum of 24 in chunks of 8, where chunks of 16 tie in the model's
+	 * compute by their waves (H200: DepthU 16 ran 1.3 times as long) */
+	check_plan("C[a,b,c,i,j,k]=A[i,k,m,c]*B[m,j,a,b]", TCX_DTYPE_S,
+		   "a=24,b=16,c=16,i=24,j=16,k=16,m=24", "h200",
+		   "MT128x64x8_WG16x8x1_TT8x8_VW4_GSU1_PGR1_PLR1_EB_WGM1_NLC1x1_LT1_OCC4_PK", NULL);
 	/* on a CPU, work-items of 16 x 8 in vectors of 8 (PoCL on an AMD
 	 * EPYC that prefers 16: a median 1.37 of each problem's best against
 	 * 1.87 in vectors of 16, bench/results/2026-11-27-pocl-selection.md) */
