@@ -575,7 +575,8 @@ static void cands_cpu(const struct problem *p, struct cands *cs)
 				s.tt[0] = v ? s.vw : 2 * s.vw;
 				s.tt[1] = tt1s[j];
 				add(cs, &s);
-				/* 32-byte vectors, two of them along D0 */
+				/* and in 32-byte vectors, two or four of them
+				 * along D0 */
 				s.vw /= 2;
 				s.tt[0] = v ? 2 * s.vw : 4 * s.vw;
 			}

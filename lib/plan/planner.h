@@ -66,11 +66,12 @@ struct plan_device {
 	/* the tensor-times-matrix kernel (plan_ttm): its products' share of
 	 * simt_flops, and its traffic's share of the rate mem_eff gives */
 	double eff_ttm, eff_ttm_mem;
-	/* CPUs (family_eff): the rate of vectors wider than 32 bytes (PoCL's
-	 * 16-wide floats) as a share of 32-byte ones; of a work-item's tile
-	 * whose rows are not one 64-byte line along D0; of one with fewer
-	 * than 8 columns (squared below 4); and how many times bw the
-	 * kernels' traffic moves at where A, B and C fit in the cache */
+	/* CPUs: the rate of vectors wider than 32 bytes (PoCL's 16-wide
+	 * floats) as a share of 32-byte ones, of a work-item's tile whose
+	 * rows are not one 64-byte line along D0, and of one with fewer than
+	 * 8 columns (squared below 4), all in family_eff; and how many times
+	 * bw their traffic moves at where A, B and C fit in half the cache
+	 * (plan_predict) */
 	double eff_cpu_wide, eff_cpu_line, eff_cpu_cols, cpu_cache_bw;
 	/* the permute kernel's rate through local memory (a transpose), as a
 	 * share of bw (permute_seconds) */
