@@ -154,6 +154,22 @@ static bool one_of(const char *want, const char *got)
 	return false;
 }
 
+/* A CPU as PoCL describes one (no cache size: the model's 4 MB). */
+static void cpu_device(struct device_info *dev)
+{
+	memset(dev, 0, sizeof(*dev));
+	snprintf(dev->name, sizeof(dev->name), "cpu");
+	snprintf(dev->lang, sizeof(dev->lang), "opencl");
+	dev->type = DEV_CPU;
+	dev->compute_units = 2;
+	dev->clock_mhz = 2000;
+	dev->pref_vector_float = 16;
+	dev->max_wg_size = 4096;
+	dev->max_wg_dim[0] = dev->max_wg_dim[1] = dev->max_wg_dim[2] = 4096;
+	dev->local_mem = 1 << 20;
+	dev->fp64 = true;
+}
+
 static void check_plan_p(const char *expr, enum tcx_dtype t, const char *sizes, const char *gpu,
 			 const char *want, const char *planned_as, const char *permute)
 {
@@ -170,22 +186,10 @@ static void check_plan_p(const char *expr, enum tcx_dtype t, const char *sizes, 
 		CHECK(c != NULL);
 		return;
 	}
-	if (gpu) {
+	if (gpu)
 		CHECK(plan_known_device(gpu, &dev));
-	} else {
-		/* a CPU as PoCL describes one */
-		memset(&dev, 0, sizeof(dev));
-		snprintf(dev.name, sizeof(dev.name), "cpu");
-		snprintf(dev.lang, sizeof(dev.lang), "opencl");
-		dev.type = DEV_CPU;
-		dev.compute_units = 2;
-		dev.clock_mhz = 2000;
-		dev.pref_vector_float = 16;
-		dev.max_wg_size = 4096;
-		dev.max_wg_dim[0] = dev.max_wg_dim[1] = dev.max_wg_dim[2] = 4096;
-		dev.local_mem = 1 << 20;
-		dev.fp64 = true;
-	}
+	else
+		cpu_device(&dev);
 	CHECK(sizes_parse_assign(c, sizes, sz, &err) == TCX_OK);
 	CHECK(problem_init(&p, c, sz, &err) == TCX_OK);
 	CHECK_MSG(planner_plan(&p, &dev, PLAN_PERMUTE, &pl, &err) == TCX_OK, "%s: %s", expr, err.msg);
@@ -762,6 +766,37 @@ static void test_strides_key(void)
 /* The permute's transpose tile: a short extent whole, rounded up to 8
  * (TCCG's 24 x 48 in one tile, not four of 32 x 32 half empty), a long one
  * in tiles of 32, doubled where the other side is short. */
+/* On a CPU, traffic whose operands fit in half the cache is not what
+ * bounds the direct kernel (PoCL: 2-4 MiB operands in a 32 MiB cache ran
+ * at the products' rate); traffic that does not fit still is. */
+static void test_cpu_cache(void)
+{
+	static const struct {
+		const char *sizes, *limit;
+	} cases[] = {
+	    {"i=512,j=512,k=16", "compute"}, /* 1.1 MB of operands */
+	    {"i=4096,j=4096,k=16", "memory"}, /* 67 MB */
+	};
+	struct tcx_contraction *c = parse("C[ij]=A[ik]*B[kj]", TCX_DTYPE_S);
+	struct device_info dev;
+
+	cpu_device(&dev);
+	for (size_t n = 0; c && n < ARRAY_SIZE(cases); n++) {
+		int64_t sz[TCX_MAX_INDICES];
+		struct problem p;
+		struct plan_result pl;
+		struct tcx_error err;
+
+		CHECK(sizes_parse_assign(c, cases[n].sizes, sz, &err) == TCX_OK);
+		CHECK(problem_init(&p, c, sz, &err) == TCX_OK);
+		CHECK(planner_plan(&p, &dev, PLAN_PERMUTE, &pl, &err) == TCX_OK);
+		CHECK_MSG(!strcmp(pl.best.limit, cases[n].limit), "%s: %s-bound, want %s",
+			  cases[n].sizes, pl.best.limit, cases[n].limit);
+		plan_release(&pl);
+	}
+	contraction_free(c);
+}
+
 static void test_permute_tile(void)
 {
 	static const struct {
@@ -952,6 +987,7 @@ int main(void)
 	test_fit_key_order();
 	test_strides_key();
 	test_permute_tile();
+	test_cpu_cache();
 	test_ttm();
 	test_ttm_stages();
 	test_contract_arith();
