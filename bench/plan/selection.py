@@ -155,6 +155,10 @@ def planner_fields(args, case, exact, e):
            "planner_ratio": p / e if e > 0 else None}
     if args.replan:
         out["planner_tag"] = args.replan
+    if args.builtin_too:
+        b, rb = bench(args, case, exact, [], {"TCX_MODEL": "none"})
+        out.update(builtin_gflops=b, builtin_solution=rb.get("solution_name"),
+                   builtin_ratio=b / e if e > 0 else None)
     return out
 
 
@@ -176,10 +180,6 @@ def one(args, case, work):
     e, _ = bench(args, case, exact, ["--logic", logic_file(whole)])
     m, _ = bench(args, case, exact, ["--logic", logic_file(model)])
     extra = planner_fields(args, case, exact, e)
-    if args.builtin_too:
-        b, rb = bench(args, case, exact, [], {"TCX_MODEL": "none"})
-        extra.update(builtin_gflops=b, builtin_solution=rb.get("solution_name"),
-                     builtin_ratio=b / e if e > 0 else None)
     return {"name": case["name"], "group": case["group"], "expression": case["tensile"],
             "sizes": case["sizes"], "space": n, "budget": budget,
             "exhaustive_gflops": e, "budget_gflops": m,
@@ -277,6 +277,9 @@ def main():
         try:
             r = done.get(case["name"])
             if r is not None:
+                # the built-in model's figures were timed with the old tcx
+                for k in ("builtin_gflops", "builtin_solution", "builtin_ratio"):
+                    r.pop(k, None)
                 r.update(planner_fields(args, case, exact_of(args.tcx, case),
                                         r["exhaustive_gflops"]))
             else:
