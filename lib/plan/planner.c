@@ -29,6 +29,12 @@ static const struct known_gpu known_gpus[] = {
 	{ "H100", 3.0e12, 45e12, 107e12, 610e12 },
 };
 
+/* Whether m models a GPU (or another accelerator): else a CPU. */
+static bool model_gpu(const struct plan_device *m)
+{
+	return m->type == DEV_GPU || m->type == DEV_ACCEL;
+}
+
 void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 			  struct plan_device *m)
 {
@@ -171,7 +177,7 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	 * it by how its tiles fill); on PoCL, where a work-group's barriers
 	 * split its loops, 2.0-3.5 GB/s with 10 counted: 13.7 ms for a
 	 * 384 x 384 x 24 transpose that 0.6 put at 4.8 */
-	m->eff_perm_tile = m->type == DEV_GPU || m->type == DEV_ACCEL ? 0.6 : 0.25;
+	m->eff_perm_tile = model_gpu(m) ? 0.6 : 0.25;
 	/* CPUs: over the 2,273 candidates an exhaustive tune measured for
 	 * 58 contractions on PoCL (AMD EPYC, 16-wide floats preferred;
 	 * bench/results/2026-11-27-pocl-selection.md), the median time over
@@ -293,7 +299,7 @@ static int occupancy(const struct kernel_plan *k, const struct plan_device *m)
 {
 	int occ;
 
-	if (m->type != DEV_GPU && m->type != DEV_ACCEL)
+	if (!model_gpu(m))
 		return 1;
 	if (k->wgmma)
 		return k->sol.occupancy > 0 ? k->sol.occupancy : 1;
@@ -347,7 +353,7 @@ static double family_eff(const struct plan_device *m, const struct kernel_plan *
 	}
 	if (k->mi)
 		return m->eff_mma;
-	if (m->type != DEV_GPU && m->type != DEV_ACCEL) {
+	if (!model_gpu(m)) {
 		const int es = dtype_info(k->c->dtype)->bytes;
 
 		e = s->vw * es > 32 ? m->eff_cpu_wide : 1.0;
@@ -367,7 +373,7 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	const enum tensor_role P = k->p_is_a ? T_A : T_B, Q = k->p_is_a ? T_B : T_A;
 	const int es = dtype_info(kp->c->dtype)->bytes;
 	const double cplx = dtype_info(kp->c->dtype)->complex ? 4 : 1;
-	const bool gpu = m->type == DEV_GPU || m->type == DEV_ACCEL;
+	const bool gpu = model_gpu(m);
 	const bool simt = !k->wgmma && !k->mi; /* the SIMT kernel (or CPUs' direct one) */
 	/* add_simt_96's tile: 96 work-items of 8 x 8 on a GPU */
 	const bool simt96 = gpu && simt && k->nt == 96 && s->tt[0] * s->tt[1] == 64;
@@ -376,6 +382,7 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	double su = (double)plan_slot_size(k, kp, 2), fold = 1, outer = 1;
 	double tiles, waves, kpad, iters, tile_flops, rate, occ, slots, pen_p, pen_q, pen_c;
 	double bytes_p, bytes_q, bytes_c, useful, big;
+	double held; /* A's, B's and C's bytes, each once */
 	bool p_unit, q_unit;
 
 	for (int sl = 3; sl < 3 + k->nf2; sl++)
@@ -412,6 +419,7 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 		rate *= m->eff_simt_ragged;
 	bytes_p = (double)problem_count(kp, P) * es;
 	bytes_q = (double)problem_count(kp, Q) * es;
+	held = bytes_p + bytes_q + (double)problem_count(kp, T_C) * es;
 	/* the SIMT kernel reads a packed operand element by element: cheap
 	 * from the cache, not from memory */
 	if (simt && ((k->pack_slot[0] >= 0 && bytes_p >= m->cache / 2) ||
@@ -446,8 +454,7 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 		bytes_c += 2.0 * (double)problem_count(kp, T_C) * s->gsu * (es < 4 ? 4 : es) *
 			   m->gsu_bytes;
 	out->memory_s = (bytes_p + bytes_q + bytes_c) / (m->bw * m->mem_eff);
-	if (!gpu && (double)(problem_count(kp, P) + problem_count(kp, Q) + problem_count(kp, T_C)) *
-			    es <= m->cache / 2)
+	if (!gpu && held <= m->cache / 2)
 		out->memory_s /= m->cpu_cache_bw;
 	/* add_simt_96's tile stores C as a few whole blocks where C moves by
 	 * one element along D0, D1 follows D0 in C, and a tile's 64 along D1
@@ -902,7 +909,7 @@ static void list_candidates(const struct problem *kp, const struct plan_device *
 	double out_count, kvol;
 
 	cs->n = 0;
-	if (m->type == DEV_GPU || m->type == DEV_ACCEL) {
+	if (model_gpu(m)) {
 		if (m->wgmma)
 			cands_wgmma(kp, cs);
 		if (m->mma && (kp->c->dtype == TCX_DTYPE_D || kp->c->dtype == TCX_DTYPE_Z))
