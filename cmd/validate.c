@@ -297,6 +297,7 @@ int cmd_validate(int argc, char **argv)
 	const char *solfile = NULL, *devid = NULL, *logicfile = NULL;
 	char permute[320] = "";
 	bool ttm = false;
+	enum arith ar;
 	struct logic *lg = NULL;
 	enum out_format fmt = FMT_TABLE;
 	struct validate_opts o;
@@ -459,9 +460,9 @@ int cmd_validate(int argc, char **argv)
 		goto out;
 	}
 	other_kernel_text(c, &pr, &o, permute, sizeof(permute), &ttm);
+	ar = contract_arith(&pr, c->dtype, &s);
 	if (fmt == FMT_JSON) {
-		json_t *j = report_json(c, &p, device_info_of(dev), &s, permute, ttm,
-					contract_arith(&pr, c->dtype, &s), &r, st);
+		json_t *j = report_json(c, &p, device_info_of(dev), &s, permute, ttm, ar, &r, st);
 
 		if (planned && pl.merged)
 			json_object_set_new(j, "planned_as", json_string(pl.kp.c->expr));
@@ -469,13 +470,12 @@ int cmd_validate(int argc, char **argv)
 		json_decref(j);
 	} else {
 		print_report(c, &p, planned && pl.merged ? pl.kp.c->expr : NULL,
-			     device_info_of(dev), &s, permute, contract_arith(&pr, c->dtype, &s), &r,
-			     st);
+			     device_info_of(dev), &s, permute, ar, &r, st);
 	}
 	if (st && r.accuracy > 0 && !r.gap_writes)
 		error("validation failed: the result's relative error %.3g (%s) is above the "
 		      "accuracy %.3g asked (seed %llu)",
-		      r.max_err_mag, arith_name(contract_arith(&pr, c->dtype, &s)), r.accuracy,
+		      r.max_err_mag, arith_name(ar), r.accuracy,
 		      (unsigned long long)o.seed);
 	else if (st)
 		error("validation failed: %s (seed %llu)", err.msg, (unsigned long long)o.seed);
