@@ -950,20 +950,21 @@ struct wg_maps {
 	struct tcx_tma k;
 };
 
-/* A map of operand X (0: P, 1: Q) for its tile of R rows: the unit-stride
- * index first (the free one for an MN-major tile, else DU), then the other,
- * then up to three of the operand's other slots (folded or outer bound;
- * those it does not have are left out).  False when the layout cannot have
- * one. */
-static bool wgmma_map(const struct kernel_plan *k, struct device *dev, struct buffer *buf,
-		      const struct tcx_args *args, int x, unsigned char *out, int64_t *slots)
+/* The layout of a map of operand X (0: P, 1: Q) for its tile of R rows:
+ * the unit-stride index first (the free one for an MN-major tile, else
+ * DU), then the other, then up to three of the operand's other slots
+ * (folded or outer bound; those it does not have are left out), within
+ * what the copy engine takes of any map (16-byte aligned start, strides
+ * in multiples of 16 bytes, boxes of at most 256).  False when the layout
+ * cannot have one. */
+static bool wgmma_map_layout(const struct kernel_plan *k, const struct tcx_args *args, int x,
+			     int64_t *dim, int64_t *stride, int *box, int *rank, int64_t *slots)
 {
 	const int64_t *st = x ? args->sq : args->sp;
 	const int es = dtype_info(k->c->dtype)->bytes, e = 128 / es;
 	const bool mn = x ? k->tlu_q : k->tlu_p;
 	const int free_slot = x ? 1 : 0, rows = x ? k->mt1 : k->mt0;
-	int64_t dim[5], stride[4];
-	int box[5], n = 2, order[2];
+	int n = 2, order[2];
 
 	order[0] = mn ? free_slot : 2;
 	order[1] = mn ? 2 : free_slot;
@@ -972,6 +973,8 @@ static bool wgmma_map(const struct kernel_plan *k, struct device *dev, struct bu
 	/* PackFreeIndices: a box must not cross the packed index (the outer part
 	 * is one of the extra dimensions, its coordinate per box) */
 	if (k->pack_slot[x] >= 0 && args->size[free_slot] % (mn ? e : rows))
+		return false;
+	if ((x ? args->off_q : args->off_p) * es % 16)
 		return false;
 	box[0] = e;
 	box[1] = mn ? k->sol.depth_u : rows;
@@ -992,6 +995,33 @@ static bool wgmma_map(const struct kernel_plan *k, struct device *dev, struct bu
 		stride[n - 1] = st[sl] * es;
 		box[n++] = 1;
 	}
+	for (int d = 0; d < n; d++)
+		if (dim[d] > ((int64_t)1 << 32) || box[d] > 256 ||
+		    (d > 0 && (stride[d - 1] % 16 || stride[d - 1] >= ((int64_t)1 << 40))))
+			return false;
+	*rank = n;
+	return true;
+}
+
+/* TCX_NO_TMA set (and not "0"): the producer copies by cp.async always */
+static bool tma_off(void)
+{
+	const char *v = getenv("TCX_NO_TMA");
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+/* The map of operand X (wgmma_map_layout's) made for buffer `buf`.  False
+ * when the layout or the device cannot have one. */
+static bool wgmma_map(const struct kernel_plan *k, struct device *dev, struct buffer *buf,
+		      const struct tcx_args *args, int x, unsigned char *out, int64_t *slots)
+{
+	const int es = dtype_info(k->c->dtype)->bytes;
+	int64_t dim[5], stride[4];
+	int box[5], n;
+
+	if (!wgmma_map_layout(k, args, x, dim, stride, box, &n, slots))
+		return false;
 	return device_tensor_map(dev, buf, (size_t)((x ? args->off_q : args->off_p) * es), es, n,
 				 dim, stride, box, out, NULL) == TCX_OK;
 }
@@ -999,10 +1029,8 @@ static bool wgmma_map(const struct kernel_plan *k, struct device *dev, struct bu
 static void wgmma_maps(const struct kernel_plan *k, struct device *dev, struct buffer *bp,
 		       struct buffer *bq, const struct tcx_args *args, struct wg_maps *m)
 {
-	const char *no_tma = getenv("TCX_NO_TMA");
-
 	memset(m, 0, sizeof(*m));
-	m->k.use = !(no_tma && *no_tma && strcmp(no_tma, "0") != 0) && wgmma_map(k, dev, bp, args, 0, m->map[0], m->k.xp) &&
+	m->k.use = !tma_off() && wgmma_map(k, dev, bp, args, 0, m->map[0], m->k.xp) &&
 		   wgmma_map(k, dev, bq, args, 1, m->map[1], m->k.xq);
 	if (!m->k.use) {
 		memset(m->map, 0, sizeof(m->map));
@@ -1069,12 +1097,10 @@ void plan_abi(const struct kernel_plan *k, struct abi_plan *out)
 	out->pack[1] = k->pack_slot[1];
 }
 
-enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, struct program *prog,
-			    const struct problem *p, struct buffer *a, struct buffer *b,
-			    struct buffer *c, struct buffer *ws, const double alpha[2],
-			    const double beta[2], double *event_ms, struct tcx_error *err)
+/* The launch of plan k on problem p (abi_launch_make's) */
+static void launch_make(const struct kernel_plan *k, const struct problem *p,
+			const double alpha[2], const double beta[2], struct abi_launch *L)
 {
-	const struct solution *s = &k->sol;
 	enum tensor_role P = k->p_is_a ? T_A : T_B, Q = k->p_is_a ? T_B : T_A;
 	struct abi_plan ap;
 	const struct abi_sizes as = {
@@ -1084,6 +1110,55 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 	    .stride_c = p->stride[T_C],
 	    .extent_c = p->extent[T_C],
 	};
+
+	plan_abi(k, &ap);
+	abi_launch_make(&ap, &as, abi_type(k->c->dtype), alpha, beta, L);
+}
+
+/* Whether the producer's cp.async copies operand X (0: P, 1: Q) in
+ * 16-byte vectors: what the kernel asks of it (kernels/cuda/wgmma.cuh's
+ * vec_p and vec_q): unit stride along the tile's fast direction, the other
+ * strides and the start in whole vectors, and a packed index's extent too */
+static bool wgmma_vectors(const struct kernel_plan *k, const struct tcx_args *args, int x)
+{
+	const int64_t *st = x ? args->sq : args->sp;
+	const int v = 16 / dtype_info(k->c->dtype)->bytes, fs = x, pk = k->pack_slot[x];
+	const bool mn = x ? k->tlu_q : k->tlu_p;
+
+	if ((mn ? st[fs] : st[2]) != 1 || (mn ? st[2] : st[fs]) % v ||
+	    (x ? args->off_q : args->off_p) % v)
+		return false;
+	if (pk >= 0 && (args->size[fs] % v || st[pk] % v))
+		return false;
+	for (int b = 0; b < k->nb; b++)
+		if (st[3 + k->nf2 + b] % v)
+			return false;
+	return true;
+}
+
+enum plan_copy plan_wgmma_copy(const struct kernel_plan *k, const struct problem *p)
+{
+	static const double zero[2] = { 0, 0 };
+	struct abi_launch L;
+	int64_t dim[5], stride[4], slots[3];
+	int box[5], n;
+
+	if (!k->wgmma)
+		return PLAN_COPY_NONE;
+	launch_make(k, p, zero, zero, &L);
+	if (!tma_off() && wgmma_map_layout(k, &L.args, 0, dim, stride, box, &n, slots) &&
+	    wgmma_map_layout(k, &L.args, 1, dim, stride, box, &n, slots))
+		return PLAN_COPY_TMA;
+	return wgmma_vectors(k, &L.args, 0) && wgmma_vectors(k, &L.args, 1) ? PLAN_COPY_VECTORS
+									   : PLAN_COPY_ELEMENTS;
+}
+
+enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, struct program *prog,
+			    const struct problem *p, struct buffer *a, struct buffer *b,
+			    struct buffer *c, struct buffer *ws, const double alpha[2],
+			    const double beta[2], double *event_ms, struct tcx_error *err)
+{
+	const struct solution *s = &k->sol;
 	struct abi_launch L;
 	struct wg_maps tma;
 	struct launch l;
@@ -1092,8 +1167,7 @@ enum tcx_status plan_launch(const struct kernel_plan *k, struct device *dev, str
 
 	if (s->gsu > 1 && !ws)
 		return tcx_fail(err, TCX_EINVAL, "GlobalSplitU needs a workspace buffer");
-	plan_abi(k, &ap);
-	abi_launch_make(&ap, &as, abi_type(k->c->dtype), alpha, beta, &L);
+	launch_make(k, p, alpha, beta, &L);
 	launch_init(&l, TCX_CONTRACT_NAME);
 	memcpy(l.local, L.local, sizeof(l.local));
 	st = plan_grid(L.args.groups, l.local, device_info_of(dev), l.global, err);

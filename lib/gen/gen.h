@@ -107,6 +107,15 @@ size_t plan_workspace_bytes(const struct kernel_plan *k, const struct problem *p
  * is k's, borrowed while k lives. */
 void plan_abi(const struct kernel_plan *k, struct abi_plan *out);
 
+/* How the warpgroup kernel of plan k copies its operands' tiles on
+ * problem p: by the copy engine where both have tensor maps (16-byte
+ * strides, boxes that do not cross a packed index; plan_launch makes them)
+ * and TCX_NO_TMA is unset; else by cp.async, in 16-byte vectors where both
+ * operands' layouts allow, else element by element.  The planner prices
+ * the last two.  PLAN_COPY_NONE for the other kernels. */
+enum plan_copy { PLAN_COPY_NONE, PLAN_COPY_TMA, PLAN_COPY_VECTORS, PLAN_COPY_ELEMENTS };
+enum plan_copy plan_wgmma_copy(const struct kernel_plan *k, const struct problem *p);
+
 /* Launches the contraction (and the GlobalSplitU reduction).  Buffers hold
  * A, B and C laid out by p's strides; `ws` the workspace (NULL when none is
  * needed).  alpha and beta are (re, im).  With event_ms non-NULL, waits and

@@ -766,6 +766,62 @@ static void test_strides_key(void)
 /* The permute's transpose tile: a short extent whole, rounded up to 8
  * (TCCG's 24 x 48 in one tile, not four of 32 x 32 half empty), a long one
  * in tiles of 32, doubled where the other side is short. */
+/* How the warpgroup kernel of one solution copies its tiles on problem
+ * `sizes` of expr (plan_wgmma_copy) */
+static enum plan_copy copy_of(const char *expr, const char *sizes, const char *params)
+{
+	struct tcx_contraction *c = parse(expr, TCX_DTYPE_S);
+	struct device_info dev;
+	struct problem p;
+	struct solution s;
+	struct kernel_plan k;
+	int64_t sz[TCX_MAX_INDICES];
+	struct tcx_error err;
+	enum plan_copy copy = PLAN_COPY_NONE;
+
+	if (!c) {
+		CHECK(c != NULL);
+		return copy;
+	}
+	CHECK(plan_known_device("h200", &dev));
+	solution_heuristic(c, &dev, &s);
+	CHECK(sizes_parse_assign(c, sizes, sz, &err) == TCX_OK);
+	CHECK(problem_init(&p, c, sz, &err) == TCX_OK);
+	CHECK_MSG(solution_parse(&s, params, &err) == TCX_OK, "%s", err.msg);
+	if (plan_make(c, &p, &s, &dev, &k, &err) == TCX_OK)
+		copy = plan_wgmma_copy(&k, &p);
+	else
+		CHECK_MSG(0, "%s: %s", expr, err.msg);
+	contraction_free(c);
+	return copy;
+}
+
+/* The warpgroup kernel's producer copies by the copy engine where both
+ * operands have tensor maps, else by cp.async in vectors or element by
+ * element. */
+static void test_tma(void)
+{
+	static const char wg[] = "WorkGroup=[32,8,1],ThreadTile=[4,16],DepthU=32,"
+				 "WorkGroupMapping=8,MatrixInstruction=[64,128,8,1],TF32x3=True";
+	static const char pk[] = "WorkGroup=[32,8,1],ThreadTile=[4,16],DepthU=32,"
+				 "WorkGroupMapping=8,MatrixInstruction=[64,128,8,1],TF32x3=True,"
+				 "PackFreeIndices=True";
+	const char *ijk = "C[i,j,k]=A[i,l]*B[j,l,k]", *gemm = "C[ij]=A[ik]*B[kj]";
+
+	/* B's jk packed, j moving fastest: boxes of 32 along j need j's
+	 * extent a multiple of 32; vectors of 4 a multiple of 4 */
+	CHECK(copy_of(ijk, "i=240,j=240,k=236,l=236", pk) == PLAN_COPY_VECTORS);
+	CHECK(copy_of(ijk, "i=240,j=256,k=236,l=236", pk) == PLAN_COPY_TMA);
+	CHECK(copy_of(ijk, "i=240,j=242,k=236,l=236", pk) == PLAN_COPY_ELEMENTS);
+	CHECK(copy_of(ijk, "i=240,j=240,k=236,l=236", wg) == PLAN_COPY_TMA);
+	/* strides in multiples of 16 bytes */
+	CHECK(copy_of(gemm, "i=1023,j=1024,k=1024", wg) == PLAN_COPY_ELEMENTS);
+	CHECK(copy_of(gemm, "i=1024,j=1024,k=1024", wg) == PLAN_COPY_TMA);
+	setenv("TCX_NO_TMA", "1", 1);
+	CHECK(copy_of(gemm, "i=1024,j=1024,k=1024", wg) == PLAN_COPY_VECTORS);
+	unsetenv("TCX_NO_TMA");
+}
+
 /* On a CPU, traffic whose operands fit in half the cache is not what
  * bounds the direct kernel (PoCL: 2-4 MiB operands in a 32 MiB cache ran
  * at the products' rate); traffic that does not fit still is. */
@@ -988,6 +1044,7 @@ int main(void)
 	test_strides_key();
 	test_permute_tile();
 	test_cpu_cache();
+	test_tma();
 	test_ttm();
 	test_ttm_stages();
 	test_contract_arith();
