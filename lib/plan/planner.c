@@ -137,6 +137,21 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	 * stays so for the types not measured since */
 	m->eff_pack = half ? 0.55 : 0.9;
 	m->eff_gather = 0.15;
+	/* ... and cp.async where the copy engine has no map (a stride not a
+	 * multiple of 16 bytes, a packed index whose extent splits a box).
+	 * On an H200: in 16-byte vectors, CCSD's ijk-il-jlk at 240 x 240 x
+	 * 236 x 236 (j = 240 splits the 32-element boxes of its packed jk)
+	 * ran packed 128 x 128 tiles at 30.4 TFLOP/s against 49.1 unpacked
+	 * with maps, 0.58 per useful product (where the packed index is a
+	 * multiple of 32 long, ilmk-mjl at TCCG's size, packing ran at 0.94);
+	 * the factor 0.45 planned the selection cases it moves faster than
+	 * 0.6 and 0.75 did.  Element by element (strides of an odd number of
+	 * elements), a GEMM of 3637 x 2803 x 3323 ran 128 x 128 tiles at 19.5
+	 * TFLOP/s where the model put them at 103 with maps and the SIMT
+	 * kernel ran 31.3 (bench/results/2026-11-28-h200-tma-pack.md).  TF32x3
+	 * measured; the 16-bit types take the same factors unmeasured */
+	m->eff_wg_copy = 0.45;
+	m->eff_wg_copy1 = 0.2;
 	m->eff_mma = 0.8;
 	m->eff_simt_mid = 0.6;
 	m->eff_simt_small = 0.35;
@@ -329,7 +344,7 @@ static int occupancy(const struct kernel_plan *k, const struct plan_device *m)
 /* The share of its family's rate a solution sustains (the eff_ fields of
  * struct plan_device). */
 static double family_eff(const struct plan_device *m, const struct kernel_plan *k, bool p_unit,
-			 bool q_unit)
+			 bool q_unit, enum plan_copy copy)
 {
 	const struct solution *s = &k->sol;
 	double e, tt = (double)s->tt[0] * s->tt[1];
@@ -349,6 +364,8 @@ static double family_eff(const struct plan_device *m, const struct kernel_plan *
 			e *= m->eff_pack;
 		if (!p_unit || !q_unit)
 			e *= m->eff_gather;
+		else if (copy != PLAN_COPY_TMA)
+			e *= copy == PLAN_COPY_VECTORS ? m->eff_wg_copy : m->eff_wg_copy1;
 		return e;
 	}
 	if (k->mi)
@@ -408,7 +425,7 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 		rate = m->simt_flops;
 	if (k->wgmma && kp->c->dtype == TCX_DTYPE_S && !s->tf32x3)
 		rate *= m->tf32_speedup;
-	rate *= family_eff(m, k, p_unit, q_unit);
+	rate *= family_eff(m, k, p_unit, q_unit, plan_wgmma_copy(k, kp));
 	/* 8 x 8 tiles of 128 work-items, four work-groups an SM: where every
 	 * tile is full they overlap one another's loads and stores better than
 	 * 256 work-items two an SM (which the model does not see, so the

@@ -63,6 +63,10 @@ struct plan_device {
 	double eff_wg_wide, eff_wg_square, eff_wg_near, eff_wg_one, eff_wg_small, eff_pack, eff_gather;
 	double eff_mma, eff_simt_mid, eff_simt_small, eff_pack_simt, eff_simt_gather, eff_simt_ragged;
 	double eff_simt96_c;
+	/* the warpgroup kernel whose producer copies by cp.async, the copy
+	 * engine having no map of an operand's layout: in 16-byte vectors,
+	 * and element by element (plan_wgmma_copy) */
+	double eff_wg_copy, eff_wg_copy1;
 	/* the tensor-times-matrix kernel (plan_ttm): its products' share of
 	 * simt_flops, and its traffic's share of the rate mem_eff gives */
 	double eff_ttm, eff_ttm_mem;

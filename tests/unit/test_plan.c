@@ -798,7 +798,7 @@ static enum plan_copy copy_of(const char *expr, const char *sizes, const char *p
 
 /* The warpgroup kernel's producer copies by the copy engine where both
  * operands have tensor maps, else by cp.async in vectors or element by
- * element. */
+ * element; the planner prices the last two (eff_wg_copy, eff_wg_copy1). */
 static void test_tma(void)
 {
 	static const char wg[] = "WorkGroup=[32,8,1],ThreadTile=[4,16],DepthU=32,"
@@ -820,6 +820,33 @@ static void test_tma(void)
 	setenv("TCX_NO_TMA", "1", 1);
 	CHECK(copy_of(gemm, "i=1024,j=1024,k=1024", wg) == PLAN_COPY_VECTORS);
 	unsetenv("TCX_NO_TMA");
+	/* element by element the SIMT kernel is faster (H200: a GEMM of
+	 * 3637 x 2803 x 3323 ran 19.5 TFLOP/s in 128 x 128 warpgroup tiles,
+	 * 31.3 in SIMT 8 x 8 ones) */
+	check_plan("C[g,x]=A[n,x]*B[n,g]", TCX_DTYPE_S, "g=3637,n=3323,x=2803", "h200",
+		   "_TT8x8_", NULL);
+	/* so CCSD's ijk-il-jlk at 240 x 240 x 236 x 236 is not packed (H200:
+	 * 30.4 TFLOP/s packed, by cp.async, against 49.1 unpacked with the
+	 * copy engine), while ijk-ilmk-mjl at TCCG's size, whose packed i is
+	 * 96 long, still is (test_planner) */
+	{
+		struct tcx_contraction *c = parse("C[i,j,k]=A[i,l]*B[j,l,k]", TCX_DTYPE_S);
+		struct device_info dev;
+		struct problem p;
+		struct plan_result pl;
+		int64_t sz[TCX_MAX_INDICES];
+		struct tcx_error err;
+
+		CHECK(c && plan_known_device("h200", &dev));
+		if (!c)
+			return;
+		CHECK(sizes_parse_assign(c, "i=240,j=240,k=236,l=236", sz, &err) == TCX_OK);
+		CHECK(problem_init(&p, c, sz, &err) == TCX_OK);
+		CHECK(planner_plan(&p, &dev, PLAN_PERMUTE, &pl, &err) == TCX_OK);
+		CHECK_MSG(!pl.best.sol.pack_free, "packed where the copy engine has no map");
+		plan_release(&pl);
+		contraction_free(c);
+	}
 }
 
 /* On a CPU, traffic whose operands fit in half the cache is not what
