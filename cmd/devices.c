@@ -135,6 +135,7 @@ static json_t *device_json(const struct device_info *d)
 	json_object_set_new(o, "max_alloc", json_integer(d->max_alloc));
 	json_object_set_new(o, "local_mem", json_integer(d->local_mem));
 	json_object_set_new(o, "local_mem_per_cu", json_integer(d->local_mem_per_cu));
+	json_object_set_new(o, "cache_bytes", json_integer(d->cache_bytes));
 	json_object_set_new(o, "max_wg_size", json_integer(d->max_wg_size));
 	for (int k = 0; k < 3; k++)
 		json_array_append_new(dims, json_integer(d->max_wg_dim[k]));

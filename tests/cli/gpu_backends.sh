@@ -1,8 +1,9 @@
 #!/bin/bash
 # gpu_backends.sh - the cuda and hip backends seen from the command line:
 # `tcx devices` works whether or not their libraries and GPUs are there,
-# lists their devices or says why there are none, and a command asked for
-# a device of a backend without one exits 4 with that reason.
+# lists their devices or says why there are none (its JSON as its schema
+# says), and a command asked for a device of a backend without one exits 4
+# with that reason.
 . "$(dirname "$0")/lib.sh"
 
 has_lib() {
@@ -15,6 +16,13 @@ table=$out
 run devices --format json
 expect_rc 0 "tcx devices --format json"
 json=$out
+# and its form is the one share/schemas/devices.schema.json describes
+py=$(command -v python3) && {
+	printf '%s' "$json" > "$scratch/devices.json"
+	checks=$((checks + 1))
+	"$py" "$TCX_SOURCE_DIR/tests/docs/jsonschema.py" "$TCX_SOURCE_DIR/share/schemas/devices.schema.json" \
+		"$scratch/devices.json" || fail "tcx devices --format json does not match its schema"
+}
 
 # The reason (or devices) of one backend, by what this machine has.
 check_backend() {
