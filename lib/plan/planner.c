@@ -228,12 +228,15 @@ enum tcx_status plan_device_model(const struct device_info *dev, enum tcx_dtype 
 
 bool plan_known_device(const char *name, struct device_info *d)
 {
+	/* as the CUDA driver reports them (tcx devices --format json): an
+	 * H100's 85017493504 bytes and 50 MiB of L2, an H200's 150109880320
+	 * and 60 MiB */
 	static const struct {
 		const char *key, *name;
-		int64_t mem;
+		int64_t mem, cache;
 	} gpus[] = {
-		{ "h100", "NVIDIA H100 80GB HBM3", (int64_t)80 << 30 },
-		{ "h200", "NVIDIA H200", (int64_t)141 << 30 },
+		{ "h100", "NVIDIA H100 80GB HBM3", 85017493504, (int64_t)50 << 20 },
+		{ "h200", "NVIDIA H200", 150109880320, (int64_t)60 << 20 },
 	};
 
 	for (size_t k = 0; k < ARRAY_SIZE(gpus); k++) {
@@ -252,7 +255,7 @@ bool plan_known_device(const char *name, struct device_info *d)
 		d->max_alloc = gpus[k].mem;
 		d->local_mem = 227 * 1024;
 		d->local_mem_per_cu = 228 * 1024;
-		d->cache_bytes = 50 << 20;
+		d->cache_bytes = gpus[k].cache;
 		d->max_wg_size = 1024;
 		d->max_wg_dim[0] = d->max_wg_dim[1] = 1024;
 		d->max_wg_dim[2] = 64;
