@@ -770,9 +770,6 @@ static void test_strides_key(void)
 	}
 }
 
-/* The permute's transpose tile: a short extent whole, rounded up to 8
- * (TCCG's 24 x 48 in one tile, not four of 32 x 32 half empty), a long one
- * in tiles of 32, doubled where the other side is short. */
 /* How the warpgroup kernel of one solution copies its tiles on problem
  * `sizes` of expr (plan_wgmma_copy) */
 static enum plan_copy copy_of(const char *expr, const char *sizes, const char *params)
@@ -917,6 +914,9 @@ static void test_cpu_cache(void)
 	contraction_free(c);
 }
 
+/* The permute's transpose tile: a short extent whole, rounded up to 8
+ * (TCCG's 24 x 48 in one tile, not four of 32 x 32 half empty), a long one
+ * in tiles of 32, doubled where the other side is short. */
 static void test_permute_tile(void)
 {
 	static const struct {
