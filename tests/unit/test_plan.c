@@ -770,6 +770,23 @@ static void test_strides_key(void)
 	}
 }
 
+/* The kernel of the solution `params` (over the device's default) for
+ * problem p of c on dev; false (a failed check) when there is none. */
+static bool kernel_of(const struct tcx_contraction *c, const struct problem *p,
+		      const struct device_info *dev, const char *params, struct kernel_plan *k)
+{
+	struct solution s;
+	struct tcx_error err;
+
+	solution_heuristic(c, dev, &s);
+	if (solution_parse(&s, params, &err) != TCX_OK ||
+	    plan_make(c, p, &s, dev, k, &err) != TCX_OK) {
+		CHECK_MSG(0, "%s, %s: %s", c->expr, params, err.msg);
+		return false;
+	}
+	return true;
+}
+
 /* How the warpgroup kernel of one solution copies its tiles on problem
  * `sizes` of expr (plan_wgmma_copy) */
 static enum plan_copy copy_of(const char *expr, const char *sizes, const char *params)
@@ -777,7 +794,6 @@ static enum plan_copy copy_of(const char *expr, const char *sizes, const char *p
 	struct tcx_contraction *c = parse(expr, TCX_DTYPE_S);
 	struct device_info dev;
 	struct problem p;
-	struct solution s;
 	struct kernel_plan k;
 	int64_t sz[TCX_MAX_INDICES];
 	struct tcx_error err;
@@ -788,14 +804,10 @@ static enum plan_copy copy_of(const char *expr, const char *sizes, const char *p
 		return copy;
 	}
 	CHECK(plan_known_device("h200", &dev));
-	solution_heuristic(c, &dev, &s);
 	CHECK(sizes_parse_assign(c, sizes, sz, &err) == TCX_OK);
 	CHECK(problem_init(&p, c, sz, &err) == TCX_OK);
-	CHECK_MSG(solution_parse(&s, params, &err) == TCX_OK, "%s", err.msg);
-	if (plan_make(c, &p, &s, &dev, &k, &err) == TCX_OK)
+	if (kernel_of(c, &p, &dev, params, &k))
 		copy = plan_wgmma_copy(&k, &p);
-	else
-		CHECK_MSG(0, "%s: %s", expr, err.msg);
 	contraction_free(c);
 	return copy;
 }
@@ -822,20 +834,15 @@ static void test_cpu_chunks(void)
 	CHECK(sizes_parse_assign(c, "i=512,j=512,k=8", sz, &err) == TCX_OK);
 	CHECK(problem_init(&p, c, sz, &err) == TCX_OK);
 	for (int n = 0; n < 2; n++) {
-		struct solution s;
 		struct kernel_plan k;
 		struct plan_choice ch;
+		char params[128];
 
-		solution_heuristic(c, &dev, &s);
-		CHECK(solution_parse(&s, n ? "WorkGroup=[1,1,1],ThreadTile=[16,8],VectorWidth=8,"
-					     "UseLDS=False,DepthU=32"
-					   : "WorkGroup=[1,1,1],ThreadTile=[16,8],VectorWidth=8,"
-					     "UseLDS=False,DepthU=8",
-				     &err) == TCX_OK);
-		if (plan_make(c, &p, &s, &dev, &k, &err) != TCX_OK) {
-			CHECK_MSG(0, "%s", err.msg);
+		snprintf(params, sizeof(params),
+			 "WorkGroup=[1,1,1],ThreadTile=[16,8],VectorWidth=8,UseLDS=False,DepthU=%d",
+			 n ? 32 : 8);
+		if (!kernel_of(c, &p, &dev, params, &k))
 			break;
-		}
 		plan_predict(&m, &p, &k, &ch);
 		compute[n] = ch.compute_s;
 		CHECK_MSG(ch.tile_util > 0.99, "DepthU %d: %.2f of the work useful", n ? 32 : 8,
