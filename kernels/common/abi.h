@@ -90,6 +90,21 @@ struct tcx_ttm_args {
 	TCX_I64 jblocks;	   /* work-groups along j, within dimension 0 */
 	TCX_I64 groups[3];	   /* work-groups along j and q, r, the folded slots */
 };
+/* The tensor-times-vector kernel (opencl/ttv.cl, planned by lib/gen/ttv.c):
+ * C[O] = alpha * sum_S T[O, S] V[S] + beta * C.  Slots 0 .. no - 1 the
+ * outputs (0: q), then the summed ones; strides in elements. */
+struct tcx_ttv_args {
+	TCX_I64 size[TCX_MAX_SLOTS];
+	TCX_I64 st[TCX_MAX_SLOTS];    /* strides in T */
+	TCX_I64 sv[TCX_MAX_SLOTS];    /* strides in V (0 for a free index) */
+	TCX_I64 sc[TCX_MAX_SLOTS];    /* strides in C (0 for a summed one) */
+	TCX_I64 kstep[TCX_MAX_SLOTS]; /* the lanes along the sum as the summed
+				       * slots' digits, first fastest */
+	TCX_I64 off_t, off_v, off_c;
+	TCX_I64 total;	 /* positions of the sum */
+	TCX_I64 qblocks; /* work-groups along q */
+	TCX_I64 groups;	 /* work-groups in all */
+};
 struct tcx_permute_args {
 	TCX_I64 size[TCX_PERMUTE_SLOTS];
 	TCX_I64 si[TCX_PERMUTE_SLOTS]; /* strides in the input */
@@ -150,6 +165,18 @@ enum tcx_ttm_param {
 	TCX_TTM_PARAMS
 };
 
+/* tcx_ttv: C, T, V, struct tcx_ttv_args, alpha and beta (the element
+ * type: real types only). */
+enum tcx_ttv_param {
+	TCX_TTV_C,
+	TCX_TTV_T,
+	TCX_TTV_V,
+	TCX_TTV_ARGS,
+	TCX_TTV_ALPHA,
+	TCX_TTV_BETA,
+	TCX_TTV_PARAMS
+};
+
 #ifdef TCX_ABI_KERNEL
 /* The same, as the kernels declare them (common/port.h's words; DATA_T,
  * VAL_T and SCALAR_T are opencl/contract.cl's). */
@@ -170,6 +197,10 @@ enum tcx_ttm_param {
 	GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT T,                                \
 	    const GLOBAL DATA_T *RESTRICT M, const struct tcx_ttm_args args, const DATA_T alpha,   \
 	    const DATA_T beta
+#define TCX_TTV_KERNEL_PARAMS                                                                      \
+	GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT T,                                \
+	    const GLOBAL DATA_T *RESTRICT V, const struct tcx_ttv_args args, const DATA_T alpha,   \
+	    const DATA_T beta
 #else
 /* ---- the host's side: runtime/abi.c fills these ---- */
 
@@ -179,10 +210,12 @@ enum tcx_ttm_param {
 #define TCX_REDUCE_NAME	  "tcx_gsu_reduce"
 #define TCX_PERMUTE_NAME  "tcx_permute"
 #define TCX_TTM_NAME	  "tcx_ttm"
+#define TCX_TTV_NAME	  "tcx_ttv"
 typedef char tcx_args_unpadded[sizeof(struct tcx_args) == 8 * (4 * TCX_MAX_SLOTS + 11) ? 1 : -1];
 typedef char tcx_permute_args_unpadded
     [sizeof(struct tcx_permute_args) == 8 * (3 * TCX_PERMUTE_SLOTS + 7) ? 1 : -1];
 typedef char tcx_ttm_args_unpadded[sizeof(struct tcx_ttm_args) == 8 * (3 * TCX_MAX_SLOTS + 10) ? 1 : -1];
+typedef char tcx_ttv_args_unpadded[sizeof(struct tcx_ttv_args) == 8 * (5 * TCX_MAX_SLOTS + 6) ? 1 : -1];
 typedef char tcx_tma_unpadded[sizeof(struct tcx_tma) == 8 * 7 ? 1 : -1];
 
 /* What a launch takes of a kernel plan (tcx's plan_abi; an exported

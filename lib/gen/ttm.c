@@ -309,6 +309,47 @@ enum tcx_status ttm_plan_make(const struct problem *p, const struct device_info 
 	return plan_grid(out->groups, out->local, dev, out->global, err);
 }
 
+enum tcx_status ttm_plan_any(const struct problem *p, const struct device_info *dev,
+			     struct ttm_plan *out, struct tcx_error *err)
+{
+	struct tcx_error why = { 0 };
+	struct ttv_plan v;
+	enum tcx_status st = ttm_plan_make(p, dev, out, &why);
+
+	if (st != TCX_EREJECT) {
+		if (st && err)
+			*err = why;
+		return st;
+	}
+	if (ttv_plan_make(p, dev, &v, NULL) != TCX_OK) {
+		if (err)
+			*err = why;
+		return st;
+	}
+	memset(out, 0, sizeof(*out));
+	out->vector = true;
+	out->v = v;
+	out->dtype = v.dtype;
+	out->big = v.big;
+	out->mat = v.vec;
+	out->flops = v.flops;
+	out->bytes = v.bytes;
+	out->util = v.util;
+	out->jblocks = 1;
+	memcpy(out->lang, v.lang, sizeof(out->lang));
+	return TCX_OK;
+}
+
+const char *ttm_name(const struct ttm_plan *t)
+{
+	return t->vector ? TCX_TTV_NAME : TCX_TTM_NAME;
+}
+
+const char *ttm_kernel(const struct ttm_plan *t)
+{
+	return t->vector ? "the tensor-times-vector kernel" : "the tensor-times-matrix kernel";
+}
+
 static const char *const *ttm_templates(const char *lang)
 {
 	static const char *const opencl[] = { "common/port.h", "common/abi.h", "opencl/ttm.cl",
@@ -324,6 +365,8 @@ enum tcx_status ttm_source(const struct ttm_plan *t, struct strbuf *src, struct 
 {
 	enum tcx_status st;
 
+	if (t->vector)
+		return ttv_source(&t->v, src, opts, err);
 	strbuf_addf(src, "/* tcx %s tensor-times-matrix kernel */\n", tcx_version());
 	if (strcmp(t->lang, "cuda") == 0)
 		strbuf_adds(src, "#define TCX_LANG_CUDA 1\n");
@@ -364,6 +407,8 @@ enum tcx_status ttm_launch(const struct ttm_plan *t, struct device *dev, struct 
 	const float af = (float)alpha[0], bf = (float)beta[0];
 	const bool d = t->dtype == TCX_DTYPE_D;
 
+	if (t->vector)
+		return ttv_launch(&t->v, dev, prog, a, b, c, alpha, beta, event_ms, err);
 	if (event_ms)
 		*event_ms = 0;
 	memset(&args, 0, sizeof(args));
@@ -397,6 +442,10 @@ void ttm_plan_str(const struct ttm_plan *t, const struct tcx_contraction *c, cha
 {
 	const char *name[4];
 
+	if (t->vector) {
+		ttv_plan_str(&t->v, c, buf, len);
+		return;
+	}
 	for (int s = 0; s < 4; s++)
 		name[s] = t->dim[s] >= 0 ? c->idx[t->dim[s]].name : "-";
 	snprintf(buf, len,

@@ -18,6 +18,7 @@
 #include "backend/backend.h"
 #include "common/common.h"
 #include "model/model.h"
+#include "gen/ttv.h"
 
 /* struct tcx_ttm_args and tcx_ttm's parameters */
 #include "kernels/common/abi.h"
@@ -47,6 +48,11 @@ struct ttm_plan {
 	double flops;			/* the products' floating-point operations, tiles whole */
 	double bytes;			/* T, M and C moved once each (C written) */
 	char lang[16];			/* "opencl" or "cuda" */
+	/* ttm_plan_any's: the tensor-times-vector kernel (gen/ttv.h) runs
+	 * instead, as v plans it; of the fields above only dtype, big, lang,
+	 * flops and bytes are set then (jblocks 1) */
+	bool vector;
+	struct ttv_plan v;
 };
 
 /* Plans problem p for the kernel on device dev (NULL: an OpenCL device of
@@ -58,6 +64,18 @@ struct ttm_plan {
  * take its work-group or grid. */
 enum tcx_status ttm_plan_make(const struct problem *p, const struct device_info *dev,
 			      struct ttm_plan *out, struct tcx_error *err);
+
+/* ttm_plan_make's plan where it applies, else the tensor-times-vector
+ * kernel's (out->vector) where that does (ttv_plan_make), else the
+ * matrix kernel's reason.  ttm_source, ttm_build, ttm_launch, ttm_name and
+ * ttm_plan_str take either. */
+enum tcx_status ttm_plan_any(const struct problem *p, const struct device_info *dev,
+			     struct ttm_plan *out, struct tcx_error *err);
+
+/* The plan's kernel by name: TCX_TTM_NAME, or TCX_TTV_NAME for a vector;
+ * and in words: "the tensor-times-matrix kernel" (or -vector). */
+const char *ttm_name(const struct ttm_plan *t);
+const char *ttm_kernel(const struct ttm_plan *t);
 
 /* The kernel's source for plan t (and the compiler's options). */
 enum tcx_status ttm_source(const struct ttm_plan *t, struct strbuf *src, struct strbuf *opts,

@@ -161,7 +161,7 @@ enum tcx_status contract_ready(struct device *dev, const struct prepared *pr,
 		if (pr->perm[k].on)
 			st = device_kernel_ready(dev, pr->perm[k].prog, TCX_PERMUTE_NAME, err);
 	if (!st && pr->ttm.on)
-		st = device_kernel_ready(dev, pr->ttm.prog, TCX_TTM_NAME, err);
+		st = device_kernel_ready(dev, pr->ttm.prog, ttm_name(&pr->ttm.plan), err);
 	return st;
 }
 

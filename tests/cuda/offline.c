@@ -136,9 +136,9 @@ static int permute_proofs(struct seen *seen, struct tally *ty, const struct devi
 	return cases;
 }
 
-/* The tensor-times-matrix kernel for fp32 and fp64 on tests/cli/ttm.sh's
- * problems (first index fastest), planned for dev: each distinct kernel
- * compiled once.  Returns the cases planned. */
+/* The tensor-times-matrix and -vector kernels for fp32 and fp64 on
+ * tests/cli/ttm.sh's and ttv.sh's problems (first index fastest), planned
+ * for dev: each distinct kernel compiled once.  Returns the cases planned. */
 static int ttm_proofs(struct seen *seen, struct tally *ty, const struct device_info *dev,
 		      offline_compile_fn fn, const char *compiler, bool list, enum tcx_dtype t)
 {
@@ -149,6 +149,13 @@ static int ttm_proofs(struct seen *seen, struct tally *ty, const struct device_i
 		{ "C[a,j,b,c]=A[c,k,b,a]*B[j,k]", "a=36,j=70,b=3,c=9,k=5" },
 		{ "C[a,b,c,s]=A[r,c]*B[a,b,r,s]", "a=1,b=1,c=1,s=1,r=1" },
 		{ "C[a,b,j,c]=A[c,b,k,a]*B[k,j]", "a=96,b=84,j=24,c=96,k=96" },
+		/* the tensor-times-vector kernel (ttm_plan_any), tests/cli/ttv.sh's:
+		 * along the sum and along C, one and several summed slots, a dot */
+		{ "C[l]=A[h,l,p,w]*B[p,w,h]", "l=71,h=47,p=13,w=7" },
+		{ "C[i]=A[i,k]*B[k]", "i=1000,k=37" },
+		{ "C[]=A[k]*B[k]", "k=4099" },
+		{ "C[z,k]=A[x,z,p,t,k]*B[t,z,p,x]", "z=5,k=16,x=3,p=7,t=11" },
+		{ "C[i,b]=A[k,b]*B[i,k,b]", "i=33,k=17,b=5" },
 	};
 	int n = 0;
 
@@ -161,10 +168,10 @@ static int ttm_proofs(struct seen *seen, struct tally *ty, const struct device_i
 		struct ttm_plan plan;
 		char what[160];
 
-		snprintf(what, sizeof(what), "tensor times matrix '%s'", cases[k][0]);
+		snprintf(what, sizeof(what), "tensor times matrix or vector '%s'", cases[k][0]);
 		if (notation_parse(cases[k][0], t, LAYOUT_FIRST_FASTEST, &c, &err) ||
 		    sizes_parse_assign_zero(c, cases[k][1], sz, &err) ||
-		    problem_init(&p, c, sz, &err) || ttm_plan_make(&p, dev, &plan, &err) ||
+		    problem_init(&p, c, sz, &err) || ttm_plan_any(&p, dev, &plan, &err) ||
 		    ttm_source(&plan, &src, &opts, &err)) {
 			fprintf(stderr, "FAIL %s: %s\n", what, err.msg);
 			ty->failures++;

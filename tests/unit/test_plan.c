@@ -1084,6 +1084,93 @@ static void test_ttm_stages(void)
 	contraction_free(c);
 }
 
+/* The tensor-times-vector kernel's slots and lanes (ttm_plan_any): the
+ * indices that move together in T, V and C merged (p and w below; h not,
+ * l lies between it and p in T), the lanes along the sum where T moves
+ * fastest along it, else along C, the lanes' step as the summed slots'
+ * digits, a GPU with few work-groups widened along the sum; a GEMM and
+ * complex types not taken. */
+static void test_ttv(void)
+{
+	static const struct {
+		const char *expr, *sizes;
+		int no, ns, kfast, ql, kl; /* -1: rejected */
+	} cases[] = {
+		{ "C[l]=A[h,l,p,w]*B[p,w,h]", "l=71,h=47,p=13,w=7", 1, 2, 1, 1, 256 },
+		{ "C[i]=A[i,k]*B[k]", "i=1000,k=37", 1, 1, 0, 64, 4 },
+		{ "C[i,d]=A[v,d,i]*B[v,d]", "i=77,d=79,v=12", 2, 1, 1, 16, 16 },
+		{ "C[i,b]=A[k,b]*B[i,k,b]", "i=33,k=17,b=5", 2, 1, 0, 64, 4 },
+		{ "C[a,b]=A[a,k,b]*B[k]", "a=31,b=6,k=19", 2, 1, 0, 32, 8 },
+		{ "C[a,b]=A[a,b,k]*B[k]", "a=31,b=6,k=19", 1, 1, 0, 64, 4 }, /* a, b merged */
+		{ "C[]=A[k]*B[k]", "k=5", 1, 1, 1, 1, 8 },
+		{ "C[i,j]=A[i,k]*B[k,j]", "i=9,j=5,k=7", -1, 0, 0, 0, 0 },
+	};
+
+	for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+		struct tcx_contraction *c = parse(cases[k].expr, TCX_DTYPE_S);
+		struct problem p;
+		struct ttm_plan t;
+		int64_t sz[TCX_MAX_INDICES];
+		struct tcx_error err = { 0 };
+		enum tcx_status st;
+
+		if (!c) {
+			CHECK(c != NULL);
+			continue;
+		}
+		CHECK(sizes_parse_assign_zero(c, cases[k].sizes, sz, &err) == TCX_OK);
+		CHECK(problem_init(&p, c, sz, &err) == TCX_OK);
+		st = ttm_plan_any(&p, NULL, &t, &err);
+		if (cases[k].no < 0) {
+			/* the matrix kernel's, or none */
+			CHECK_MSG(st != TCX_OK || !t.vector, "%s: the vector kernel", cases[k].expr);
+		} else {
+			const struct ttv_plan *v = &t.v;
+			int64_t step = 0, radix = 1;
+
+			CHECK_MSG(st == TCX_OK && t.vector, "%s: %s", cases[k].expr, err.msg);
+			CHECK_MSG(v->no == cases[k].no && v->ns == cases[k].ns &&
+					  v->kfast == (cases[k].kfast != 0) && v->ql == cases[k].ql &&
+					  v->kl == cases[k].kl,
+				  "%s: %d outputs, %d summed, kfast %d, %d x %d lanes", cases[k].expr,
+				  v->no, v->ns, (int)v->kfast, v->ql, v->kl);
+			for (int i = 0; i < v->ns; i++) {
+				step += v->args.kstep[i] * radix;
+				radix *= v->args.size[v->no + i];
+			}
+			CHECK_MSG(step == v->kl % radix, "%s: kstep %lld for %d lanes", cases[k].expr,
+				  (long long)step, v->kl);
+		}
+		contraction_free(c);
+	}
+	{
+		/* an H200-like GPU: 71 work-groups widen to 1024 lanes; complex
+		 * is not taken */
+		struct tcx_contraction *c = parse("C[l]=A[h,l,p,w]*B[p,w,h]", TCX_DTYPE_S);
+		struct device_info d;
+		struct problem p;
+		struct ttm_plan t;
+		int64_t sz[TCX_MAX_INDICES];
+		struct tcx_error err = { 0 };
+
+		memset(&d, 0, sizeof(d));
+		snprintf(d.lang, sizeof(d.lang), "cuda");
+		d.type = DEV_GPU;
+		d.max_wg_size = 1024;
+		d.compute_units = 132;
+		CHECK(c && sizes_parse_assign_zero(c, "l=71,h=47,p=66,w=67", sz, &err) == TCX_OK);
+		CHECK(c && problem_init(&p, c, sz, &err) == TCX_OK);
+		CHECK_MSG(c && ttm_plan_any(&p, &d, &t, &err) == TCX_OK && t.vector && t.v.kl == 1024,
+			  "%d lanes: %s", t.v.kl, err.msg);
+		contraction_free(c);
+		c = parse("C[i]=A[i,k]*B[k]", TCX_DTYPE_C);
+		CHECK(c && sizes_parse_assign_zero(c, "i=100,k=7", sz, &err) == TCX_OK);
+		CHECK(c && problem_init(&p, c, sz, &err) == TCX_OK);
+		CHECK(c && ttm_plan_any(&p, &d, &t, &err) == TCX_EREJECT);
+		contraction_free(c);
+	}
+}
+
 /* The arithmetic reported for a prepared contraction: the solution's,
  * unless the tensor-times-matrix kernel runs instead (fp32 on the SIMT
  * units, whatever the solution it replaced). */
@@ -1119,6 +1206,7 @@ int main(void)
 	test_tma();
 	test_ttm();
 	test_ttm_stages();
+	test_ttv();
 	test_contract_arith();
 	return check_done();
 }
