@@ -232,6 +232,7 @@ static json_t *plan_json(const struct tcx_contraction *c, const struct problem *
 
 		ttm_plan_str(&pl->ttm.plan, c, what, sizeof(what));
 		json_object_set_new(d, "kernel", json_string(what));
+		json_object_set_new(d, "family", json_string(ttm_kernel(&pl->ttm.plan)));
 		json_object_set_new(d, "chosen", json_boolean(pl->ttm.on));
 		json_object_set_new(d, "predicted_ms", json_num(pl->ttm.seconds * 1e3));
 		json_object_set_new(d, "predicted_gflops",
@@ -293,10 +294,12 @@ static void print_choice(const char *label, json_t *ch)
 	printf("            --params '%s'\n", json_string_value(json_object_get(ch, "params")));
 }
 
-/* The tensor-times-matrix kernel's line: what it runs, what it predicts. */
+/* The tensor-times-matrix (or -vector) kernel's line: what it runs, what
+ * it predicts. */
 static void print_ttm(const char *label, json_t *t)
 {
-	printf("%-11s the tensor-times-matrix kernel, no permutes: %s\n", label,
+	printf("%-11s %s, no permutes: %s\n", label,
+	       json_string_value(json_object_get(t, "family")),
 	       json_string_value(json_object_get(t, "kernel")));
 	printf("            predicted %.4g ms (%.4g GFLOP/s), %s-bound: compute %.3g ms, memory "
 	       "%.3g ms\n",

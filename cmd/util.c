@@ -914,8 +914,8 @@ enum tcx_status plan_solution_accuracy(const struct problem *p, const struct dev
 		char what[256];
 
 		ttm_plan_str(&pl->ttm.plan, p->c, what, sizeof(what));
-		verbose("planner: the tensor-times-matrix kernel runs it instead (%s), "
-			"predicted %.3g ms (%s-bound)", what,
+		verbose("planner: %s runs it instead (%s), predicted %.3g ms (%s-bound)",
+			ttm_kernel(&pl->ttm.plan), what,
 			pl->ttm.seconds * 1e3, pl->ttm.limit);
 	}
 	return TCX_OK;

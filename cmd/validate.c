@@ -119,7 +119,7 @@ static void other_kernel_text(const struct tcx_contraction *c, const struct prep
 	*ttm = pr->ttm.on;
 	if (pr->ttm.on) {
 		ttm_plan_str(&pr->ttm.plan, c, what, sizeof(what));
-		snprintf(buf, len, "the tensor-times-matrix kernel, %s", what);
+		snprintf(buf, len, "%s, %s", ttm_kernel(&pr->ttm.plan), what);
 		return;
 	}
 	if (!contract_direct(pr, o->alpha, o->beta))

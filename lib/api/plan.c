@@ -196,11 +196,14 @@ static enum tcx_status choose(struct tcx_plan *pl, struct tcx_device *dev,
 		pl->planned = !st;
 		if (!st) {
 			pl->s = pl->pl.best.sol;
-			snprintf(pl->what, sizeof(pl->what), "planner%s%s%s%s: ",
+			snprintf(pl->what, sizeof(pl->what), "planner%s%s%s%s%s%s: ",
 				 pl->pl.direct.on ? ", a permute of A into C for alpha 1 and "
 						    "beta 0, else"
-				 : pl->pl.ttm.on ? ", the tensor-times-matrix kernel instead of"
-						  : "",
+				 : pl->pl.ttm.on ? ", " : "",
+				 pl->pl.ttm.on && !pl->pl.direct.on
+					 ? ttm_kernel(&pl->pl.ttm.plan)
+					 : "",
+				 pl->pl.ttm.on && !pl->pl.direct.on ? " instead of" : "",
 				 pl->pl.best.permute[0].on ? ", A permuted" : "",
 				 pl->pl.best.permute[1].on ? ", B permuted" : "",
 				 pl->pl.best.permute[2].on ? ", C permuted" : "");

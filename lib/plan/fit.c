@@ -30,6 +30,7 @@ static const struct {
 	P(eff_pack),	  P(eff_gather),    P(eff_mma),	      P(eff_simt_mid),	 P(eff_simt_small),
 	P(gsu_bytes),	  P(gsu_launch_s),  P(eff_pack_simt), P(eff_simt_gather), P(eff_wg_near),
 	P(eff_simt_ragged), P(eff_simt96_c), P(eff_ttm),	 P(eff_ttm_mem),
+	P(eff_ttv_mem),
 	P(eff_perm_tile), P(eff_cpu_wide), P(eff_cpu_line), P(eff_cpu_cols), P(cpu_cache_bw),
 	P(eff_wg_copy),	  P(eff_wg_copy1),
 };

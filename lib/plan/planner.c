@@ -187,6 +187,8 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	 * (bench/results/2026-11-27-h200-ttm.md) */
 	m->eff_ttm = 0.48;
 	m->eff_ttm_mem = 0.86;
+	/* the tensor-times-vector kernel: a copy's rate until measured */
+	m->eff_ttv_mem = 0.8;
 	/* the permute's transpose through local memory: 2.3-2.6 TB/s for
 	 * 32 x 32 tiles of an H200's 4.2 (0.6 of bw, permute_seconds scales
 	 * it by how its tiles fill); on PoCL, where a work-group's barriers
@@ -1145,10 +1147,14 @@ int planner_env_ttm(void)
 	return e && strcmp(e, "0") == 0 ? 0 : e && strcmp(e, "1") == 0 ? 1 : -1;
 }
 
-/* The tensor-times-matrix kernel for p where it applies, and its predicted
- * time: T, M and C moved once at the rate the SIMT kernel's loads and
- * stores reach (T once more for each further block of j, half of it from
- * the cache), its products at the SIMT rate, whichever is longer. */
+/* The tensor-times-matrix or -vector kernel for p where one applies, and
+ * its predicted time.  The matrix kernel: T, M and C moved once at the
+ * rate the SIMT kernel's loads and stores reach (T once more for each
+ * further block of j, half of it from the cache), its products at the
+ * SIMT rate, whichever is longer.  The vector kernel: its traffic at
+ * eff_ttv_mem of that rate, on a GPU in proportion to how much of half
+ * the SMs' work-item slots its work-groups fill (below that too few loads
+ * are in flight), its products at the SIMT rate. */
 static void plan_ttm(const struct problem *p, const struct plan_device *m,
 		     const struct device_info *dev, double best_s, struct plan_ttm *out)
 {
@@ -1157,19 +1163,35 @@ static void plan_ttm(const struct problem *p, const struct plan_device *m,
 	double tbytes = 1;
 
 	memset(out, 0, sizeof(*out));
-	if (force == 0 || dev->type == DEV_HOST || ttm_plan_make(p, dev, &out->plan, NULL))
+	if (force == 0 || dev->type == DEV_HOST || ttm_plan_any(p, dev, &out->plan, NULL))
 		return;
-	/* GPUs only, unless asked: on PoCL's CPU device it ran two of the
-	 * three CPU-size TCCG cases measured 2.6 times slower than the
-	 * contraction kernel's TTGT plans */
+	/* GPUs only, unless asked: on PoCL's CPU device the matrix kernel ran
+	 * two of the three CPU-size TCCG cases measured 2.6 times slower than
+	 * the contraction kernel's TTGT plans, and the vector kernel the
+	 * eleven matrix-vector cases of the selection report 1.2-9 times
+	 * slower than the contraction kernel (its work-groups' loops of
+	 * unequal length do not vectorise across work-items there) */
 	if (dev->type != DEV_GPU && force != 1)
 		return;
-	for (int x = 0; x < p->c->rank[t->big]; x++)
-		tbytes *= (double)p->size[p->c->written[t->big][x]];
-	tbytes *= dtype_info(p->c->dtype)->bytes;
-	out->memory_s = (t->bytes + 0.5 * tbytes * (double)(t->jblocks - 1)) /
-			(m->bw * m->mem_eff * m->eff_ttm_mem);
-	out->compute_s = t->flops / (m->simt_flops * m->eff_ttm);
+	if (t->vector) {
+		double fill = 1;
+
+		if (dev->type == DEV_GPU) {
+			const double slots = 0.5 * m->units * 2048;
+
+			fill = (double)t->v.args.groups * (double)t->v.local[0] / slots;
+			fill = fill < 1 ? fill : 1;
+		}
+		out->memory_s = t->bytes / (m->bw * m->mem_eff * m->eff_ttv_mem * fill);
+		out->compute_s = t->flops / (m->simt_flops * m->eff_ttm * t->v.util);
+	} else {
+		for (int x = 0; x < p->c->rank[t->big]; x++)
+			tbytes *= (double)p->size[p->c->written[t->big][x]];
+		tbytes *= dtype_info(p->c->dtype)->bytes;
+		out->memory_s = (t->bytes + 0.5 * tbytes * (double)(t->jblocks - 1)) /
+				(m->bw * m->mem_eff * m->eff_ttm_mem);
+		out->compute_s = t->flops / (m->simt_flops * m->eff_ttm);
+	}
 	out->limit = out->compute_s > out->memory_s ? "compute" : "memory";
 	out->seconds = (out->compute_s > out->memory_s ? out->compute_s : out->memory_s) +
 		       m->launch_s;

@@ -70,6 +70,10 @@ struct plan_device {
 	/* the tensor-times-matrix kernel (plan_ttm): its products' share of
 	 * simt_flops, and its traffic's share of the rate mem_eff gives */
 	double eff_ttm, eff_ttm_mem;
+	/* the tensor-times-vector kernel (the same plan_ttm, gen/ttv.h): its
+	 * traffic's share of the rate mem_eff gives, on a GPU scaled down
+	 * where its work-items fill less than half the SMs' slots */
+	double eff_ttv_mem;
 	/* CPUs: the rate of vectors wider than 32 bytes (PoCL's 16-wide
 	 * floats) as a share of 32-byte ones, of a work-item's tile whose
 	 * rows are not one 64-byte line along D0, and of one with fewer than
