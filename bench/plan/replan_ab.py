@@ -10,8 +10,10 @@ without tuning every space again.
                             [--min-time S] [--only REGEX] [--changed-only]
 
 OLD and NEW are tcx binaries, each optionally with a model file to plan
-with, TCX@MODEL.json (set as TCX_MODEL): the same binary with two models
-A/Bs a model change without building anything.  ROWS.json is a
+with, TCX@MODEL.json (set as TCX_MODEL), and with variables of its
+environment, TCX+NAME=VALUE (repeatable: TCX+TCX_TTM=0 plans without the
+tensor-times-matrix and -vector kernels): the same binary with two models
+or settings A/Bs a change without building anything.  ROWS.json is a
 selection.py --json file, or a list of cases as `bench/tccg/cases.py
 --format json` writes them (no exhaustive optimum: ratios of NEW to OLD
 only).  --changed-only times only the cases whose plan (`tcx plan` on the
@@ -36,9 +38,14 @@ def summary(xs):
 
 
 def planner(spec):
-    """TCX or TCX@MODEL: the binary and the environment it plans in."""
-    tcx, _, model = spec.partition("@")
-    return tcx, ({"TCX_MODEL": model} if model else None)
+    """TCX[+NAME=VALUE...][@MODEL]: the binary and the environment it
+    plans in."""
+    spec, _, model = spec.partition("@")
+    tcx, *sets = spec.split("+")
+    env = dict(x.split("=", 1) for x in sets)
+    if model:
+        env["TCX_MODEL"] = model
+    return tcx, (env or None)
 
 
 def plan_of(spec, device, case):
@@ -49,7 +56,8 @@ def plan_of(spec, device, case):
     if device:
         cmd += ["--device", device]
     d = json.loads(selection.run(cmd, 60, env))
-    return d["choice"]["solution_name"], d.get("planned_as")
+    return (d["choice"]["solution_name"], d.get("planned_as"),
+            (d.get("tensor_times_matrix") or {}).get("chosen", False))
 
 
 def main():
