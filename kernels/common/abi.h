@@ -104,6 +104,10 @@ struct tcx_ttv_args {
 	TCX_I64 total;	 /* positions of the sum */
 	TCX_I64 qblocks; /* work-groups along q */
 	TCX_I64 groups;	 /* work-groups in all */
+	TCX_I64 split;	 /* parts of the sum (1: none) */
+	TCX_I64 chunk;	 /* positions of a part */
+	TCX_I64 pgroups; /* work-groups of a part */
+	TCX_I64 nout;	 /* elements of C */
 };
 struct tcx_permute_args {
 	TCX_I64 size[TCX_PERMUTE_SLOTS];
@@ -165,12 +169,14 @@ enum tcx_ttm_param {
 	TCX_TTM_PARAMS
 };
 
-/* tcx_ttv: C, T, V, struct tcx_ttv_args, alpha and beta (the element
- * type: real types only). */
+/* tcx_ttv: C, T, V, W (the parts' sums where the sum is split; C where
+ * not), struct tcx_ttv_args, alpha and beta (the element type: real types
+ * only).  tcx_ttv_reduce: C, W, struct tcx_ttv_args, alpha and beta. */
 enum tcx_ttv_param {
 	TCX_TTV_C,
 	TCX_TTV_T,
 	TCX_TTV_V,
+	TCX_TTV_W,
 	TCX_TTV_ARGS,
 	TCX_TTV_ALPHA,
 	TCX_TTV_BETA,
@@ -199,8 +205,11 @@ enum tcx_ttv_param {
 	    const DATA_T beta
 #define TCX_TTV_KERNEL_PARAMS                                                                      \
 	GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT T,                                \
-	    const GLOBAL DATA_T *RESTRICT V, const struct tcx_ttv_args args, const DATA_T alpha,   \
-	    const DATA_T beta
+	    const GLOBAL DATA_T *RESTRICT V, GLOBAL DATA_T *RESTRICT W,                            \
+	    const struct tcx_ttv_args args, const DATA_T alpha, const DATA_T beta
+#define TCX_TTV_REDUCE_PARAMS                                                                      \
+	GLOBAL DATA_T *RESTRICT C, const GLOBAL DATA_T *RESTRICT W,                                \
+	    const struct tcx_ttv_args args, const DATA_T alpha, const DATA_T beta
 #else
 /* ---- the host's side: runtime/abi.c fills these ---- */
 
@@ -211,11 +220,12 @@ enum tcx_ttv_param {
 #define TCX_PERMUTE_NAME  "tcx_permute"
 #define TCX_TTM_NAME	  "tcx_ttm"
 #define TCX_TTV_NAME	  "tcx_ttv"
+#define TCX_TTV_REDUCE_NAME "tcx_ttv_reduce"
 typedef char tcx_args_unpadded[sizeof(struct tcx_args) == 8 * (4 * TCX_MAX_SLOTS + 11) ? 1 : -1];
 typedef char tcx_permute_args_unpadded
     [sizeof(struct tcx_permute_args) == 8 * (3 * TCX_PERMUTE_SLOTS + 7) ? 1 : -1];
 typedef char tcx_ttm_args_unpadded[sizeof(struct tcx_ttm_args) == 8 * (3 * TCX_MAX_SLOTS + 10) ? 1 : -1];
-typedef char tcx_ttv_args_unpadded[sizeof(struct tcx_ttv_args) == 8 * (5 * TCX_MAX_SLOTS + 6) ? 1 : -1];
+typedef char tcx_ttv_args_unpadded[sizeof(struct tcx_ttv_args) == 8 * (5 * TCX_MAX_SLOTS + 10) ? 1 : -1];
 typedef char tcx_tma_unpadded[sizeof(struct tcx_tma) == 8 * 7 ? 1 : -1];
 
 /* What a launch takes of a kernel plan (tcx's plan_abi; an exported

@@ -15,7 +15,11 @@
  * TTV_KL-th position of the sum, walking the summed slots' indices as an
  * odometer advanced by TTV_KL (its digits in args.kstep), TTV_UNROLL
  * positions at a time so that their loads are in flight together; the
- * lanes of one q then add their sums in local memory.
+ * lanes of one q then add their sums in local memory.  Where C has too few
+ * elements to fill a GPU, TTV_SPLIT: the sum is cut into args.split parts
+ * of args.chunk positions, a work-group for each part, which write their
+ * sums to the workspace W; tcx_ttv_reduce then adds each element's parts
+ * in order (deterministic) and writes C.
  *
  * One text for OpenCL C 1.2 and CUDA/HIP C++ (common/port.h,
  * cuda/compat.h); planned by lib/gen/ttv.c. */
@@ -49,7 +53,11 @@
 #ifndef TTV_UNROLL
 #define TTV_UNROLL 4 /* positions of the sum a lane loads at once */
 #endif
+#ifndef TTV_SPLIT
+#define TTV_SPLIT 0 /* the sum in parts, through W and tcx_ttv_reduce */
+#endif
 #define TTV_WG (TTV_QL * TTV_KL)
+#define TTV_REDUCE_WG 256 /* lib/gen/ttv.c's TTV_REDUCE_THREADS */
 
 /* the odometer one step of TTV_KL on: digit s of the summed indices and
  * the offsets in T and V move by kstep's digits, carrying where a digit
@@ -97,12 +105,25 @@ KERNEL WG_SIZE_HINT(TTV_WG, 1, 1) void tcx_ttv(TCX_TTV_KERNEL_PARAMS)
 	if (g >= args.groups)
 		return; /* the whole work-group: no barrier below is skipped by some */
 
+	/* its part of the sum: [lo, hi) */
+#if TTV_SPLIT
+	const long part = g / args.pgroups;
+	const long lo = part * args.chunk;
+	const long hi = lo + args.chunk < args.total ? lo + args.chunk : args.total;
+
+	g -= part * args.pgroups;
+#else
+	const long lo = 0, hi = args.total;
+#endif
 	/* the work-group's outputs: q's block fastest, then the other output
-	 * slots, decoded once */
+	 * slots, decoded once (as tcx_ttv_reduce decodes them) */
 	const long q = (g % args.qblocks) * TTV_QL + ql;
 	long bt = args.off_t, bv = args.off_v, bc = args.off_c;
 
 	g /= args.qblocks;
+#if TTV_SPLIT
+	const long oidx = g * args.size[0] + q; /* its element of C, counted */
+#endif
 #pragma unroll
 	for (int s = 1; s < TTV_NO; s++) {
 		const long n = args.size[s], x = g % n;
@@ -118,28 +139,28 @@ KERNEL WG_SIZE_HINT(TTV_WG, 1, 1) void tcx_ttv(TCX_TTV_KERNEL_PARAMS)
 	bv += q * args.sv[0];
 	bc += q * args.sc[0];
 
-	/* this lane's first position of the sum, kl, as the summed slots'
-	 * digits (the host saw to it that the extents fit in an int) */
-	const long total = args.total;
-	long ot = bt, ov = bv, pos = kl;
+	/* this lane's first position of the sum, lo + kl, as the summed
+	 * slots' digits (the host saw to it that the extents fit in an int) */
+	const long total = hi;
+	long ot = bt, ov = bv, pos = lo + kl;
 #if TTV_NS > 1
 	int dg[TTV_NS];
 	{
-		int e = kl;
+		long e = pos;
 
 #pragma unroll
 		for (int s = 0; s < TTV_NS; s++) {
-			const int n = (int)args.size[TTV_NO + s];
+			const long n = args.size[TTV_NO + s];
 
-			dg[s] = e % n;
+			dg[s] = (int)(e % n);
 			e /= n;
 			ot += (long)dg[s] * args.st[TTV_NO + s];
 			ov += (long)dg[s] * args.sv[TTV_NO + s];
 		}
 	}
 #else
-	ot += (long)kl * args.st[TTV_NO];
-	ov += (long)kl * args.sv[TTV_NO];
+	ot += pos * args.st[TTV_NO];
+	ov += pos * args.sv[TTV_NO];
 #endif
 	DATA_T acc[TTV_UNROLL];
 
@@ -198,7 +219,38 @@ KERNEL WG_SIZE_HINT(TTV_WG, 1, 1) void tcx_ttv(TCX_TTV_KERNEL_PARAMS)
 #endif
 	(void)red;
 
+#if TTV_SPLIT
+	(void)bc;
+	if (live && kl == 0)
+		W[part * args.nout + oidx] = acc[0];
+#else
 	/* C = alpha * sum + beta * C; C is not read when beta is 0 */
+	(void)W;
 	if (live && kl == 0)
 		C[bc] = beta == (DATA_T)0 ? alpha * acc[0] : alpha * acc[0] + beta * C[bc];
+#endif
+}
+
+/* TTV_SPLIT: C = alpha * (the parts' sums, in order) + beta * C, a
+ * work-item an element of C, counted as tcx_ttv counts them. */
+KERNEL WG_SIZE_HINT(TTV_REDUCE_WG, 1, 1) void tcx_ttv_reduce(TCX_TTV_REDUCE_PARAMS)
+{
+	const long o = (long)GROUP_LINEAR() * TTV_REDUCE_WG + LID(0);
+
+	if (o >= args.nout)
+		return;
+	long r = o / args.size[0], bc = args.off_c + (o % args.size[0]) * args.sc[0];
+
+#pragma unroll
+	for (int s = 1; s < TTV_NO; s++) {
+		const long n = args.size[s];
+
+		bc += (r % n) * args.sc[s];
+		r /= n;
+	}
+	DATA_T sum = 0;
+
+	for (long p = 0; p < args.split; p++)
+		sum += W[p * args.nout + o];
+	C[bc] = beta == (DATA_T)0 ? alpha * sum : alpha * sum + beta * C[bc];
 }

@@ -310,7 +310,7 @@ TCX_API enum tcx_status tcx_plan_create_accuracy(struct tcx_device *dev,
 	}
 	if (st)
 		goto out_release;
-	nws = pl->pr.host || pl->pr.empty ? 0 : plan_workspace_bytes(&pl->pr.plan, pl->pr.kp);
+	nws = contract_workspace_bytes(&pl->pr, pl->pr.kp);
 	if (nws) {
 		st = buffer_alloc(dev->dev, nws, &pl->ws, err);
 		if (st)

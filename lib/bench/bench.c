@@ -115,7 +115,7 @@ static enum tcx_status make_sets(struct device *dev, const struct prepared *pr,
 {
 	size_t esz = (size_t)dtype_info(p->c->dtype)->bytes;
 	size_t bytes[3];
-	size_t nws = plan_workspace_bytes(&pr->plan, p);
+	size_t nws = contract_workspace_bytes(pr, p);
 	enum tcx_status st = TCX_OK;
 
 	for (int t = 0; t < 3; t++)

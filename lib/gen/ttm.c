@@ -345,6 +345,18 @@ const char *ttm_name(const struct ttm_plan *t)
 	return t->vector ? TCX_TTV_NAME : TCX_TTM_NAME;
 }
 
+size_t ttm_workspace_bytes(const struct ttm_plan *t)
+{
+	return t->vector ? ttv_workspace_bytes(&t->v) : 0;
+}
+
+enum tcx_status ttm_ready(const struct ttm_plan *t, struct device *dev, struct program *prog,
+			  struct tcx_error *err)
+{
+	return t->vector ? ttv_ready(&t->v, dev, prog, err)
+			 : device_kernel_ready(dev, prog, TCX_TTM_NAME, err);
+}
+
 const char *ttm_kernel(const struct ttm_plan *t)
 {
 	return t->vector ? "the tensor-times-vector kernel" : "the tensor-times-matrix kernel";
@@ -398,7 +410,7 @@ enum tcx_status ttm_build(const struct ttm_plan *t, struct device *dev, struct p
 }
 
 enum tcx_status ttm_launch(const struct ttm_plan *t, struct device *dev, struct program *prog,
-			   struct buffer *a, struct buffer *b, struct buffer *c,
+			   struct buffer *a, struct buffer *b, struct buffer *c, struct buffer *ws,
 			   const double alpha[2], const double beta[2], double *event_ms,
 			   struct tcx_error *err)
 {
@@ -408,7 +420,7 @@ enum tcx_status ttm_launch(const struct ttm_plan *t, struct device *dev, struct 
 	const bool d = t->dtype == TCX_DTYPE_D;
 
 	if (t->vector)
-		return ttv_launch(&t->v, dev, prog, a, b, c, alpha, beta, event_ms, err);
+		return ttv_launch(&t->v, dev, prog, a, b, c, ws, alpha, beta, event_ms, err);
 	if (event_ms)
 		*event_ms = 0;
 	memset(&args, 0, sizeof(args));

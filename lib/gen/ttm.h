@@ -67,8 +67,8 @@ enum tcx_status ttm_plan_make(const struct problem *p, const struct device_info 
 
 /* ttm_plan_make's plan where it applies, else the tensor-times-vector
  * kernel's (out->vector) where that does (ttv_plan_make), else the
- * matrix kernel's reason.  ttm_source, ttm_build, ttm_launch, ttm_name and
- * ttm_plan_str take either. */
+ * matrix kernel's reason.  ttm_source, ttm_build, ttm_ready, ttm_launch,
+ * ttm_workspace_bytes, ttm_name and ttm_plan_str take either. */
 enum tcx_status ttm_plan_any(const struct problem *p, const struct device_info *dev,
 			     struct ttm_plan *out, struct tcx_error *err);
 
@@ -76,6 +76,14 @@ enum tcx_status ttm_plan_any(const struct problem *p, const struct device_info *
  * and in words: "the tensor-times-matrix kernel" (or -vector). */
 const char *ttm_name(const struct ttm_plan *t);
 const char *ttm_kernel(const struct ttm_plan *t);
+
+/* Bytes of the workspace the plan's launches need (0: none; the vector
+ * kernel's split sum has one). */
+size_t ttm_workspace_bytes(const struct ttm_plan *t);
+
+/* Makes the program's kernels ready to launch (device_kernel_ready). */
+enum tcx_status ttm_ready(const struct ttm_plan *t, struct device *dev, struct program *prog,
+			  struct tcx_error *err);
 
 /* The kernel's source for plan t (and the compiler's options). */
 enum tcx_status ttm_source(const struct ttm_plan *t, struct strbuf *src, struct strbuf *opts,
@@ -87,10 +95,11 @@ enum tcx_status ttm_build(const struct ttm_plan *t, struct device *dev, struct p
 			  double *compile_s, struct strbuf *log, struct tcx_error *err);
 
 /* Runs C = alpha * A B + beta * C on the problem's buffers (a, b, c as the
- * caller's A, B and C; real scalars: alpha[0], beta[0]).  With event_ms
- * non-NULL, waits and gives the kernel's time. */
+ * caller's A, B and C, ws a workspace of ttm_workspace_bytes or NULL where
+ * that is 0; real scalars: alpha[0], beta[0]).  With event_ms non-NULL,
+ * waits and gives the kernels' time. */
 enum tcx_status ttm_launch(const struct ttm_plan *t, struct device *dev, struct program *prog,
-			   struct buffer *a, struct buffer *b, struct buffer *c,
+			   struct buffer *a, struct buffer *b, struct buffer *c, struct buffer *ws,
 			   const double alpha[2], const double beta[2], double *event_ms,
 			   struct tcx_error *err);
 

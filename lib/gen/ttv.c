@@ -14,8 +14,14 @@
  * to along the sum when there are too few to fill its SMs. */
 #define TTV_THREADS 256
 #define TTV_WIDE    1024
-/* Positions of the sum a lane loads at once (ttv.cl's TTV_UNROLL). */
-#define TTV_UNROLL 4
+/* Positions of the sum a lane loads at once (ttv.cl's TTV_UNROLL); the
+ * work-items of tcx_ttv_reduce's work-groups (TTV_REDUCE_WG); the fewest
+ * rounds of TTV_UNROLL positions a lane sums in a part of a split sum,
+ * and the most parts. */
+#define TTV_UNROLL	   4
+#define TTV_REDUCE_THREADS 256
+#define TTV_PART_ROUNDS	   8
+#define TTV_MAX_SPLIT	   256
 
 #define REJECT(...) return tcx_fail(err, TCX_EREJECT, __VA_ARGS__)
 
@@ -170,6 +176,35 @@ enum tcx_status ttv_plan_make(const struct problem *p, const struct device_info 
 			out->ql /= 2;
 	qblocks = ceil_div(q, out->ql);
 	groups = qblocks * (nout / q);
+	/* still too few work-items for half a GPU's slots: the sum in parts,
+	 * each lane summing at least TTV_PART_ROUNDS rounds of a part */
+	out->split = 1;
+	if (dev && dev->type == DEV_GPU && dev->compute_units > 0) {
+		const int64_t slots = (int64_t)dev->compute_units * 1024;
+		const int64_t have = groups * out->ql * out->kl;
+		const int64_t most = total / ((int64_t)out->kl * TTV_UNROLL * TTV_PART_ROUNDS);
+
+		if (have < slots && most > 1) {
+			int64_t n = ceil_div(slots, have);
+
+			n = n < most ? n : most;
+			out->split = (int)(n < TTV_MAX_SPLIT ? n : TTV_MAX_SPLIT);
+		}
+	}
+	/* $TCX_TTV_SPLIT: that many parts on any device (at most one a
+	 * position), for tests */
+	{
+		const char *e = getenv("TCX_TTV_SPLIT");
+		const long n = e ? strtol(e, NULL, 10) : 0;
+
+		if (n > 0)
+			out->split = (int)(n < total ? (n < TTV_MAX_SPLIT ? n : TTV_MAX_SPLIT) : total);
+	}
+	a->split = out->split;
+	a->chunk = ceil_div(total, out->split);
+	a->pgroups = groups;
+	a->nout = nout;
+	groups *= out->split;
 	if (groups >= INT32_MAX)
 		return tcx_fail(err, TCX_ELIMIT, "the tensor-times-vector kernel's grid exceeds 2^31 "
 				"work-groups");
@@ -189,14 +224,33 @@ enum tcx_status ttv_plan_make(const struct problem *p, const struct device_info 
 	out->flops = 2.0 * (double)nout * (double)total;
 	out->bytes = (double)ti->bytes * ((double)problem_count(p, out->big) +
 					  (double)problem_count(p, out->vec) +
-					  (double)problem_count(p, T_C));
+					  (double)problem_count(p, T_C) +
+					  (out->split > 1 ? 2.0 * out->split * (double)nout : 0));
 	out->local[0] = (size_t)(out->ql * out->kl);
 	out->local[1] = out->local[2] = 1;
 	{
-		const int64_t n[3] = { groups, 1, 1 };
+		const int64_t n[3] = { groups, 1, 1 }, nr[3] = { ceil_div(nout, TTV_REDUCE_THREADS), 1,
+								  1 };
+		const size_t lr[3] = { TTV_REDUCE_THREADS, 1, 1 };
+		enum tcx_status st = plan_grid(n, out->local, dev, out->global, err);
 
-		return plan_grid(n, out->local, dev, out->global, err);
+		return st || out->split == 1 ? st : plan_grid(nr, lr, dev, out->global_reduce, err);
 	}
+}
+
+size_t ttv_workspace_bytes(const struct ttv_plan *v)
+{
+	return v->split > 1 ? (size_t)v->split * (size_t)v->args.nout *
+				      (size_t)dtype_info(v->dtype)->bytes
+			    : 0;
+}
+
+enum tcx_status ttv_ready(const struct ttv_plan *v, struct device *dev, struct program *prog,
+			  struct tcx_error *err)
+{
+	enum tcx_status st = device_kernel_ready(dev, prog, TCX_TTV_NAME, err);
+
+	return st || v->split == 1 ? st : device_kernel_ready(dev, prog, TCX_TTV_REDUCE_NAME, err);
 }
 
 static const char *const *ttv_templates(const char *lang)
@@ -220,23 +274,31 @@ enum tcx_status ttv_source(const struct ttv_plan *v, struct strbuf *src, struct 
 	strbuf_addf(src,
 		    "#define TTV_DOUBLE %d\n#define TTV_NO %d\n#define TTV_NS %d\n"
 		    "#define TTV_QL %d\n#define TTV_KL %d\n#define TTV_KFAST %d\n"
-		    "#define TTV_UNROLL %d\n",
-		    v->dtype == TCX_DTYPE_D, v->no, v->ns, v->ql, v->kl, v->kfast, TTV_UNROLL);
+		    "#define TTV_UNROLL %d\n#define TTV_SPLIT %d\n",
+		    v->dtype == TCX_DTYPE_D, v->no, v->ns, v->ql, v->kl, v->kfast, TTV_UNROLL,
+		    v->split > 1);
 	st = strbuf_status(src, err);
 	return st ? st : kernel_assemble(ttv_templates(v->lang), v->lang, src, opts, err);
 }
 
 enum tcx_status ttv_launch(const struct ttv_plan *v, struct device *dev, struct program *prog,
-			   struct buffer *a, struct buffer *b, struct buffer *c,
+			   struct buffer *a, struct buffer *b, struct buffer *c, struct buffer *ws,
 			   const double alpha[2], const double beta[2], double *event_ms,
 			   struct tcx_error *err)
 {
 	struct launch l;
 	const float af = (float)alpha[0], bf = (float)beta[0];
 	const bool d = v->dtype == TCX_DTYPE_D;
+	const void *pa = d ? (const void *)&alpha[0] : (const void *)&af;
+	const void *pb = d ? (const void *)&beta[0] : (const void *)&bf;
+	double ms = 0, part = 0;
+	enum tcx_status st;
 
 	if (event_ms)
 		*event_ms = 0;
+	if (v->split > 1 && !ws)
+		return tcx_fail(err, TCX_EINVAL, "the tensor-times-vector kernel's split sum needs "
+				"its workspace");
 	launch_init(&l, TCX_TTV_NAME);
 	memcpy(l.local, v->local, sizeof(l.local));
 	memcpy(l.global, v->global, sizeof(l.global));
@@ -244,21 +306,43 @@ enum tcx_status ttv_launch(const struct ttv_plan *v, struct device *dev, struct 
 	launch_arg_buffer(&l, c);
 	launch_arg_buffer(&l, v->big == T_A ? a : b);
 	launch_arg_buffer(&l, v->big == T_A ? b : a);
+	launch_arg_buffer(&l, v->split > 1 ? ws : c);
 	launch_arg_bytes(&l, &v->args, sizeof(v->args));
-	launch_arg_bytes(&l, d ? (const void *)&alpha[0] : (const void *)&af, d ? 8 : 4);
-	launch_arg_bytes(&l, d ? (const void *)&beta[0] : (const void *)&bf, d ? 8 : 4);
-	return device_launch(dev, prog, &l, event_ms, err);
+	launch_arg_bytes(&l, pa, d ? 8 : 4);
+	launch_arg_bytes(&l, pb, d ? 8 : 4);
+	st = device_launch(dev, prog, &l, event_ms ? &ms : NULL, err);
+	if (st || v->split == 1) {
+		if (event_ms)
+			*event_ms = ms;
+		return st;
+	}
+	launch_init(&l, TCX_TTV_REDUCE_NAME);
+	l.local[0] = TTV_REDUCE_THREADS;
+	l.local[1] = l.local[2] = 1;
+	memcpy(l.global, v->global_reduce, sizeof(l.global));
+	launch_arg_buffer(&l, c);
+	launch_arg_buffer(&l, ws);
+	launch_arg_bytes(&l, &v->args, sizeof(v->args));
+	launch_arg_bytes(&l, pa, d ? 8 : 4);
+	launch_arg_bytes(&l, pb, d ? 8 : 4);
+	st = device_launch(dev, prog, &l, event_ms ? &part : NULL, err);
+	if (event_ms)
+		*event_ms = ms + part;
+	return st;
 }
 
 void ttv_plan_str(const struct ttv_plan *v, const struct tcx_contraction *c, char *buf,
 		  size_t len)
 {
 	const int q = v->dim[0], k = v->dim[v->no];
+	char split[48] = "";
 
+	if (v->split > 1)
+		snprintf(split, sizeof(split), ", the sum in %d parts", v->split);
 	snprintf(buf, len,
 		 "%s the vector, C along %s, T read along %s; %d x %d lanes (C x sum), %d output "
-		 "and %d summed slots",
+		 "and %d summed slots%s",
 		 v->vec == T_A ? "A" : "B", q >= 0 ? c->idx[q].name : "-",
 		 v->kfast ? (k >= 0 ? c->idx[k].name : "-") : (q >= 0 ? c->idx[q].name : "-"),
-		 v->ql, v->kl, v->no, v->ns);
+		 v->ql, v->kl, v->no, v->ns, split);
 }

@@ -30,7 +30,10 @@ struct ttv_plan {
 	struct tcx_ttv_args args;	/* sizes, strides, kstep, the grid */
 	int ql, kl;			/* lanes along q and along the sum */
 	bool kfast;			/* T moves fastest along a summed index */
+	int split;			/* parts of the sum (1: none), added by
+					 * tcx_ttv_reduce through a workspace */
 	size_t local[3], global[3];	/* the launch on the plan's device */
+	size_t global_reduce[3];	/* tcx_ttv_reduce's, where split */
 	double util;			/* busy lanes' share */
 	double flops;			/* the products' floating-point operations */
 	double bytes;			/* T, V and C moved once each */
@@ -49,11 +52,19 @@ enum tcx_status ttv_plan_make(const struct problem *p, const struct device_info 
 enum tcx_status ttv_source(const struct ttv_plan *v, struct strbuf *src, struct strbuf *opts,
 			   struct tcx_error *err);
 
+/* Bytes of the workspace a split sum needs (0: none). */
+size_t ttv_workspace_bytes(const struct ttv_plan *v);
+
+/* Makes the program's kernels ready to launch (device_kernel_ready). */
+enum tcx_status ttv_ready(const struct ttv_plan *v, struct device *dev, struct program *prog,
+			  struct tcx_error *err);
+
 /* Runs C = alpha * A B + beta * C on the problem's buffers (a, b, c as the
- * caller's A, B and C; real scalars: alpha[0], beta[0]).  With event_ms
- * non-NULL, waits and gives the kernel's time. */
+ * caller's A, B and C, ws a workspace of ttv_workspace_bytes; real
+ * scalars: alpha[0], beta[0]).  With event_ms non-NULL, waits and gives
+ * the kernels' time. */
 enum tcx_status ttv_launch(const struct ttv_plan *v, struct device *dev, struct program *prog,
-			   struct buffer *a, struct buffer *b, struct buffer *c,
+			   struct buffer *a, struct buffer *b, struct buffer *c, struct buffer *ws,
 			   const double alpha[2], const double beta[2], double *event_ms,
 			   struct tcx_error *err);
 

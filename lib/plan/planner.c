@@ -1194,7 +1194,7 @@ static void plan_ttm(const struct problem *p, const struct plan_device *m,
 	}
 	out->limit = out->compute_s > out->memory_s ? "compute" : "memory";
 	out->seconds = (out->compute_s > out->memory_s ? out->compute_s : out->memory_s) +
-		       m->launch_s;
+		       m->launch_s * (t->vector && t->v.split > 1 ? 2 : 1);
 	out->applies = true;
 	out->on = force == 1 || out->seconds < best_s;
 }

@@ -140,6 +140,13 @@ enum arith contract_arith(const struct prepared *pr, enum tcx_dtype t, const str
 	return arith_of(t, &simt);
 }
 
+size_t contract_workspace_bytes(const struct prepared *pr, const struct problem *p)
+{
+	if (pr->host || pr->empty)
+		return 0;
+	return pr->ttm.on ? ttm_workspace_bytes(&pr->ttm.plan) : plan_workspace_bytes(&pr->plan, p);
+}
+
 bool contract_direct(const struct prepared *pr, const double alpha[2], const double beta[2])
 {
 	return pr->perm[PERM_DIRECT].on && alpha[0] == 1 && alpha[1] == 0 && beta[0] == 0 &&
@@ -161,7 +168,7 @@ enum tcx_status contract_ready(struct device *dev, const struct prepared *pr,
 		if (pr->perm[k].on)
 			st = device_kernel_ready(dev, pr->perm[k].prog, TCX_PERMUTE_NAME, err);
 	if (!st && pr->ttm.on)
-		st = device_kernel_ready(dev, pr->ttm.prog, ttm_name(&pr->ttm.plan), err);
+		st = ttm_ready(&pr->ttm.plan, dev, pr->ttm.prog, err);
 	return st;
 }
 
@@ -176,8 +183,8 @@ enum tcx_status contract_launch(struct device *dev, const struct prepared *pr,
 	enum tcx_status st = TCX_OK;
 
 	if (pr->ttm.on)
-		return ttm_launch(&pr->ttm.plan, dev, pr->ttm.prog, a, b, c, alpha, beta, event_ms,
-				  err);
+		return ttm_launch(&pr->ttm.plan, dev, pr->ttm.prog, a, b, c, ws, alpha, beta,
+				  event_ms, err);
 	if (contract_direct(pr, alpha, beta)) {
 		const struct prepared_permute *pd = &pr->perm[PERM_DIRECT];
 
@@ -297,7 +304,7 @@ enum tcx_status contract_host_arrays(struct device *dev, const struct prepared *
 		free(ones);
 		return st;
 	}
-	nws = plan_workspace_bytes(&pr->plan, p);
+	nws = contract_workspace_bytes(pr, p);
 	st = buffer_alloc(dev, na, &ba, err);
 	if (!st)
 		st = buffer_alloc(dev, nb, &bb, err);

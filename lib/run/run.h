@@ -116,6 +116,11 @@ enum arith contract_arith(const struct prepared *pr, enum tcx_dtype t, const str
  * A into C and no contraction kernel. */
 bool contract_direct(const struct prepared *pr, const double alpha[2], const double beta[2]);
 
+/* Bytes of the workspace contract_launch's ws must have for pr (0: none,
+ * ws may be NULL): GlobalSplitU's, or the tensor-times-vector kernel's
+ * split sum's where that runs instead. */
+size_t contract_workspace_bytes(const struct prepared *pr, const struct problem *p);
+
 /* Frees what contract_prepare_permutes allocated; the rest of a prepared
  * kernel belongs to the device's cache.  Safe on a zeroed one, and twice. */
 void contract_release(struct device *dev, struct prepared *pr);

@@ -40,6 +40,20 @@ C[t,s,v]=A[h,c,s,z,t,v]*B[c,h,z,v]|t=3,s=5,v=7,h=2,c=3,z=4|--alpha 2 --beta -1
 C[a,b]=A[a,k,b]*B[k]|a=31,b=6,k=19|--strides A=[1,37,900],B=[3],C=[2,70]
 EOF
 
+# the sum in parts, each part's sums added by a second kernel (what a GPU
+# with too few elements of C for its SMs runs; TCX_TTV_SPLIT forces it)
+while IFS='|' read -r e s x; do
+	# shellcheck disable=SC2086
+	TCX_TTV_SPLIT=3 run validate "$e" --sizes "$s" $L $x
+	expect_out 'the sum in 3 parts' "$e $x split: the parts"
+	expect_out 'result +PASS' "$e $x split: PASS"
+done <<'EOF'
+C[l]=A[h,l,p,w]*B[p,w,h]|l=71,h=47,p=13,w=7|
+C[]=A[k]*B[k]|k=4099|
+C[h,v,s]=A[h,s,e,v]*B[e]|h=23,v=7,s=12,e=40|--type d --beta 0.5
+C[t,s,v]=A[h,c,s,z,t,v]*B[c,h,z,v]|t=3,s=5,v=7,h=2,c=3,z=4|--alpha 2 --beta -1
+EOF
+
 # both operands with free indices, or a complex type: not for this kernel
 run -v validate 'ik,kj->ij' --sizes i=9,j=5,k=7
 expect_rc 0 "a GEMM"

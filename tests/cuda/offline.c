@@ -156,6 +156,7 @@ static int ttm_proofs(struct seen *seen, struct tally *ty, const struct device_i
 		{ "C[]=A[k]*B[k]", "k=4099" },
 		{ "C[z,k]=A[x,z,p,t,k]*B[t,z,p,x]", "z=5,k=16,x=3,p=7,t=11" },
 		{ "C[i,b]=A[k,b]*B[i,k,b]", "i=33,k=17,b=5" },
+		{ "C[b]=A[b,r,z]*B[z,r]", "b=184,r=624,z=139" }, /* split on an H100 */
 	};
 	int n = 0;
 

@@ -1088,8 +1088,8 @@ static void test_ttm_stages(void)
  * indices that move together in T, V and C merged (p and w below; h not,
  * l lies between it and p in T), the lanes along the sum where T moves
  * fastest along it, else along C, the lanes' step as the summed slots'
- * digits, a GPU with few work-groups widened along the sum; a GEMM and
- * complex types not taken. */
+ * digits, a GPU with few work-groups widened along the sum, and with
+ * fewer still the sum split; a GEMM and complex types not taken. */
 static void test_ttv(void)
 {
 	static const struct {
@@ -1162,6 +1162,19 @@ static void test_ttv(void)
 		CHECK(c && problem_init(&p, c, sz, &err) == TCX_OK);
 		CHECK_MSG(c && ttm_plan_any(&p, &d, &t, &err) == TCX_OK && t.vector && t.v.kl == 1024,
 			  "%d lanes: %s", t.v.kl, err.msg);
+		contraction_free(c);
+		/* 184 elements of C and a sum of 86,736: three work-groups of
+		 * 1024, so the sum in parts, through a workspace of each part's
+		 * sums; none on a CPU */
+		c = parse("C[b]=A[b,r,z]*B[z,r]", TCX_DTYPE_S);
+		CHECK(c && sizes_parse_assign_zero(c, "b=184,r=624,z=139", sz, &err) == TCX_OK);
+		CHECK(c && problem_init(&p, c, sz, &err) == TCX_OK);
+		CHECK_MSG(c && ttm_plan_any(&p, &d, &t, &err) == TCX_OK && t.vector && t.v.split > 1 &&
+				  t.v.args.split * t.v.args.chunk >= t.v.args.total &&
+				  ttm_workspace_bytes(&t) == (size_t)t.v.split * 184 * 4,
+			  "split %d, %zu bytes: %s", t.v.split, ttm_workspace_bytes(&t), err.msg);
+		CHECK(c && ttm_plan_any(&p, NULL, &t, &err) == TCX_OK && t.v.split == 1 &&
+		      ttm_workspace_bytes(&t) == 0);
 		contraction_free(c);
 		c = parse("C[i]=A[i,k]*B[k]", TCX_DTYPE_C);
 		CHECK(c && sizes_parse_assign_zero(c, "i=100,k=7", sz, &err) == TCX_OK);
