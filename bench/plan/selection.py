@@ -177,12 +177,14 @@ def one(args, case, work):
     run(base + jobs + ["--strategy", "exhaustive", "--db", args.db, "-o", whole], 1800)
     t1 = time.time()
     run(base + jobs + ["--budget", str(budget), "--db", args.db, "-o", model], 1800)
-    e, _ = bench(args, case, exact, ["--logic", logic_file(whole)])
-    m, _ = bench(args, case, exact, ["--logic", logic_file(model)])
+    e, re_ = bench(args, case, exact, ["--logic", logic_file(whole)])
+    m, rm = bench(args, case, exact, ["--logic", logic_file(model)])
     extra = planner_fields(args, case, exact, e)
     return {"name": case["name"], "group": case["group"], "expression": case["tensile"],
             "sizes": case["sizes"], "space": n, "budget": budget,
             "exhaustive_gflops": e, "budget_gflops": m,
+            "exhaustive_solution": re_.get("solution_name"),
+            "budget_solution": rm.get("solution_name"),
             "budget_ratio": m / e if e > 0 else None,
             "tune_s": round(t1 - t0, 1), **extra}
 
