@@ -130,10 +130,12 @@ enum tcx_status ttv_plan_make(const struct problem *p, const struct device_info 
 	for (int i = 0; i < no; i++)
 		nout *= o[i].n;
 	for (int i = 0; i < ns; i++) {
+		/* merged slots are digits too: each within an int, the whole sum
+		 * well within a long */
+		if (s[i].n > INT32_MAX || total > (INT64_MAX / 2) / s[i].n)
+			return tcx_fail(err, TCX_ELIMIT, "a sum of more than %lld positions is too "
+					"long for the tensor-times-vector kernel", (long long)total);
 		total *= s[i].n;
-		if (s[i].n > INT32_MAX || total > INT64_MAX / 2)
-			return tcx_fail(err, TCX_ELIMIT, "the sum of %lld positions is too long for "
-					"the tensor-times-vector kernel", (long long)total);
 	}
 	out->dtype = c->dtype;
 	out->no = no;
