@@ -187,8 +187,14 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	 * (bench/results/2026-11-27-h200-ttm.md) */
 	m->eff_ttm = 0.48;
 	m->eff_ttm_mem = 0.86;
-	/* the tensor-times-vector kernel: a copy's rate until measured */
-	m->eff_ttv_mem = 0.8;
+	/* the tensor-times-vector kernel: on an H100 it ran the fourteen
+	 * matrix-vector cases of the selection report at a median 0.52 of
+	 * the time 0.8 predicted (0.2-0.36 where the sum is short or in three
+	 * slots, 0.7-0.94 on three others), the contraction kernels' model
+	 * predicting those cases' choices within 0.8-1.1; at 0.42 it takes the
+	 * cases it ran 1.07-3.2 times as fast and leaves those it lost
+	 * (bench/results/2026-12-06-h100-ttv.md) */
+	m->eff_ttv_mem = 0.42;
 	/* the permute's transpose through local memory: 2.3-2.6 TB/s for
 	 * 32 x 32 tiles of an H200's 4.2 (0.6 of bw, permute_seconds scales
 	 * it by how its tiles fill); on PoCL, where a work-group's barriers
