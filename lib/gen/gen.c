@@ -928,6 +928,15 @@ enum tcx_status kernel_assemble(const char *const *templates, const char *lang,
 	return st;
 }
 
+enum tcx_status kernel_assemble_family(const char *file, const char *lang, struct strbuf *src,
+				       struct strbuf *opts, struct tcx_error *err)
+{
+	const char *const opencl[] = { "common/port.h", "common/abi.h", file, NULL };
+	const char *const cuda[] = { "common/port.h", "cuda/compat.h", "common/abi.h", file, NULL };
+
+	return kernel_assemble(strcmp(lang, "cuda") == 0 ? cuda : opencl, lang, src, opts, err);
+}
+
 enum tcx_status plan_source(const struct kernel_plan *k, struct strbuf *src, struct strbuf *opts,
 			    struct tcx_error *err)
 {

@@ -151,6 +151,13 @@ enum tcx_status kernel_source(const char *path, char **text, size_t *len, struct
 enum tcx_status kernel_assemble(const char *const *templates, const char *lang,
 				struct strbuf *src, struct strbuf *opts, struct tcx_error *err);
 
+/* kernel_assemble for a kernel family of one template (`file`, a path
+ * under kernels/: "opencl/ttm.cl") after common/port.h, cuda/compat.h
+ * for CUDA, and common/abi.h: the permute, tensor-times-matrix and
+ * tensor-times-vector kernels. */
+enum tcx_status kernel_assemble_family(const char *file, const char *lang, struct strbuf *src,
+				       struct strbuf *opts, struct tcx_error *err);
+
 /* A built-in default solution for a device and contraction (used when no
  * parameters, solution or logic is given). */
 void solution_heuristic(const struct tcx_contraction *c, const struct device_info *dev,

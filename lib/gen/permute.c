@@ -348,16 +348,6 @@ enum tcx_status permute_plan_make(enum tcx_dtype t, int rank, const int64_t *siz
 }
 
 /* The templates of a permute's source, after its prelude. */
-static const char *const *permute_templates(const char *lang)
-{
-	static const char *const opencl[] = {"common/port.h", "common/abi.h",
-					     "opencl/permute.cl", NULL};
-	static const char *const cuda[] = {"common/port.h", "cuda/compat.h", "common/abi.h",
-					   "opencl/permute.cl", NULL};
-
-	return strcmp(lang, "cuda") == 0 ? cuda : opencl;
-}
-
 enum tcx_status permute_plan_tensor(const struct problem *p, enum tensor_role t,
 				    const int64_t *to, const struct device_info *dev,
 				    struct permute_plan *out, struct tcx_error *err)
@@ -396,7 +386,7 @@ enum tcx_status permute_source(const struct permute_plan *p, struct strbuf *src,
 			    "#define PERM_REP0 %d\n#define PERM_REP1 %d\n#define PERM_UNIT0 %d\n",
 			    p->wg[0], p->wg[1], p->rep[0], p->rep[1], p->unit0);
 	st = strbuf_status(src, err);
-	return st ? st : kernel_assemble(permute_templates(p->lang), p->lang, src, opts, err);
+	return st ? st : kernel_assemble_family("opencl/permute.cl", p->lang, src, opts, err);
 }
 
 enum tcx_status permute_build(const struct permute_plan *p, struct device *dev,

@@ -362,16 +362,6 @@ const char *ttm_kernel(const struct ttm_plan *t)
 	return t->vector ? "the tensor-times-vector kernel" : "the tensor-times-matrix kernel";
 }
 
-static const char *const *ttm_templates(const char *lang)
-{
-	static const char *const opencl[] = { "common/port.h", "common/abi.h", "opencl/ttm.cl",
-					      NULL };
-	static const char *const cuda[] = { "common/port.h", "cuda/compat.h", "common/abi.h",
-					    "opencl/ttm.cl", NULL };
-
-	return strcmp(lang, "cuda") == 0 ? cuda : opencl;
-}
-
 enum tcx_status ttm_source(const struct ttm_plan *t, struct strbuf *src, struct strbuf *opts,
 			   struct tcx_error *err)
 {
@@ -390,7 +380,7 @@ enum tcx_status ttm_source(const struct ttm_plan *t, struct strbuf *src, struct 
 		    t->dtype == TCX_DTYPE_D, t->qb, t->tq, t->rb, t->tr, t->jb, t->tj, t->kc,
 		    t->fast, t->vec, t->size[TTM_K] % t->kc == 0, t->stages);
 	st = strbuf_status(src, err);
-	return st ? st : kernel_assemble(ttm_templates(t->lang), t->lang, src, opts, err);
+	return st ? st : kernel_assemble_family("opencl/ttm.cl", t->lang, src, opts, err);
 }
 
 enum tcx_status ttm_build(const struct ttm_plan *t, struct device *dev, struct program **prog,

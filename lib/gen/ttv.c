@@ -255,16 +255,6 @@ enum tcx_status ttv_ready(const struct ttv_plan *v, struct device *dev, struct p
 	return st || v->split == 1 ? st : device_kernel_ready(dev, prog, TCX_TTV_REDUCE_NAME, err);
 }
 
-static const char *const *ttv_templates(const char *lang)
-{
-	static const char *const opencl[] = { "common/port.h", "common/abi.h", "opencl/ttv.cl",
-					      NULL };
-	static const char *const cuda[] = { "common/port.h", "cuda/compat.h", "common/abi.h",
-					    "opencl/ttv.cl", NULL };
-
-	return strcmp(lang, "cuda") == 0 ? cuda : opencl;
-}
-
 enum tcx_status ttv_source(const struct ttv_plan *v, struct strbuf *src, struct strbuf *opts,
 			   struct tcx_error *err)
 {
@@ -280,7 +270,7 @@ enum tcx_status ttv_source(const struct ttv_plan *v, struct strbuf *src, struct 
 		    v->dtype == TCX_DTYPE_D, v->no, v->ns, v->ql, v->kl, v->kfast, TTV_UNROLL,
 		    v->split > 1);
 	st = strbuf_status(src, err);
-	return st ? st : kernel_assemble(ttv_templates(v->lang), v->lang, src, opts, err);
+	return st ? st : kernel_assemble_family("opencl/ttv.cl", v->lang, src, opts, err);
 }
 
 enum tcx_status ttv_launch(const struct ttv_plan *v, struct device *dev, struct program *prog,
