@@ -200,10 +200,10 @@ static enum tcx_status choose(struct tcx_plan *pl, struct tcx_device *dev,
 				 pl->pl.direct.on ? ", a permute of A into C for alpha 1 and "
 						    "beta 0, else"
 				 : pl->pl.ttm.on ? ", " : "",
-				 pl->pl.ttm.on && !pl->pl.direct.on
-					 ? ttm_kernel(&pl->pl.ttm.plan)
-					 : "",
-				 pl->pl.ttm.on && !pl->pl.direct.on ? " instead of" : "",
+				 /* the planner tries these kernels only where no
+				  * permute alone runs the problem */
+				 pl->pl.ttm.on ? ttm_kernel(&pl->pl.ttm.plan) : "",
+				 pl->pl.ttm.on ? " instead of" : "",
 				 pl->pl.best.permute[0].on ? ", A permuted" : "",
 				 pl->pl.best.permute[1].on ? ", B permuted" : "",
 				 pl->pl.best.permute[2].on ? ", C permuted" : "");

@@ -192,8 +192,8 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	 * the time 0.8 predicted (0.2-0.36 where the sum is short or in three
 	 * slots, 0.7-0.94 on three others), the contraction kernels' model
 	 * predicting those cases' choices within 0.8-1.1; at 0.42 it takes the
-	 * cases it ran 1.07-3.2 times as fast and leaves those it lost
-	 * (bench/results/2026-12-06-h100-ttv.md) */
+	 * eight it ran 0.98-3.2 times as fast and leaves those it lost (a
+	 * rate read off those same cases; bench/results/2026-12-06-h100-ttv.md) */
 	m->eff_ttv_mem = 0.42;
 	/* the permute's transpose through local memory: 2.3-2.6 TB/s for
 	 * 32 x 32 tiles of an H200's 4.2 (0.6 of bw, permute_seconds scales
