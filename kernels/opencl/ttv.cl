@@ -56,8 +56,10 @@
 #ifndef TTV_SPLIT
 #define TTV_SPLIT 0 /* the sum in parts, through W and tcx_ttv_reduce */
 #endif
+#ifndef TTV_REDUCE_WG
+#define TTV_REDUCE_WG 256 /* work-items of tcx_ttv_reduce's work-groups */
+#endif
 #define TTV_WG (TTV_QL * TTV_KL)
-#define TTV_REDUCE_WG 256 /* lib/gen/ttv.c's TTV_REDUCE_THREADS */
 
 /* the odometer one step of TTV_KL on: digit s of the summed indices and
  * the offsets in T and V move by kstep's digits, carrying where a digit

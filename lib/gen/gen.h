@@ -151,6 +151,13 @@ enum tcx_status kernel_source(const char *path, char **text, size_t *len, struct
 enum tcx_status kernel_assemble(const char *const *templates, const char *lang,
 				struct strbuf *src, struct strbuf *opts, struct tcx_error *err);
 
+/* a / b rounded up, for positive b: tiles, blocks and work-groups over an
+ * extent (the permute, tensor-times-matrix and -vector plans). */
+static inline int64_t gen_ceil_div(int64_t a, int64_t b)
+{
+	return (a + b - 1) / b;
+}
+
 /* kernel_assemble for a kernel family of one template (`file`, a path
  * under kernels/: "opencl/ttm.cl") after common/port.h, cuda/compat.h
  * for CUDA, and common/abi.h: the permute, tensor-times-matrix and

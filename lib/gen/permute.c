@@ -20,11 +20,6 @@ struct pdim {
 	int id;
 };
 
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-	return (a + b - 1) / b;
-}
-
 /* Merges index j into index i wherever j continues i in both tensors (j's
  * strides are i's times i's size); the merged index keeps i's place.
  * Returns the indices left. */
@@ -179,8 +174,8 @@ static void copy_shape(struct permute_plan *p, int threads, const struct device_
 		p->rep[0] = 4;
 	p->local[0] = (size_t)p->wg[0];
 	p->local[1] = (size_t)p->wg[1];
-	p->groups[0] = ceil_div(p->size[0], p->wg[0] * p->rep[0]);
-	p->groups[1] = ceil_div(p->size[1], p->wg[1] * p->rep[1]);
+	p->groups[0] = gen_ceil_div(p->size[0], p->wg[0] * p->rep[0]);
+	p->groups[1] = gen_ceil_div(p->size[1], p->wg[1] * p->rep[1]);
 }
 
 /* The transpose's tile along a slot of n words whose partner slot has m:
@@ -194,14 +189,14 @@ static int tile_extent(int64_t n, int64_t m, int word)
 	const int wide = word == 2 ? 64 : 32;
 
 	if (n <= 2 * wide)
-		return (int)ceil_div(n, 8) * 8;
-	return ceil_div(m, 8) * 8 < wide ? 2 * wide : wide;
+		return (int)gen_ceil_div(n, 8) * 8;
+	return gen_ceil_div(m, 8) * 8 < wide ? 2 * wide : wide;
 }
 
 /* Halves a tile extent, staying a multiple of 8. */
 static int tile_halve(int t)
 {
-	return (int)ceil_div(t / 2, 8) * 8;
+	return (int)gen_ceil_div(t / 2, 8) * 8;
 }
 
 /* The transpose's tile (tile_extent along each slot), halved along its
@@ -249,8 +244,8 @@ static enum tcx_status tile_shape(struct permute_plan *p, int threads,
 				p->word, dev ? dev->id : "the device", threads, (long long)lmem);
 	p->local[0] = (size_t)p->tile[0];
 	p->local[1] = (size_t)p->rows;
-	p->groups[0] = ceil_div(p->size[0], p->tile[0]);
-	p->groups[1] = ceil_div(p->size[1], p->tile[1]);
+	p->groups[0] = gen_ceil_div(p->size[0], p->tile[0]);
+	p->groups[1] = gen_ceil_div(p->size[1], p->tile[1]);
 	return TCX_OK;
 }
 

@@ -14,11 +14,6 @@
 
 #define REJECT(...) return tcx_fail(err, TCX_EREJECT, __VA_ARGS__)
 
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-	return (a + b - 1) / b;
-}
-
 /* The index of tensor t with the smallest stride among those of size > 1
  * that `want` accepts (by id; NULL: all), or -1. */
 static int fastest_of(const struct problem *p, enum tensor_role t, const bool *want)
@@ -48,7 +43,7 @@ static int pick_qb(int64_t q, int tq)
 	for (int b = 32; b >= 8 && n < 4; b -= 8)
 		if (b % tq == 0) {
 			cand[n] = b;
-			util[n] = (double)q / (double)(ceil_div(q, b) * b);
+			util[n] = (double)q / (double)(gen_ceil_div(q, b) * b);
 			best = util[n] > best ? util[n] : best;
 			n++;
 		}
@@ -73,7 +68,7 @@ static void pick_rb(int64_t r, int nr_max, int unit, int *rb, int *tr)
 		*tr = 1;
 		for (int t = 1; t <= 2; t++)
 			for (int b = unit; b <= t * nr_max; b += unit) {
-				const int64_t w = ceil_div(r, b) * b - r;
+				const int64_t w = gen_ceil_div(r, b) * b - r;
 
 				if (b % t != 0 || b / t > nr_max)
 					continue;
@@ -86,7 +81,7 @@ static void pick_rb(int64_t r, int nr_max, int unit, int *rb, int *tr)
 		return;
 	}
 	*tr = 1;
-	*rb = (int)ceil_div(r, ceil_div(r, nr_max));
+	*rb = (int)gen_ceil_div(r, gen_ceil_div(r, nr_max));
 }
 
 /* Values of k a chunk: one near 8 that divides K, else 8; where T is read
@@ -97,10 +92,10 @@ static int pick_kc(int64_t k, bool along_k)
 	static const int near16[] = { 8, 16, 24, 12, 6, 10 };
 	const int *c = along_k ? near16 : near8;
 	int best = c[0];
-	int64_t waste = ceil_div(k, best) * best - k;
+	int64_t waste = gen_ceil_div(k, best) * best - k;
 
 	for (int i = 1; i < 6 && waste > 0; i++) {
-		const int64_t w = ceil_div(k, c[i]) * c[i] - k;
+		const int64_t w = gen_ceil_div(k, c[i]) * c[i] - k;
 
 		if (w < waste) {
 			waste = w;
@@ -207,20 +202,20 @@ enum tcx_status ttm_plan_make(const struct problem *p, const struct device_info 
 		const int64_t Q = out->size[TTM_Q], R = out->size[TTM_R], J = out->size[TTM_J];
 		const int64_t K = out->size[TTM_K];
 		const int64_t jt = J < 32 ? J : 32;
-		const int64_t jb0 = ceil_div(J, ceil_div(J, jt));
+		const int64_t jb0 = gen_ceil_div(J, gen_ceil_div(J, jt));
 		int nq, nj, nr, nr_max, tj;
 		int64_t rblocks;
 
 		out->tq = 16 / es;
 		out->qb = pick_qb(Q, out->tq);
 		nq = out->qb / out->tq;
-		out->jblocks = ceil_div(J, jb0);
+		out->jblocks = gen_ceil_div(J, jb0);
 		/* j a work-item: 12 where q's block is 24, else 6 (on an H200 the
 		 * three intensli cases with q of 48 ran 6-14% faster with 12, two
 		 * with q of 96 9% slower; bench/results/2026-11-27-h200-ttm.md) */
 		tj = out->qb == 24 ? 12 : 6;
-		nj = (int)ceil_div(jb0, tj);
-		out->tj = (int)ceil_div(jb0, nj);
+		nj = (int)gen_ceil_div(jb0, tj);
+		out->tj = (int)gen_ceil_div(jb0, nj);
 		out->jb = nj * out->tj;
 		nr_max = TTM_THREADS / (nq * nj);
 		if (dev && dev->max_wg_size > 0 && nq * nj * nr_max > dev->max_wg_size)
@@ -232,7 +227,7 @@ enum tcx_status ttm_plan_make(const struct problem *p, const struct device_info 
 					nq * nj, dev ? dev->max_wg_size : 0);
 		pick_rb(R, nr_max, out->fast == TTM_R ? 32 / es : 1, &out->rb, &out->tr);
 		nr = out->rb / out->tr;
-		rblocks = ceil_div(R, out->rb);
+		rblocks = gen_ceil_div(R, out->rb);
 		out->threads = nq * nr * nj;
 		out->kc = pick_kc(K, out->fast == TTM_K);
 		/* with 6 j a work-item, chunks of 12 where 12 divides the sum
@@ -267,14 +262,14 @@ enum tcx_status ttm_plan_make(const struct problem *p, const struct device_info 
 					"exceed the device's %lld",
 					(long long)out->lds_bytes, (long long)dev->local_mem);
 		}
-		out->groups[0] = out->jblocks * ceil_div(Q, out->qb);
+		out->groups[0] = out->jblocks * gen_ceil_div(Q, out->qb);
 		out->groups[1] = rblocks;
 		out->groups[2] = 1;
 		for (int s = TTM_FOLD; s < out->nslots; s++)
 			out->groups[2] *= out->size[s];
 		out->util = (double)(Q * R * J * K) /
-			    ((double)ceil_div(Q, out->qb) * out->qb * (double)rblocks * out->rb *
-			     (double)out->jblocks * out->jb * (double)ceil_div(K, out->kc) * out->kc);
+			    ((double)gen_ceil_div(Q, out->qb) * out->qb * (double)rblocks * out->rb *
+			     (double)out->jblocks * out->jb * (double)gen_ceil_div(K, out->kc) * out->kc);
 		out->flops = 2.0 * (double)Q * (double)count_f * (double)J * (double)K / out->util;
 		out->bytes = (double)es * ((double)t_elems + (double)(J * K) + (double)c_elems);
 	}
@@ -338,11 +333,6 @@ enum tcx_status ttm_plan_any(const struct problem *p, const struct device_info *
 	out->jblocks = 1;
 	memcpy(out->lang, v.lang, sizeof(out->lang));
 	return TCX_OK;
-}
-
-const char *ttm_name(const struct ttm_plan *t)
-{
-	return t->vector ? TCX_TTV_NAME : TCX_TTM_NAME;
 }
 
 size_t ttm_workspace_bytes(const struct ttm_plan *t)

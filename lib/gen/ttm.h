@@ -49,8 +49,9 @@ struct ttm_plan {
 	double bytes;			/* T, M and C moved once each (C written) */
 	char lang[16];			/* "opencl" or "cuda" */
 	/* ttm_plan_any's: the tensor-times-vector kernel (gen/ttv.h) runs
-	 * instead, as v plans it; of the fields above only dtype, big, lang,
-	 * flops and bytes are set then (jblocks 1) */
+	 * instead, as v plans it; of the fields above only dtype, big, mat
+	 * (the vector's operand), lang, util, flops and bytes are set then
+	 * (jblocks 1) */
 	bool vector;
 	struct ttv_plan v;
 };
@@ -68,13 +69,12 @@ enum tcx_status ttm_plan_make(const struct problem *p, const struct device_info 
 /* ttm_plan_make's plan where it applies, else the tensor-times-vector
  * kernel's (out->vector) where that does (ttv_plan_make), else the
  * matrix kernel's reason.  ttm_source, ttm_build, ttm_ready, ttm_launch,
- * ttm_workspace_bytes, ttm_name and ttm_plan_str take either. */
+ * ttm_workspace_bytes, ttm_kernel and ttm_plan_str take either. */
 enum tcx_status ttm_plan_any(const struct problem *p, const struct device_info *dev,
 			     struct ttm_plan *out, struct tcx_error *err);
 
-/* The plan's kernel by name: TCX_TTM_NAME, or TCX_TTV_NAME for a vector;
- * and in words: "the tensor-times-matrix kernel" (or -vector). */
-const char *ttm_name(const struct ttm_plan *t);
+/* The plan's kernel in words: "the tensor-times-matrix kernel" (or
+ * -vector). */
 const char *ttm_kernel(const struct ttm_plan *t);
 
 /* Bytes of the workspace the plan's launches need (0: none; the vector

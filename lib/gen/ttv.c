@@ -30,9 +30,11 @@ struct slot {
 	int64_t n, st, sv, sc;
 };
 
-static int64_t ceil_div(int64_t a, int64_t b)
+/* Half the work-items a GPU's SMs hold (2048 each): below that too few
+ * loads are in flight for its memory's rate. */
+static int64_t half_slots(const struct device_info *dev)
 {
-	return (a + b - 1) / b;
+	return (int64_t)(dev->compute_units > 0 ? dev->compute_units : 1) * 1024;
 }
 
 static int pow2_at_least(int64_t n, int cap)
@@ -163,7 +165,7 @@ enum tcx_status ttv_plan_make(const struct problem *p, const struct device_info 
 		out->ql = pow2_at_least(q, 64);
 		out->kl = pow2_at_least(total, TTV_THREADS / out->ql);
 	}
-	qblocks = ceil_div(q, out->ql);
+	qblocks = gen_ceil_div(q, out->ql);
 	groups = qblocks * (nout / q);
 	/* a GPU with fewer work-groups than a few per SM: more lanes along a
 	 * long sum instead, so that enough loads are in flight */
@@ -176,18 +178,18 @@ enum tcx_status ttv_plan_make(const struct problem *p, const struct device_info 
 			out->kl /= 2;
 		else
 			out->ql /= 2;
-	qblocks = ceil_div(q, out->ql);
+	qblocks = gen_ceil_div(q, out->ql);
 	groups = qblocks * (nout / q);
 	/* still too few work-items for half a GPU's slots: the sum in parts,
 	 * each lane summing at least TTV_PART_ROUNDS rounds of a part */
 	out->split = 1;
 	if (dev && dev->type == DEV_GPU && dev->compute_units > 0) {
-		const int64_t slots = (int64_t)dev->compute_units * 1024;
+		const int64_t slots = half_slots(dev);
 		const int64_t have = groups * out->ql * out->kl;
 		const int64_t most = total / ((int64_t)out->kl * TTV_UNROLL * TTV_PART_ROUNDS);
 
 		if (have < slots && most > 1) {
-			int64_t n = ceil_div(slots, have);
+			int64_t n = gen_ceil_div(slots, have);
 
 			n = n < most ? n : most;
 			out->split = (int)(n < TTV_MAX_SPLIT ? n : TTV_MAX_SPLIT);
@@ -203,7 +205,7 @@ enum tcx_status ttv_plan_make(const struct problem *p, const struct device_info 
 			out->split = (int)(n < total ? (n < TTV_MAX_SPLIT ? n : TTV_MAX_SPLIT) : total);
 	}
 	a->split = out->split;
-	a->chunk = ceil_div(total, out->split);
+	a->chunk = gen_ceil_div(total, out->split);
 	a->pgroups = groups;
 	a->nout = nout;
 	groups *= out->split;
@@ -221,8 +223,13 @@ enum tcx_status ttv_plan_make(const struct problem *p, const struct device_info 
 	a->total = total;
 	a->qblocks = qblocks;
 	a->groups = groups;
+	out->fill = 1;
+	if (dev && dev->type == DEV_GPU) {
+		out->fill = (double)groups * (double)(out->ql * out->kl) / (double)half_slots(dev);
+		out->fill = out->fill < 1 ? out->fill : 1;
+	}
 	out->util = (double)q / (double)(qblocks * out->ql) *
-		    ((double)total / (double)(ceil_div(total, out->kl) * out->kl));
+		    ((double)total / (double)(gen_ceil_div(total, out->kl) * out->kl));
 	out->flops = 2.0 * (double)nout * (double)total;
 	out->bytes = (double)ti->bytes * ((double)problem_count(p, out->big) +
 					  (double)problem_count(p, out->vec) +
@@ -231,7 +238,7 @@ enum tcx_status ttv_plan_make(const struct problem *p, const struct device_info 
 	out->local[0] = (size_t)(out->ql * out->kl);
 	out->local[1] = out->local[2] = 1;
 	{
-		const int64_t n[3] = { groups, 1, 1 }, nr[3] = { ceil_div(nout, TTV_REDUCE_THREADS), 1,
+		const int64_t n[3] = { groups, 1, 1 }, nr[3] = { gen_ceil_div(nout, TTV_REDUCE_THREADS), 1,
 								  1 };
 		const size_t lr[3] = { TTV_REDUCE_THREADS, 1, 1 };
 		enum tcx_status st = plan_grid(n, out->local, dev, out->global, err);
@@ -266,9 +273,9 @@ enum tcx_status ttv_source(const struct ttv_plan *v, struct strbuf *src, struct 
 	strbuf_addf(src,
 		    "#define TTV_DOUBLE %d\n#define TTV_NO %d\n#define TTV_NS %d\n"
 		    "#define TTV_QL %d\n#define TTV_KL %d\n#define TTV_KFAST %d\n"
-		    "#define TTV_UNROLL %d\n#define TTV_SPLIT %d\n",
+		    "#define TTV_UNROLL %d\n#define TTV_SPLIT %d\n#define TTV_REDUCE_WG %d\n",
 		    v->dtype == TCX_DTYPE_D, v->no, v->ns, v->ql, v->kl, v->kfast, TTV_UNROLL,
-		    v->split > 1);
+		    v->split > 1, TTV_REDUCE_THREADS);
 	st = strbuf_status(src, err);
 	return st ? st : kernel_assemble_family("opencl/ttv.cl", v->lang, src, opts, err);
 }

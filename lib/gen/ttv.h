@@ -35,6 +35,9 @@ struct ttv_plan {
 	size_t local[3], global[3];	/* the launch on the plan's device */
 	size_t global_reduce[3];	/* tcx_ttv_reduce's, where split */
 	double util;			/* busy lanes' share */
+	double fill;			/* on a GPU, the share of half its SMs'
+					 * work-item slots the work-groups fill
+					 * (at most 1); 1 elsewhere */
 	double flops;			/* the products' floating-point operations */
 	double bytes;			/* T, V and C moved once each */
 	char lang[16];			/* "opencl" or "cuda" */

@@ -1180,15 +1180,7 @@ static void plan_ttm(const struct problem *p, const struct plan_device *m,
 	if (dev->type != DEV_GPU && force != 1)
 		return;
 	if (t->vector) {
-		double fill = 1;
-
-		if (dev->type == DEV_GPU) {
-			const double slots = 0.5 * m->units * 2048;
-
-			fill = (double)t->v.args.groups * (double)t->v.local[0] / slots;
-			fill = fill < 1 ? fill : 1;
-		}
-		out->memory_s = t->bytes / (m->bw * m->mem_eff * m->eff_ttv_mem * fill);
+		out->memory_s = t->bytes / (m->bw * m->mem_eff * m->eff_ttv_mem * t->v.fill);
 		out->compute_s = t->flops / (m->simt_flops * m->eff_ttm * t->v.util);
 	} else {
 		for (int x = 0; x < p->c->rank[t->big]; x++)
