@@ -279,8 +279,8 @@ int offline_main(int argc, char **argv, const struct device_info *dev, offline_c
 	failures += ty.failures;
 	if (ty.rc)
 		return ty.rc;
-	printf("%s, %s for %s: %d cases (the permute's and the tensor-times-matrix kernel's "
-	       "included), %zu distinct kernels, %d "
+	printf("%s, %s for %s: %d cases (the permute's and the tensor-times-matrix and -vector "
+	       "kernels' included), %zu distinct kernels, %d "
 	       "compiled, %d failed, %d not generated (device rules), %d skipped (size rules); "
 	       "%.1f s\n",
 	       compiler, dtype_info(t)->name, dev->arch, cases, seen.n, ty.compiled, failures,
