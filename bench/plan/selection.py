@@ -7,9 +7,9 @@ family finds (`tcx tune EXPR --strategy exhaustive`), and `tcx tune EXPR
 
     bench/plan/selection.py [--tcx PATH] [--device ID] [--db FILE] [--mib N]
                             [--random N] [--seed N] [--only REGEX] [--share F]
-                            [--min-time S] [-j N] [--json FILE] [--deadline S]
-                            [--builtin-too] [--interleave] [--list]
-                            [--replan TAG]
+                            [--min-time S] [--rounds N] [-j N] [--json FILE]
+                            [--deadline S] [--builtin-too] [--interleave]
+                            [--list] [--replan TAG]
 
 Every measurement goes into one results store (--db), so a later
 `tcx plan --fit --db FILE` fits the planner's model from them and reports
@@ -20,7 +20,15 @@ run cut short (--deadline, a lost machine) goes on where it stopped.
 --replan TAG re-times only the planner's choice of the cases already in
 --json (their tune columns stay), for a newer tcx against the same
 exhaustive optimum; rows so timed carry planner_tag TAG, so that a run cut
-short goes on where it stopped.  Cases not in --json are measured whole.
+short goes on where it stopped.  Where the optimum's logic is still in
+the store's folder (FILE.logic), it is timed again beside the planner.
+Cases not in --json are measured whole.
+
+--rounds N times the optimum, the budgeted tune and the planner's choice
+N times each, interleaved (the order reversed every other round), and
+keeps the medians: on a device whose speed drifts (a CPU shared with other
+work: PoCL's timings drift by 20% between runs) the ratios are then taken
+within one stretch of time rather than minutes apart.
 
 Columns: the space's size, GFLOP/s of the exhaustive optimum, of the
 planner's choice ("planned as" when it merged indices or permuted
@@ -34,6 +42,7 @@ import math
 import os
 import random
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -144,10 +153,25 @@ def bench(args, case, exact, extra, env=None):
     return r["gflops"], r
 
 
-def planner_fields(args, case, exact, e):
+def paired(args, case, exact, sides):
+    """Each of sides (bench's extra arguments) timed args.rounds times,
+    the rounds interleaved and the order reversed every other round, so
+    that a device's drift (a CPU's clock, another process) falls on all
+    sides alike: per side the median GFLOP/s and the last result."""
+    got = [[] for _ in sides]
+    last = [None] * len(sides)
+    for k in range(max(1, args.rounds)):
+        order = range(len(sides)) if k % 2 == 0 else reversed(range(len(sides)))
+        for i in order:
+            g, last[i] = bench(args, case, exact, sides[i])
+            got[i].append(g)
+    return [(statistics.median(g), r) for g, r in zip(got, last)]
+
+
+def planner_fields(args, case, exact, e, planner=None):
     """The planner's choice timed by bench, as a row's fields (e: the
-    exhaustive optimum's GFLOP/s)."""
-    p, r = bench(args, case, exact, [])
+    exhaustive optimum's GFLOP/s; planner: its bench, when timed already)."""
+    p, r = planner or bench(args, case, exact, [])
     plan = r.get("plan", {})
     out = {"planner_gflops": p, "planner_solution": r.get("solution_name"),
            "planner_ttm": plan.get("tensor_times_matrix", False),
@@ -177,9 +201,9 @@ def one(args, case, work):
     run(base + jobs + ["--strategy", "exhaustive", "--db", args.db, "-o", whole], 1800)
     t1 = time.time()
     run(base + jobs + ["--budget", str(budget), "--db", args.db, "-o", model], 1800)
-    e, re_ = bench(args, case, exact, ["--logic", logic_file(whole)])
-    m, rm = bench(args, case, exact, ["--logic", logic_file(model)])
-    extra = planner_fields(args, case, exact, e)
+    (e, re_), (m, rm), pl = paired(args, case, exact, [["--logic", logic_file(whole)],
+                                                        ["--logic", logic_file(model)], []])
+    extra = planner_fields(args, case, exact, e, pl)
     return {"name": case["name"], "group": case["group"], "expression": case["tensile"],
             "sizes": case["sizes"], "space": n, "budget": budget,
             "exhaustive_gflops": e, "budget_gflops": m,
@@ -223,6 +247,9 @@ def main():
     ap.add_argument("--share", type=float, default=0.1,
                     help="tune --budget as a share of the space (default 0.1)")
     ap.add_argument("--min-time", type=float, default=None)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time the optimum, the budgeted tune and the planner's choice this "
+                    "many times each, interleaved, and take the medians (default 1)")
     ap.add_argument("--jobs", "-j", type=int, default=1)
     ap.add_argument("--json", default=None, help="rows, written after every case (resumable)")
     ap.add_argument("--deadline", type=float, default=None,
@@ -282,8 +309,15 @@ def main():
                 # the built-in model's figures were timed with the old tcx
                 for k in ("builtin_gflops", "builtin_solution", "builtin_ratio"):
                     r.pop(k, None)
-                r.update(planner_fields(args, case, exact_of(args.tcx, case),
-                                        r["exhaustive_gflops"]))
+                exact = exact_of(args.tcx, case)
+                whole = os.path.join(work, case["name"] + "-exhaustive")
+                if os.path.isdir(whole):
+                    # the optimum's logic is at hand: time it again beside the planner
+                    (e, re_), pl = paired(args, case, exact, [["--logic", logic_file(whole)], []])
+                    r.update(exhaustive_gflops=e, exhaustive_solution=re_.get("solution_name"))
+                    r.update(planner_fields(args, case, exact, e, pl))
+                else:
+                    r.update(planner_fields(args, case, exact, r["exhaustive_gflops"]))
             else:
                 r = one(args, case, work)
                 rows.append(r)
