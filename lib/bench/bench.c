@@ -263,14 +263,16 @@ static bool timing_add(struct timing *tm, double ev, double wall)
 	return true;
 }
 
-/* Runs one or two prepared kernels interleaved (b may be NULL). */
+/* Runs nk (1 to BENCH_MAX_RACE) prepared kernels interleaved, each rep
+ * launching all of them in an order rotated from one rep to the next; ratio
+ * (nk == 2 only, may be NULL): the paired ratio of the second to the first. */
 static enum tcx_status measure(struct device *dev, const struct prepared *const *prs, int nk,
 			       const struct problem *p, const struct bench_opts *o,
 			       struct bench_result *res, double *ratio, struct tcx_error *err)
 {
 	const struct device_info *di = device_info_of(dev);
 	struct bufset sets[MAX_SETS];
-	struct timing tm[2];
+	struct timing tm[BENCH_MAX_RACE];
 	struct buffer *scratch = NULL;
 	void *scratch_host = NULL;
 	size_t scratch_bytes = 0;
@@ -332,8 +334,9 @@ static enum tcx_status measure(struct device *dev, const struct prepared *const 
 		}
 		for (int k = 0; k < nk; k++) {
 			double ev = 0, wall = 0;
-			/* alternate the order of the pair from one rep to the next */
-			int kk = nk == 2 && (rep & 1) ? 1 - k : k;
+			/* rotate the order from one rep to the next (a pair
+			 * alternates), so that none always runs first */
+			int kk = (k + rep) % nk;
 			/* each launch of a round takes its own set, so that none
 			 * finds its inputs in cache after the round's flush */
 			int set = launches % nsets;
@@ -375,7 +378,7 @@ static enum tcx_status measure(struct device *dev, const struct prepared *const 
 		launches, launches == 1 ? "" : "es", nsets, nsets == 1 ? "" : "s", flushes,
 		flushes == 1 ? "" : "es");
 out:
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < nk; k++) {
 		free(tm[k].ev);
 		free(tm[k].wall);
 	}
@@ -415,4 +418,25 @@ enum tcx_status bench_compare(struct device *dev, const struct prepared *a,
 	*ra = res[0];
 	*rb = res[1];
 	return TCX_OK;
+}
+
+enum tcx_status bench_race(struct device *dev, const struct prepared *const *prs, int n,
+			   const struct problem *p, const struct bench_opts *o,
+			   struct bench_result *res, struct tcx_error *err)
+{
+	struct bench_opts each = *o;
+	enum tcx_status st = bench_opts_check(o, err);
+
+	if (st)
+		return st;
+	/* min_time is what the launches of all take together */
+	each.min_time = o->min_time * n;
+	if (n < 1 || n > BENCH_MAX_RACE)
+		return tcx_fail(err, TCX_EINVAL, "a race times 1 to %d kernels, not %d",
+				BENCH_MAX_RACE, n);
+	for (int k = 0; k < n; k++)
+		if (prs[k]->host)
+			return tcx_fail(err, TCX_EUNSUPPORTED,
+					"the host reference is not benchmarked; choose a device");
+	return measure(dev, prs, n, p, &each, res, NULL, err);
 }

@@ -75,4 +75,15 @@ enum tcx_status bench_compare(struct device *dev, const struct prepared *a,
 			      const struct bench_opts *o, struct bench_result *ra,
 			      struct bench_result *rb, double ratio[3], struct tcx_error *err);
 
+/* The most kernels one race times side by side. */
+#define BENCH_MAX_RACE 8
+
+/* A race: the n (1 to BENCH_MAX_RACE) kernels' launches interleaved, the
+ * order rotated every rep, each timed for o's min_reps and min_time as if
+ * alone, so that a drift of a shared machine (a CPU's clock, a neighbour)
+ * hits all alike.  res[k] is prs[k]'s result; all on problem p. */
+enum tcx_status bench_race(struct device *dev, const struct prepared *const *prs, int n,
+			   const struct problem *p, const struct bench_opts *o,
+			   struct bench_result *res, struct tcx_error *err);
+
 #endif /* TCX_BENCH_H */
