@@ -23,7 +23,7 @@
 static const char *const tune_synopsis[] = {
 	"tcx tune [--device <id> | --devices <ids>] [-j <n>] [--db <file>] [-o <dir>] "
 	"[--strategy <s>] [--budget <n>] [--seed <n>] [--force] [--shard <k>/<n>] "
-	"[--dry-run | --explain | --from-store] [--no-validate] [--min-reps <n>] "
+	"[--dry-run | --explain | --from-store] [--no-validate] [--race <n>] [--min-reps <n>] "
 	"[--min-time <s>] [--timer <timer>] [--kernel-timeout <s>] [--strides <strides>] "
 	"[--accuracy <e>] <config.yaml>",
 	"tcx tune (--sizes <sizes> | --range <spec> | --exact <spec>)... [--type <t>] "
@@ -76,6 +76,9 @@ static const struct cmd_option tune_options[] = {
 	  "list the candidates this device skipped or failed, and why", OV_NONE, NULL },
 	{ "no-validate", 0x103, no_argument, NULL,
 	  "do not validate the winners (not recommended)", OV_NONE, NULL },
+	{ "race", 0x111, required_argument, "<n>",
+	  "time each size's n fastest again side by side before choosing (default 4; 1: off)",
+	  OV_NONE, NULL },
 	{ "accuracy", 0x110, required_argument, "<e>",
 	  "the relative error solutions may have: winners that miss it are dropped", OV_NONE,
 	  NULL },
@@ -574,6 +577,11 @@ int cmd_tune(int argc, char **argv)
 		}
 		case 0x10a:
 			o.from_store = true;
+			break;
+		case 0x111:
+			if ((ret = parse_count(optarg, "race", 1, &v)))
+				goto out;
+			o.race = v > BENCH_MAX_RACE ? BENCH_MAX_RACE : (int)v;
 			break;
 		case 0x100:
 			db = optarg;

@@ -290,7 +290,7 @@ def main():
 
     def pending(case):
         r = done.get(case["name"])
-        return r is None or (args.replan and r.get("planner_tag") != args.replan)
+        return r is None or bool(args.replan and r.get("planner_tag") != args.replan)
 
     start = time.time()
     work = os.path.abspath(args.db) + ".logic"

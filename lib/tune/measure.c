@@ -292,3 +292,66 @@ enum tcx_status tune_measure_on(struct tune_ctx *t, int dev, const struct tcx_co
 	exec_lock_release();
 	return st;
 }
+
+enum tcx_status tune_race(struct tune_ctx *t, const struct tcx_contraction *c,
+			  const struct solution *const *sols, int n, const int64_t *sizes,
+			  struct measured *m, struct tcx_error *err)
+{
+	struct device *d = t->ndev > 0 ? t->devs[0] : t->dev;
+	struct prepared pr[BENCH_MAX_RACE];
+	const struct prepared *run[BENCH_MAX_RACE];
+	struct bench_result br[BENCH_MAX_RACE];
+	struct bench_opts bo = t->o->bench;
+	struct tcx_error e = { 0 };
+	struct problem p;
+	int ready = 0, who[BENCH_MAX_RACE];
+	enum tcx_status st;
+
+	if (n < 2 || n > BENCH_MAX_RACE)
+		return tcx_fail(err, TCX_EINVAL, "a race takes 2 to %d solutions, not %d",
+				BENCH_MAX_RACE, n);
+	bo.stop = t->o->stop;
+	st = tune_problem_at(t, c, sizes, &p, err);
+	if (st)
+		return st;
+	for (int k = 0; k < n; k++) {
+		m[k].status = MEAS_SKIPPED; /* until it has run */
+		/* they ran before, so their kernels come from the cache */
+		st = contract_prepare(d, c, &p, sols[k], &pr[ready], NULL, &e);
+		if (st && !candidate_fault(st)) {
+			*err = e;
+			goto out;
+		}
+		if (!st) {
+			who[ready] = k;
+			run[ready] = &pr[ready];
+			ready++;
+		}
+	}
+	st = TCX_OK;
+	if (ready < 2)
+		goto out; /* nothing to race: the solo measurements stand */
+	if (fake_timing()) {
+		for (int k = 0; k < ready; k++)
+			fake_result(sols[who[k]], &p, &br[k]);
+	} else {
+		st = bench_race(d, run, ready, &p, &bo, br, &e);
+		if (st) {
+			/* a kernel that ran alone and fails beside the others:
+			 * the solo measurements stand */
+			if (candidate_fault(st)) {
+				tcx_log(TCX_LOG_DEBUG, "race not run: %s", e.msg);
+				st = TCX_OK;
+			} else {
+				*err = e;
+			}
+			goto out;
+		}
+	}
+	for (int k = 0; k < ready; k++)
+		tune_measured(&m[who[k]], TCX_OK, "", &br[k], &p);
+out:
+	for (int k = 0; k < ready; k++)
+		contract_release(d, &pr[k]);
+	return st;
+}

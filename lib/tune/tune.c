@@ -26,6 +26,7 @@ void tune_opts_default(struct tune_opts *o)
 	o->bench.min_reps = 5;
 	o->bench.min_time = 0.05;
 	o->bench.warmup = 1;
+	o->race = 4;
 }
 
 /* Checks every parameter name and value of the config before anything
@@ -590,6 +591,98 @@ static enum tcx_status fill_table(struct tune_ctx *t, const struct config_proble
 	return TCX_OK;
 }
 
+/* A race at each size (tune_opts.race): the fastest few solutions the
+ * store holds for it, within 2x of the best, timed again side by side, so
+ * that the winner is not whichever ran while a shared machine was quiet.
+ * Their cells take the race's figures; the report's "races" lists them. */
+static enum tcx_status race_table(struct tune_ctx *t, const struct config_problem *cp,
+				  struct final_table *ft, json_t *report, struct tcx_error *err)
+{
+	json_t *races = json_array();
+	int want = t->o->race < BENCH_MAX_RACE ? t->o->race : BENCH_MAX_RACE;
+
+	if (!races)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	if (want < 2 || ft->nsol < 2 || t->o->from_store) {
+		json_decref(races);
+		return TCX_OK; /* --from-store measures nothing */
+	}
+	for (size_t z = 0; z < ft->sizes.count; z++) {
+		double *row = ft->gflops + z * (size_t)ft->nsol;
+		const int64_t *sz = ft->sizes.v + z * (size_t)ft->nidx;
+		const struct solution *sols[BENCH_MAX_RACE];
+		struct measured m[BENCH_MAX_RACE];
+		int pick[BENCH_MAX_RACE], n = 0, before = -1, after = -1;
+		json_t *entry;
+		enum tcx_status st;
+
+		/* the `want` fastest, by insertion into pick[] */
+		for (int s = 0; s < ft->nsol; s++) {
+			int at;
+
+			if (!(row[s] > 0))
+				continue;
+			for (at = n; at > 0 && row[pick[at - 1]] < row[s]; at--)
+				if (at < want)
+					pick[at] = pick[at - 1];
+			if (at < want) {
+				pick[at] = s;
+				n += n < want;
+			}
+		}
+		while (n > 1 && row[pick[n - 1]] < 0.5 * row[pick[0]])
+			n--;
+		if (n < 2)
+			continue;
+		before = pick[0];
+		for (int k = 0; k < n; k++)
+			sols[k] = &ft->sols[pick[k]];
+		st = tune_race(t, cp->type, sols, n, sz, m, err);
+		if (st) {
+			json_decref(races);
+			return st;
+		}
+		entry = json_pack("{s:{}, s:[]}", "sizes", "solutions");
+		if (!entry || json_array_append_new(races, entry)) {
+			json_decref(races);
+			return tcx_fail(err, TCX_ENOMEM, "out of memory");
+		}
+		for (int d = 0; d < ft->nidx; d++)
+			json_object_set_new(json_object_get(entry, "sizes"), cp->type->idx[d].name,
+					    json_integer(sz[d]));
+		for (int k = 0; k < n; k++) {
+			char name[256];
+
+			solution_name(&ft->sols[pick[k]], name, sizeof(name));
+			json_array_append_new(json_object_get(entry, "solutions"),
+					      json_pack("{s:s, s:f, s:o}", "solution", name,
+							"solo_gflops", row[pick[k]], "race_gflops",
+							m[k].status == MEAS_OK ? json_real(m[k].gflops)
+									       : json_null()));
+			if (m[k].status == MEAS_OK)
+				row[pick[k]] = m[k].gflops;
+		}
+		for (int k = 0; k < n; k++)
+			if (after < 0 || row[pick[k]] > row[after])
+				after = pick[k];
+		if (after == before)
+			tcx_log(TCX_LOG_DEBUG, "  race of %d at size %zu: the winner stands", n,
+				z + 1);
+		if (after != before) {
+			char name[256], was[256];
+
+			solution_name(&ft->sols[after], name, sizeof(name));
+			solution_name(&ft->sols[before], was, sizeof(was));
+			tcx_log(TCX_LOG_INFO, "  race of %d at size %zu: %s (%.3g GFLOP/s) over %s "
+				"(%.3g)", n, z + 1, name, row[after], was, row[before]);
+		}
+	}
+	if (json_array_size(races))
+		json_object_set(report, "races", races);
+	json_decref(races);
+	return TCX_OK;
+}
+
 /* Marks the sizes that came from Exact specs in any group's final sizes. */
 static void mark_exact(const struct config_problem *cp, struct final_table *ft)
 {
@@ -676,6 +769,8 @@ static enum tcx_status tune_problem(struct tune_ctx *t, const struct config *cfg
 	if (!st && !t->o->dry_run && t->store) {
 		size_list_sort_unique(&ft.sizes);
 		st = fill_table(t, cp, &ft, NULL, err);
+		if (!st)
+			st = race_table(t, cp, &ft, report, err);
 		if (!st) {
 			mark_exact(cp, &ft);
 			st = write_logic(t, cfg, cp, &ft, report, err);

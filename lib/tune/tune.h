@@ -55,6 +55,9 @@ struct tune_opts {
 	bool from_store;        /* measure nothing: select from what the store holds */
 	int shard_k, shard_n;   /* measure only tasks k (0-based) modulo n; n <= 1: all */
 	int jobs;               /* host threads compiling ahead of the devices (-j) */
+	/* the fastest solutions of each size timed again side by side
+	 * before the logic is written (tune.c's race_table); < 2: none */
+	int race;
 	/* strides in elements for every problem and size, as model.h's
 	 * problem_parse_strides takes them ("A=[1,1040],C=[..]"); NULL:
 	 * packed.  Measurements with strides are stored apart
@@ -137,6 +140,18 @@ enum tcx_status tune_lookup(struct tune_ctx *t, const struct tcx_contraction *c,
 enum tcx_status tune_measure_on(struct tune_ctx *t, int dev, const struct tcx_contraction *c,
 				const struct solution *s, const int64_t *sizes,
 				struct measured *m, struct tcx_error *err);
+
+/* Times the n (2 to BENCH_MAX_RACE) solutions of c at these sizes side by
+ * side on the first device (bench_race), so that a drift of the machine
+ * between their solo measurements cannot decide between them.  m[k] is
+ * sols[k]'s result; one that cannot be prepared now, or a race that a
+ * kernel's failure stops, leaves MEAS_SKIPPED (the solo measurement
+ * stands).  The store keeps the solo measurements, which the steps of a
+ * re-run decide from as this run did.  Only errors that stop the run are
+ * returned. */
+enum tcx_status tune_race(struct tune_ctx *t, const struct tcx_contraction *c,
+			  const struct solution *const *sols, int n, const int64_t *sizes,
+			  struct measured *m, struct tcx_error *err);
 
 /* Records a measurement taken elsewhere (another MPI rank) in the store. */
 enum tcx_status tune_record(struct tune_ctx *t, const struct tcx_contraction *c,

@@ -216,4 +216,38 @@ checks=$((checks + 1))
 [ "$(printf '%s' "$err" | grep -cE '^ *model [0-9]+/')" -eq 1 ] || fail "one candidate in 0.001 s"
 ls logics/*_S.yaml >/dev/null 2>&1 || fail "logic from the one candidate"
 
+# the race: each size's fastest few timed again side by side before the
+# logic is chosen.  Solo figures made up by fake timing (10-100 GFLOP/s)
+# and reused by a real run: the race times them for real (far less on
+# PoCL at this size) and leaves the store's solo figures as they were.
+TCX_FAKE_TIMING=1 run tune "$ex" --exact 9,7,3,5 --budget 6 --db race.db -o logicr \
+	--device opencl:0:0
+expect_rc 0 "solo figures made up"
+solo=$(sqlite3 race.db 'SELECT solution, gflops FROM measurements ORDER BY 1')
+run tune "$ex" --exact 9,7,3,5 --budget 6 --db race.db -o logicr --race 1 --format json \
+	--device opencl:0:0
+expect_rc 0 "no race"
+checks=$((checks + 1))
+printf '%s' "$out" | grep -q '"races"' && fail "--race 1 raced"
+run tune "$ex" --exact 9,7,3,5 --budget 6 --db race.db -o logicr --format json \
+	--device opencl:0:0
+expect_rc 0 "the default race"
+expect_out '"reused": 6' "a race is no new measurement"
+checks=$((checks + 2))
+printf '%s' "$out" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["problems"][0]["races"]
+assert len(r) == 1 and r[0]["sizes"] == {"i": 9, "j": 7, "k": 3, "l": 5}, r
+s = r[0]["solutions"]
+# the 4 fastest of 6 solo figures, less those under half the best
+assert 2 <= len(s) <= 4, s
+assert all(x["solo_gflops"] >= 10 and 0 < x["race_gflops"] < 10 for x in s), s
+assert [x["solo_gflops"] for x in s] == sorted((x["solo_gflops"] for x in s), reverse=True), s
+' || fail "the race timed the fastest solo figures for real"
+[ "$(sqlite3 race.db 'SELECT solution, gflops FROM measurements ORDER BY 1')" = "$solo" ] ||
+	fail "the race changed the store"
+run tune "$ex" --exact 9,7,3,5 --db race.db -o logicr --race 0 --device opencl:0:0
+expect_rc 2 "--race 0"
+expect_err "race" "named"
+
 done_testing
