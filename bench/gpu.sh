@@ -4,8 +4,13 @@
 # PyTorch, but none of tcx's Debian libraries).  Run from the repository
 # root, with the bundle in .gpu/:
 #
-#   bench/gpu.sh [PHASE...]        phases: info smoke matrix probe torch tune bench
+#   bench/gpu.sh [PHASE...]        phases: info smoke matrix probe torch cutensor tune bench
 #                                  (default: all of them, in that order)
+#
+# The cutensor phase times the bench phase's cases through cuTENSOR with
+# CUTBENCH=path/to/cutbench (../shared/gpu/cutensor/: its library path set
+# by unpack.sh's line); without CUTBENCH it says so and the report has no
+# cuTENSOR column.
 #
 # GPU_LOGIC_FROM=share/logic benches the committed logic of this device
 # instead of what the tune phase wrote.
@@ -26,7 +31,7 @@ cache=$(mktemp -d)
 export XDG_CACHE_HOME=$cache POCL_CACHE_DIR=$cache/pocl
 jobs=$(nproc 2>/dev/null || echo 8)
 phases=("$@")
-[ ${#phases[@]} -gt 0 ] || phases=(info smoke matrix probe torch tune bench)
+[ ${#phases[@]} -gt 0 ] || phases=(info smoke matrix probe torch cutensor tune bench)
 report=$out/gpu-report.md
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { printf '%s\n' "$@" | tee -a "$report"; }
@@ -118,6 +123,18 @@ if want torch; then
 	log "- torch_ref.py: exit $? ($(python3 -c 'import json; d=json.load(open("'"$out"'/torch.json")); print(d["device"], "torch", d["torch"], "copy %.2f TB/s" % d["copy_tbs"])' 2>&1))"
 fi
 
+if want cutensor; then
+	log "" "## cuTENSOR reference ($(stamp))" ""
+	if [ -z "${CUTBENCH:-}" ]; then
+		log "- skipped: no CUTBENCH (../shared/gpu/cutensor/README.md)"
+	else
+		python3 bench/cutensor_cases.py --cases "${GPU_CASES:-bench/gpu_cases.txt}" \
+			>"$out/cutensor.in" 2>"$out/cutensor.err" &&
+			"$CUTBENCH" <"$out/cutensor.in" >"$out/cutensor.txt" 2>>"$out/cutensor.err"
+		log "- cutbench: exit $? ($(grep -c ' [0-9.]* [0-9.]* [0-9.]*$' "$out/cutensor.txt" 2>/dev/null || echo 0) cases timed)"
+	fi
+fi
+
 if want tune; then
 	log "" "## Tuning ($(stamp))" ""
 	mkdir -p "$out/logic"
@@ -142,9 +159,11 @@ if want bench; then
 			cp -n "$GPU_LOGIC_FROM/${gpu}_"*.yaml "$out/logic/${dev//:/_}/" 2>/dev/null
 		done
 	fi
-	log "" "## tcx against PyTorch ($(stamp))" ""
+	cut=()
+	[ -s "$out/cutensor.txt" ] && cut=(--cutensor "$out/cutensor.txt")
+	log "" "## tcx against PyTorch${cut:+ and cuTENSOR} ($(stamp))" ""
 	python3 bench/gpu_report.py --cases "${GPU_CASES:-bench/gpu_cases.txt}" --torch "$out/torch.json" \
-		--logic "$out/logic" --out "$out" --devices "${tuned[@]}" | tee -a "$report"
+		--logic "$out/logic" --out "$out" --devices "${tuned[@]}" "${cut[@]}" | tee -a "$report"
 fi
 log "" "Finished $(stamp)."
 # GPU_PACK=1: leave only the report and one tarball of everything in $OUT
