@@ -23,7 +23,7 @@ import sys
 COMPUTE = {"s": "3xtf32", "h": "32f", "b": "32f", "d": "64f"}
 
 
-def line_of(tcx, name, expr, dtype, sizes, how):
+def line_of(tcx, name, expr, dtype, sizes):
     if dtype not in COMPUTE:
         return None
     out = subprocess.run([tcx, "parse", expr, "--type", dtype, "--format", "json"],
@@ -55,8 +55,8 @@ def main():
         raw = raw.strip()
         if not raw or raw.startswith("#"):
             continue
-        name, expr, dtype, sizes, _tref, how = [x.strip() for x in raw.split("|")]
-        ln = line_of(a.tcx, name, expr, dtype, sizes, how)
+        name, expr, dtype, sizes = [x.strip() for x in raw.split("|")][:4]
+        ln = line_of(a.tcx, name, expr, dtype, sizes)
         if ln:
             print(ln)
     return 0

@@ -598,15 +598,14 @@ static enum tcx_status fill_table(struct tune_ctx *t, const struct config_proble
 static enum tcx_status race_table(struct tune_ctx *t, const struct config_problem *cp,
 				  struct final_table *ft, json_t *report, struct tcx_error *err)
 {
-	json_t *races = json_array();
 	int want = t->o->race < BENCH_MAX_RACE ? t->o->race : BENCH_MAX_RACE;
+	json_t *races;
 
+	if (want < 2 || ft->nsol < 2 || t->o->from_store)
+		return TCX_OK; /* --from-store measures nothing */
+	races = json_array();
 	if (!races)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	if (want < 2 || ft->nsol < 2 || t->o->from_store) {
-		json_decref(races);
-		return TCX_OK; /* --from-store measures nothing */
-	}
 	for (size_t z = 0; z < ft->sizes.count; z++) {
 		double *row = ft->gflops + z * (size_t)ft->nsol;
 		const int64_t *sz = ft->sizes.v + z * (size_t)ft->nidx;
@@ -665,10 +664,10 @@ static enum tcx_status race_table(struct tune_ctx *t, const struct config_proble
 		for (int k = 0; k < n; k++)
 			if (after < 0 || row[pick[k]] > row[after])
 				after = pick[k];
-		if (after == before)
+		if (after == before) {
 			tcx_log(TCX_LOG_DEBUG, "  race of %d at size %zu: the winner stands", n,
 				z + 1);
-		if (after != before) {
+		} else {
 			char name[256], was[256];
 
 			solution_name(&ft->sols[after], name, sizeof(name));
