@@ -513,6 +513,17 @@ enum tcx_status logic_analyze(struct logic *l, const struct logic_table *t, doub
 		if (a.alive[s]) {
 			sols[nsol].sol = t->sols[s];
 			solution_name(&t->sols[s], sols[nsol].name, sizeof(sols[nsol].name));
+			sols[nsol].fallback = -1;
+			if (t->forms && t->forms[s].on) {
+				size_t n = strlen(sols[nsol].name);
+				char form[128];
+
+				/* the name says it is not the plain solution */
+				sols[nsol].form = t->forms[s];
+				plan_form_name(&t->forms[s], form, sizeof(form));
+				snprintf(sols[nsol].name + n, sizeof(sols[nsol].name) - n, "_F%s",
+					 form);
+			}
 			nsol++;
 		}
 	}
@@ -541,4 +552,12 @@ out:
 	range_free(range);
 	release(&a);
 	return st;
+}
+
+bool logic_table_is(const struct logic_table *t, int col, const struct logic_solution *ls)
+{
+	const struct plan_form none = { 0 };
+
+	return solution_equal(&t->sols[col], &ls->sol) &&
+	       plan_form_equal(t->forms ? &t->forms[col] : &none, &ls->form);
 }

@@ -321,6 +321,40 @@ static enum tcx_status check_range(const struct range_node *n, const struct logi
 	return TCX_OK;
 }
 
+enum tcx_status logic_drop_forms(struct logic *l, const char *name, bool *changed,
+				 struct tcx_error *err)
+{
+	if (changed)
+		*changed = false;
+	for (int k = 0; k < l->nsol; k++) {
+		struct logic_solution *ls = &l->sols[k];
+		const struct logic_solution *fb;
+		char form[128];
+
+		if (!ls->form.on)
+			continue;
+		plan_form_name(&ls->form, form, sizeof(form));
+		if (ls->fallback < 0 || ls->fallback >= l->nsol || l->sols[ls->fallback].form.on)
+			return tcx_fail(err, TCX_EUNSUPPORTED,
+					"%s: solution %d (%s) runs the contraction %s, which only tcx "
+					"itself runs, and names no fallback solution",
+					name, k, ls->name, form);
+		fb = &l->sols[ls->fallback];
+		json_decref(ls->tensile);
+		ls->tensile = fb->tensile ? json_incref(fb->tensile) : NULL;
+		ls->sol = fb->sol;
+		memcpy(ls->name, fb->name, sizeof(ls->name));
+		ls->measured = fb->measured;
+		ls->arith = fb->arith;
+		ls->measured_error = fb->measured_error;
+		memset(&ls->form, 0, sizeof(ls->form));
+		ls->fallback = -1;
+		if (changed)
+			*changed = true;
+	}
+	return TCX_OK;
+}
+
 enum tcx_status logic_check(const struct logic *l, const char *name, struct tcx_error *err)
 {
 	bool seen[TCX_MAX_INDICES] = {false};
@@ -343,6 +377,21 @@ enum tcx_status logic_check(const struct logic *l, const char *name, struct tcx_
 					"once",
 					name, nidx - 1);
 		seen[id] = true;
+	}
+	for (int k = 0; k < l->nsol; k++) {
+		const struct logic_solution *ls = &l->sols[k];
+
+		if (!ls->form.on || ls->fallback < 0)
+			continue;
+		if (ls->fallback >= l->nsol)
+			return tcx_fail(err, TCX_ERANGE,
+					"%s: solution %d: fallback %d out of range (%d solutions)",
+					name, k, ls->fallback, l->nsol);
+		if (l->sols[ls->fallback].form.on)
+			return tcx_fail(err, TCX_EINVAL,
+					"%s: solution %d: its fallback, solution %d, has a form "
+					"itself",
+					name, k, ls->fallback);
 	}
 	for (int k = 0; k < l->nexact; k++) {
 		const struct logic_exact *e = &l->exact[k];
@@ -607,6 +656,31 @@ static enum tcx_status read_measured(json_t *s, const char *name, size_t k,
 	return TCX_OK;
 }
 
+/* A solution's 'form' and 'fallback' (tcx tune, where the planner's plan
+ * won); the fallback's index is checked with the others (logic_check). */
+static enum tcx_status read_form(json_t *s, const char *name, size_t k,
+				 struct logic_solution *ls, struct tcx_error *err)
+{
+	json_t *f = json_object_get(s, "form"), *fb = json_object_get(s, "fallback");
+
+	ls->fallback = -1;
+	if (!f && !fb)
+		return TCX_OK;
+	if (!json_is_string(f) || !plan_form_parse(json_string_value(f), &ls->form))
+		return tcx_fail(err, TCX_EPARSE,
+				"%s: solution %zu: 'form' must be 'merged', then any of "
+				"'+permute-A', '+permute-B', '+permute-C' (with '+c-b-first' or "
+				"'+c-by-c'), '+ttm'",
+				name, k);
+	if (fb && !json_is_integer(fb))
+		return tcx_fail(err, TCX_EPARSE,
+				"%s: solution %zu: 'fallback' must be a solution's index", name, k);
+	ls->fallback = fb ? (int)json_integer_value(fb) : -1;
+	if (fb && (json_integer_value(fb) < 0 || json_integer_value(fb) > INT32_MAX))
+		ls->fallback = INT32_MAX; /* out of range: logic_check says so */
+	return TCX_OK;
+}
+
 static enum tcx_status read_solutions(json_t *v, const char *name, struct logic *l,
 				      struct tcx_error *err)
 {
@@ -637,6 +711,8 @@ static enum tcx_status read_solutions(json_t *v, const char *name, struct logic 
 		if (tens && json_is_object(tens))
 			ls->tensile = json_incref(tens);
 		st = read_measured(s, name, k, ls, err);
+		if (!st)
+			st = read_form(s, name, k, ls, err);
 		if (st)
 			return st;
 		if (json_is_string(nm))
@@ -1001,6 +1077,15 @@ static json_t *problem_json(const struct logic *l)
 	return p;
 }
 
+static bool form_json(json_t *s, const struct logic_solution *ls)
+{
+	char form[128];
+
+	plan_form_name(&ls->form, form, sizeof(form));
+	return set_new(s, "form", json_string(form)) &&
+	       (ls->fallback < 0 || set_new(s, "fallback", json_integer(ls->fallback)));
+}
+
 static json_t *solutions_json(const struct logic *l)
 {
 	json_t *a = json_array();
@@ -1015,6 +1100,7 @@ static json_t *solutions_json(const struct logic *l)
 		    (l->sols[k].measured &&
 		     (!set_new(s, "arithmetic", json_string(arith_name(l->sols[k].arith))) ||
 		      !set_new(s, "measured_error", json_real(l->sols[k].measured_error)))) ||
+		    (l->sols[k].form.on && !form_json(s, &l->sols[k])) ||
 		    json_array_append_new(a, s)) {
 			json_decref(a);
 			return NULL;

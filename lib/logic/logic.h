@@ -22,6 +22,7 @@
 #include "gen/solution.h"
 #include "model/model.h"
 #include "plan/arith.h"
+#include "plan/form.h"
 
 #define LOGIC_NAME_MAX 160
 /* tcx's format version, the value of the `tcx-logic` key. */
@@ -46,6 +47,13 @@ struct logic_solution {
 	bool measured;
 	enum arith arith;
 	double measured_error;
+	/* the planner's form it runs in (tcx tune, where the planner's own
+	 * plan won: plan/form.h; the key 'form'), with sol a solution of the
+	 * problem in that form; off: the problem as written.  fallback: a
+	 * solution with no form, for where the form does not apply and for
+	 * what cannot run one (exported libraries, Tensile's files); -1 none */
+	struct plan_form form;
+	int fallback;
 };
 
 struct logic_exact {
@@ -139,6 +147,26 @@ enum tcx_status logic_to_json(const struct logic *l, int format, json_t **out,
 /* Releases l and everything it owns; NULL allowed. */
 void logic_free(struct logic *l);
 
+/* What runs solution k of l for problem p on device dev: its solution as
+ * written (*planned false, *s its parameters), or, where it has a form,
+ * the plan of it in that form (planner_plan_form: *planned true, pl to
+ * release with plan_release).  Where the form does not apply at p's sizes
+ * its fallback runs as written, or, with none, the planner's own plan;
+ * a log line says why. */
+struct plan_result;
+enum tcx_status logic_plan(const struct logic *l, int k, const struct problem *p,
+			   const struct device_info *dev, struct plan_result *pl, bool *planned,
+			   struct solution *s, struct tcx_error *err);
+
+/* For what runs no form (exported libraries, Tensile's files): every
+ * solution with a form takes its fallback's parameters and name, so that
+ * the sizes it was chosen for run the fastest solution measured there on
+ * the problem as written.  TCX_EUNSUPPORTED, naming the solution, for one
+ * with no fallback (a hand-written file's).  *changed (NULL allowed) says
+ * whether any had a form. */
+enum tcx_status logic_drop_forms(struct logic *l, const char *name, bool *changed,
+				 struct tcx_error *err);
+
 /* Checks the invariants logic_load checks (for logic built in memory). */
 enum tcx_status logic_check(const struct logic *l, const char *name, struct tcx_error *err);
 
@@ -182,7 +210,12 @@ struct logic_table {
 	int nsol;
 	const struct solution *sols; /* nsol */
 	const double *gflops;	     /* nsizes * nsol, row-major by size */
+	const struct plan_form *forms; /* nsol: the form each runs in; NULL: none */
 };
+
+/* Whether column `col` of table t is solution ls (its parameters and
+ * form). */
+bool logic_table_is(const struct logic_table *t, int col, const struct logic_solution *ls);
 #define LOGIC_MAX_CELLS ((int64_t)1 << 26) /* grid cells x solutions */
 enum tcx_status logic_analyze(struct logic *l, const struct logic_table *t, double importance_min,
 			      struct tcx_error *err);

@@ -592,7 +592,7 @@ enum tcx_status selector_build(struct logic *l, const struct logic_table *t, str
 	for (int k = 0; k < l->nsol; k++) {
 		col[k] = -1;
 		for (int j = 0; j < t->nsol; j++)
-			if (solution_equal(&t->sols[j], &l->sols[k].sol)) {
+			if (logic_table_is(t, j, &l->sols[k])) {
 				col[k] = j;
 				break;
 			}

@@ -1018,6 +1018,7 @@ struct variant {
 	struct merge_map map;
 	struct problem kp;
 	struct plan_permute permute[3];
+	unsigned which; /* its PLAN_FORM_* bits */
 };
 
 /* Ids of the indices of tensor t of class k, sorted by their stride in
@@ -1041,12 +1042,12 @@ static void append_sorted(const struct problem *p, enum index_class k, enum tens
 
 /* The variants' bits (make_variant) */
 enum {
-	V_A = 1 << 0,     /* permute A into a GEMM's order */
-	V_B = 1 << 1,     /* and B */
-	V_C = 1 << 2,     /* the kernel writes C in a GEMM's order, permuted after */
-	V_C_BFIRST = 1 << 3, /* with V_C: B's free indices first in C's copy */
-	V_C_BYC = 1 << 4, /* with V_C: free indices in C's order, not their operand's */
-	V_COUNT = 1 << 5
+	V_A = PLAN_FORM_A,
+	V_B = PLAN_FORM_B,
+	V_C = PLAN_FORM_C,
+	V_C_BFIRST = PLAN_FORM_C_BFIRST,
+	V_C_BYC = PLAN_FORM_C_BYC,
+	V_COUNT = PLAN_FORM_BITS
 };
 
 /* The GEMM order of tensor t's indices (plan_permute): A's free indices,
@@ -1154,7 +1155,7 @@ int planner_env_ttm(void)
 }
 
 /* The tensor-times-matrix or -vector kernel for p where one applies, and
- * its predicted time.  The matrix kernel: T, M and C moved once at the
+ * its predicted time; force as planner_env_ttm returns it.  The matrix kernel: T, M and C moved once at the
  * rate the SIMT kernel's loads and stores reach (T once more for each
  * further block of j, half of it from the cache), its products at the
  * SIMT rate, whichever is longer.  The vector kernel: its traffic at
@@ -1162,9 +1163,8 @@ int planner_env_ttm(void)
  * the SMs' work-item slots its work-groups fill (below that too few loads
  * are in flight), its products at the SIMT rate. */
 static void plan_ttm(const struct problem *p, const struct plan_device *m,
-		     const struct device_info *dev, double best_s, struct plan_ttm *out)
+		     const struct device_info *dev, double best_s, int force, struct plan_ttm *out)
 {
-	const int force = planner_env_ttm();
 	const struct ttm_plan *t = &out->plan;
 	double tbytes = 1;
 
@@ -1208,6 +1208,7 @@ static bool make_variant(const struct problem *p, const struct plan_device *m,
 
 	memset(v, 0, sizeof(*v));
 	v->tp = *p;
+	v->which = which;
 	for (int x = 0; x < 3; x++) {
 		const enum tensor_role t = x == 0 ? T_A : x == 1 ? T_B : T_C;
 		int order[TCX_MAX_INDICES], n, w = 0;
@@ -1367,14 +1368,95 @@ enum tcx_status planner_plan_accuracy(const struct problem *p, const struct devi
 		add_launch_bound(&pl->model, &pl->second.sol);
 	plan_direct(p, &pl->model, dev, &pl->direct);
 	if (!pl->direct.on)
-		plan_ttm(p, &pl->model, dev, pl->best.time_s, &pl->ttm);
+		plan_ttm(p, &pl->model, dev, pl->best.time_s, planner_env_ttm(), &pl->ttm);
 	pl->merged = v[best_v].merged;
 	pl->map = v[best_v].map;
 	pl->tp = v[best_v].tp;
 	pl->kp = v[best_v].kp;
+	pl->form.on = true;
+	pl->form.permute = v[best_v].which;
+	pl->form.ttm = pl->ttm.on;
 	free(v);
 	if (pl->merged)
 		pl->kp.c = pl->merged;
+	return TCX_OK;
+}
+
+bool plan_is_plain(const struct plan_result *pl)
+{
+	return !pl->merged && !plan_permutes(&pl->best) && !pl->ttm.on && !pl->direct.on;
+}
+
+enum tcx_status planner_plan_form(const struct problem *p, const struct device_info *dev,
+				  const struct plan_form *f, const struct solution *s,
+				  struct plan_result *pl, struct tcx_error *err)
+{
+	const double t0 = now_s();
+	struct variant v;
+	struct kernel_plan kpl;
+	struct tcx_error why = { 0 };
+	char name[128];
+	enum tcx_status st;
+
+	memset(pl, 0, sizeof(*pl));
+	plan_form_name(f, name, sizeof(name));
+	if (f->permute >= V_COUNT || ((f->permute & (V_C_BFIRST | V_C_BYC)) && !(f->permute & V_C)))
+		return tcx_fail(err, TCX_EINVAL, "form '%s' is not one the planner makes", name);
+	st = plan_device_model(dev, p->c->dtype, &pl->model, err);
+	if (st)
+		return st;
+	if (f->permute == 0) {
+		memset(&v, 0, sizeof(v));
+		v.tp = *p;
+		st = problem_merge(p, &v.merged, &v.kp, &v.map, err);
+		if (st)
+			return st;
+		if (!v.merged)
+			v.kp = *p;
+	} else if (!make_variant(p, &pl->model, dev, f->permute, &v)) {
+		return tcx_fail(err, TCX_EREJECT,
+				"form '%s' does not apply at these sizes: an operand it permutes is "
+				"in a GEMM's order already, or the permute cannot run",
+				name);
+	}
+	if (v.merged)
+		v.kp.c = v.merged;
+	if (plan_make(v.kp.c, &v.kp, s, dev, &kpl, &why) != TCX_OK ||
+	    plan_accepts(&kpl, &v.kp, &why) != TCX_OK) {
+		contraction_free(v.merged);
+		return tcx_fail(err, TCX_EREJECT, "the solution does not run form '%s' here: %s",
+				name, why.msg);
+	}
+	plan_predict(&pl->model, &v.kp, &kpl, &pl->best);
+	pl->best.sol = *s;
+	pl->best.arith = arith_of(p->c->dtype, s);
+	pl->best.predicted_err = arith_predict(p->c->dtype, pl->best.arith, kpl.tf32_trunc_q,
+					       problem_bound_volume(p));
+	memcpy(pl->best.permute, v.permute, sizeof(pl->best.permute));
+	for (int x = 0; x < 3; x++)
+		pl->best.time_s += v.permute[x].seconds;
+	pl->considered = pl->valid = 1;
+	if (f->ttm) {
+		/* the form says so: wherever the kernel takes the problem,
+		 * unless $TCX_TTM forbids it */
+		plan_ttm(p, &pl->model, dev, INFINITY, planner_env_ttm() == 0 ? 0 : 1, &pl->ttm);
+		if (!pl->ttm.applies) {
+			contraction_free(v.merged);
+			memset(pl, 0, sizeof(*pl));
+			return tcx_fail(err, TCX_EREJECT,
+					"form '%s' does not apply: the tensor-times-matrix kernel "
+					"does not take this problem%s",
+					name, planner_env_ttm() == 0 ? " ($TCX_TTM is 0)" : "");
+		}
+		pl->ttm.on = true;
+	}
+	pl->merged = v.merged;
+	pl->map = v.map;
+	pl->tp = v.tp;
+	pl->kp = v.kp;
+	pl->form = *f;
+	pl->form.on = true;
+	pl->plan_s = now_s() - t0;
 	return TCX_OK;
 }
 

@@ -15,6 +15,7 @@
 #include "gen/permute.h"
 #include "gen/ttm.h"
 #include "plan/arith.h"
+#include "plan/form.h"
 #include "plan/merge.h"
 
 /* Where a device model's rates came from (plan_model_find, in the order
@@ -195,7 +196,12 @@ struct plan_result {
 	struct plan_ttm ttm;            /* on: the tensor-times-matrix kernel
 					 * runs it instead of best */
 	double plan_s;                  /* seconds the planner took */
+	struct plan_form form;          /* best's form (on) */
 };
+
+/* Whether plan pl runs its problem as written: nothing merged, permuted,
+ * or run by another kernel than its best solution. */
+bool plan_is_plain(const struct plan_result *pl);
 
 /* What planner_plan may choose beyond running the problem directly. */
 enum {
@@ -238,6 +244,17 @@ enum tcx_status planner_plan_accuracy(const struct problem *p, const struct devi
 				      unsigned flags, double accuracy, enum arith floor,
 				      struct plan_result *out, struct tcx_error *err);
 void plan_release(struct plan_result *pl);
+
+/* A plan of p that runs solution s in form f (as planner_plan's choice
+ * had it, f->on): s is a solution of p's merged form, permuted as f says.
+ * TCX_EREJECT when the form does not apply to p (an operand is in a GEMM's
+ * order already at these sizes, the kernel the form names does not take
+ * p) or s does not run the form's problem, with the reason in err.  The
+ * prediction is the model's (best.time_s).  Release with plan_release. */
+enum tcx_status planner_plan_form(const struct problem *p, const struct device_info *dev,
+				  const struct plan_form *f, const struct solution *s,
+				  struct plan_result *out, struct tcx_error *err);
+
 
 /* A GPU described without opening it, for planning what tcx would run
  * there: "H100" (NVIDIA H100 80GB HBM3) or "H200" (case does not matter).

@@ -486,7 +486,7 @@ static double *row(struct table *t, int64_t i, int64_t j, int64_t l, bool exact)
 
 static enum tcx_status analyze(struct logic *l, struct table *t, double min, struct tcx_error *err)
 {
-	struct logic_table lt = {3, t->n, t->sizes, t->exact, t->nsol, t->sols, t->g};
+	struct logic_table lt = {3, t->n, t->sizes, t->exact, t->nsol, t->sols, t->g, NULL};
 
 	memset(err, 0, sizeof(*err));
 	return logic_analyze(l, &lt, min, err);
@@ -625,7 +625,7 @@ static void test_analyze_removals(void)
 	CHECK(strstr(err.msg, "every one of the 2 solutions") != NULL);
 	/* a table for another number of indices */
 	{
-		struct logic_table bad = {4, t.n, t.sizes, t.exact, t.nsol, t.sols, t.g};
+		struct logic_table bad = {4, t.n, t.sizes, t.exact, t.nsol, t.sols, t.g, NULL};
 
 		CHECK(logic_analyze(l, &bad, 0.01, &err) == TCX_EINVAL);
 	}
@@ -646,7 +646,7 @@ static void test_analyze_degenerate(void)
 	solution_default(&sols[1]);
 	sols[1].depth_u = 8;
 	if (l) {
-		struct logic_table t = {2, 4, sizes, NULL, 2, sols, g};
+		struct logic_table t = {2, 4, sizes, NULL, 2, sols, g, NULL};
 
 		/* ids: i 0, k 1; DU k, D0 i, no D1 */
 		CHECK(l->norder == 2 && l->index_order[0] == 1 && l->index_order[1] == 0);
@@ -659,7 +659,7 @@ static void test_analyze_degenerate(void)
 	}
 	l = new_logic("C[]=A[]*B[]");
 	if (l) {
-		struct logic_table t = {0, 2, sizes, NULL, 2, sols, g};
+		struct logic_table t = {0, 2, sizes, NULL, 2, sols, g, NULL};
 
 		CHECK(ptype_index_order(l->type, order) == 0);
 		CHECK(logic_analyze(l, &t, LOGIC_IMPORTANCE_MIN, &err) == TCX_OK);
@@ -725,7 +725,7 @@ static void test_analyze_random(void)
 			for (int s = 0; s < NS; s++)
 				g[rows * NS + s] = 1 + 99 * pcg32_double(&rng);
 		}
-		lt = (struct logic_table){4, rows, sizes, exact, NS, sols, g};
+		lt = (struct logic_table){4, rows, sizes, exact, NS, sols, g, NULL};
 		if (logic_analyze(l, &lt, LOGIC_IMPORTANCE_MIN, &err) != TCX_OK) {
 			CHECK_MSG(false, "seed %llu: %s", (unsigned long long)seed, err.msg);
 			continue;
