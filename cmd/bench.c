@@ -603,6 +603,17 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 	st = problem_at(x->c, sz, x->cli->strides, &p, err);
 	if (st)
 		goto out_free;
+	if (x->lg && pick >= 0) {
+		/* the logic's solution, in the planner's form where it was
+		 * tuned in one */
+		st = logic_plan(x->lg, pick, &p, device_info_of(x->dev), &pl, &have_plan, &planned,
+				err);
+		if (st)
+			goto out_free;
+		sa = &planned;
+		if (have_plan)
+			plan_path(&pl, a->path, sizeof(a->path));
+	}
 	if (x->cli->accuracy > 0 && (x->planning || pick >= 0)) {
 		struct bench_acc ba = { x, &p, &pl, &have_plan, &planned, sa, &pa, a };
 

@@ -226,9 +226,17 @@ enum tcx_status plan_solution_accuracy(const struct problem *p, const struct dev
 /* Loads library logic and checks it is for contraction c; exit code. */
 struct logic;
 int load_logic(const char *path, const struct tcx_contraction *c, struct logic **out);
-/* The solution the logic selects for sizes (said with -v); exit code. */
+/* The solution the logic selects for sizes (said with -v), its index in
+ * *pick; exit code. */
 int logic_solution_for(const struct logic *lg, const char *path, const int64_t *sizes,
-		       struct solution *s);
+		       int *pick);
+/* What runs the logic's solution `pick` for p on dev (logic_plan): its
+ * parameters in *s, and *planned with the plan in pl where it runs in the
+ * planner's form; exit code. */
+struct plan_result;
+int logic_solution_plan(const struct logic *lg, int pick, const struct problem *p,
+			const struct device_info *dev, struct plan_result *pl, bool *planned,
+			struct solution *s);
 
 /* The default results store: $XDG_CACHE_HOME/tcx/results.db, else
  * ~/.cache/tcx/results.db. */

@@ -109,7 +109,17 @@ static int load_inputs(char **paths, int n, const struct args *a, struct logic *
 			return report(st, &err);
 	}
 	for (int i = 0; i < n && !st; i++) {
+		bool forms = false;
+
 		st = logic_load(paths[i], &logics[i], &err);
+		/* the library runs the problem as written: what was tuned in
+		 * the planner's form runs its fallback there */
+		if (!st)
+			st = logic_drop_forms(logics[i], paths[i], &forms, &err);
+		if (!st && forms)
+			verbose("%s: solutions tuned in the planner's form (merged or permuted) run "
+				"their fallbacks in the library",
+				paths[i]);
 		if (!st)
 			st = selector_create(logics[i], paths[i], &sels[i], &err);
 		if (!st && db) {

@@ -248,6 +248,16 @@ static void show_table(const struct logic *l, const char *path)
 		snprintf(tt, sizeof(tt), "%dx%d", s->tt[0], s->tt[1]);
 		printf("  %3d  %-9s %-9s %-5s %3d %3d %4d  %-9s %s\n", k, mt, wg, tt, s->depth_u,
 		       s->vw, s->gsu, kernel_language(&l->sols[k]), l->sols[k].name);
+		if (l->sols[k].form.on) {
+			char form[128];
+
+			plan_form_name(&l->sols[k].form, form, sizeof(form));
+			printf("       in the planner's form: %s; ", form);
+			if (l->sols[k].fallback >= 0)
+				printf("fallback %d\n", l->sols[k].fallback);
+			else
+				printf("no fallback\n");
+		}
 	}
 	printf("\nexact sizes: %d\n", l->nexact);
 	if (l->nexact) {

@@ -236,6 +236,7 @@ int cmd_run(int argc, char **argv)
 	struct prepared pr = { 0 };
 	struct plan_result pl;
 	bool planned = false;
+	int pick = -1;
 	int64_t sizes[TCX_MAX_INDICES];
 	void *cin = NULL;
 	enum tcx_status st;
@@ -386,13 +387,18 @@ int cmd_run(int argc, char **argv)
 	if (logicfile) { /* before the device: a logic for another problem is bad input */
 		ret = load_logic(logicfile, c, &lg);
 		if (!ret)
-			ret = logic_solution_for(lg, logicfile, p.size, &s);
+			ret = logic_solution_for(lg, logicfile, p.size, &pick);
 		if (ret)
 			goto out;
 	}
 	ret = open_device(devid, &dev);
 	if (ret)
 		goto out;
+	if (logicfile) {
+		ret = logic_solution_plan(lg, pick, &p, device_info_of(dev), &pl, &planned, &s);
+		if (ret)
+			goto out;
+	}
 	if (!logicfile && !planner_wanted(params, solfile, logicfile)) {
 		ret = load_solution(params, solfile, c, device_info_of(dev), &s);
 		if (ret)

@@ -961,7 +961,7 @@ int load_logic(const char *path, const struct tcx_contraction *c, struct logic *
 }
 
 int logic_solution_for(const struct logic *lg, const char *path, const int64_t *sizes,
-		       struct solution *s)
+		       int *pick)
 {
 	struct strbuf why = STRBUF_INIT;
 	int k = logic_lookup(lg, sizes, &why);
@@ -971,8 +971,18 @@ int logic_solution_for(const struct logic *lg, const char *path, const int64_t *
 		strbuf_release(&why);
 		return TCX_EXIT_USAGE;
 	}
-	*s = lg->sols[k].sol;
+	*pick = k;
 	verbose("logic selects solution %d (%s): %s", k, lg->sols[k].name, strbuf_str(&why));
 	strbuf_release(&why);
 	return 0;
+}
+
+int logic_solution_plan(const struct logic *lg, int pick, const struct problem *p,
+			const struct device_info *dev, struct plan_result *pl, bool *planned,
+			struct solution *s)
+{
+	struct tcx_error err = { 0 };
+	enum tcx_status st = logic_plan(lg, pick, p, dev, pl, planned, s, &err);
+
+	return st ? report(st, &err) : 0;
 }

@@ -309,6 +309,7 @@ int cmd_validate(int argc, char **argv)
 	struct prepared pr = { 0 };
 	struct plan_result pl;
 	bool planned = false;
+	int pick = -1;
 	struct tcx_error err = { 0 };
 	struct strbuf log = STRBUF_INIT;
 	enum tcx_status st;
@@ -429,7 +430,10 @@ int cmd_validate(int argc, char **argv)
 		}
 		ret = load_logic(logicfile, c, &lg);
 		if (!ret)
-			ret = logic_solution_for(lg, logicfile, p.size, &s);
+			ret = logic_solution_for(lg, logicfile, p.size, &pick);
+		if (!ret)
+			ret = logic_solution_plan(lg, pick, &p, device_info_of(dev), &pl, &planned,
+						  &s);
 	} else if (planner_wanted(params, solfile, NULL)) {
 		/* what run and bench try first for this accuracy */
 		st = plan_solution_accuracy(&p, device_info_of(dev), o.accuracy, ARITH_TF32, &pl, &s,

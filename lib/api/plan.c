@@ -119,7 +119,8 @@ TCX_API void *tcx_device_native(const struct tcx_device *dev, enum tcx_native wh
 }
 
 /* The solution logic file `path` selects for the plan's sizes. */
-static enum tcx_status logic_choice(struct tcx_plan *pl, const char *path, struct tcx_error *err)
+static enum tcx_status logic_choice(struct tcx_plan *pl, const struct device_info *info,
+				    const char *path, struct tcx_error *err)
 {
 	struct logic *lg;
 	char want[256], have[256];
@@ -141,8 +142,12 @@ static enum tcx_status logic_choice(struct tcx_plan *pl, const char *path, struc
 			      path);
 		goto out_free;
 	}
-	pl->s = lg->sols[k].sol;
-	snprintf(pl->what, sizeof(pl->what), "logic '%s' solution %d: ", path, k);
+	/* in the planner's form where it was tuned in one */
+	st = logic_plan(lg, k, &pl->p, info, &pl->pl, &pl->planned, &pl->s, err);
+	if (st)
+		goto out_free;
+	snprintf(pl->what, sizeof(pl->what), "logic '%s' solution %d%s: ", path, k,
+		 lg->sols[k].form.on && pl->planned ? " (in the planner's form)" : "");
 out_free:
 	logic_free(lg);
 	return st;
@@ -180,7 +185,7 @@ static enum tcx_status choose(struct tcx_plan *pl, struct tcx_device *dev,
 	pl->planned = false;
 	pl->what[0] = '\0';
 	if (logic) {
-		st = logic_choice(pl, logic, err);
+		st = logic_choice(pl, info, logic, err);
 	} else if (problem_empty_index(&pl->p) >= 0 || info->type == DEV_HOST ||
 		   planner_env_off()) {
 		/* nothing for a kernel to do, no kernel at all, or the
