@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "plan/planner.h"
 #include "tune/exec.h"
 
 void tune_problem_key(const struct tcx_contraction *c, const char *strides, char *buf,
@@ -294,8 +295,8 @@ enum tcx_status tune_measure_on(struct tune_ctx *t, int dev, const struct tcx_co
 }
 
 enum tcx_status tune_race(struct tune_ctx *t, const struct tcx_contraction *c,
-			  const struct solution *const *sols, int n, const int64_t *sizes,
-			  struct measured *m, struct tcx_error *err)
+			  const struct solution *const *sols, int n, const struct plan_result *pl,
+			  const int64_t *sizes, struct measured *m, struct tcx_error *err)
 {
 	struct device *d = t->ndev > 0 ? t->devs[0] : t->dev;
 	struct prepared pr[BENCH_MAX_RACE];
@@ -304,20 +305,26 @@ enum tcx_status tune_race(struct tune_ctx *t, const struct tcx_contraction *c,
 	struct bench_opts bo = t->o->bench;
 	struct tcx_error e = { 0 };
 	struct problem p;
+	const int racers = n + (pl != NULL);
 	int ready = 0, who[BENCH_MAX_RACE];
 	enum tcx_status st;
 
-	if (n < 2 || n > BENCH_MAX_RACE)
-		return tcx_fail(err, TCX_EINVAL, "a race takes 2 to %d solutions, not %d",
-				BENCH_MAX_RACE, n);
+	if (racers < 2 || racers > BENCH_MAX_RACE)
+		return tcx_fail(err, TCX_EINVAL, "a race takes 2 to %d kernels, not %d",
+				BENCH_MAX_RACE, racers);
 	bo.stop = t->o->stop;
 	st = tune_problem_at(t, c, sizes, &p, err);
 	if (st)
 		return st;
-	for (int k = 0; k < n; k++) {
+	for (int k = 0; k < racers; k++) {
 		m[k].status = MEAS_SKIPPED; /* until it has run */
-		/* they ran before, so their kernels come from the cache */
-		st = contract_prepare(d, c, &p, sols[k], &pr[ready], NULL, &e);
+		/* the solutions ran before, so their kernels come from the
+		 * cache; the planner's plan runs on p's memory, merged or
+		 * permuted as it says */
+		if (k < n)
+			st = contract_prepare(d, c, &p, sols[k], &pr[ready], NULL, &e);
+		else
+			st = contract_prepare_plan(d, &p, pl, &pl->best.sol, &pr[ready], NULL, &e);
 		if (st && !candidate_fault(st)) {
 			*err = e;
 			goto out;
@@ -332,8 +339,13 @@ enum tcx_status tune_race(struct tune_ctx *t, const struct tcx_contraction *c,
 	if (ready < 2)
 		goto out; /* nothing to race: the solo measurements stand */
 	if (fake_timing()) {
-		for (int k = 0; k < ready; k++)
-			fake_result(sols[who[k]], &p, &br[k]);
+		for (int k = 0; k < ready; k++) {
+			fake_result(who[k] < n ? sols[who[k]] : &pl->best.sol, &p, &br[k]);
+			if (who[k] == n) {
+				br[k].gflops = 200;
+				br[k].median_ms = problem_flops(&p) / (200 * 1e6);
+			}
+		}
 	} else {
 		st = bench_race(d, run, ready, &p, &bo, br, &e);
 		if (st) {

@@ -202,12 +202,12 @@ static enum tcx_status add_entry(struct tune_space *sp, int *cap, const struct r
  * solutions that differ only where it does not look) by seed, then by the
  * solutions' keys, so that every process (shards, MPI ranks) orders a
  * space alike. */
-/* The space holds kernels of the problem as written, as library logic
- * describes them; the planner may also merge indices or permute the
- * operands first (TTGT), which logic cannot record yet.  Where that is
+/* The space holds kernels of the problem as written; the planner may also
+ * merge indices or permute the operands first (TTGT).  Where that is
  * predicted much faster than the space's best (`best_s`, summed over the
- * ranked sizes), tuning would make the contraction slower than no tuning:
- * say so. */
+ * ranked sizes), only the race (tune.c, race_table), where the planner's
+ * plan runs beside the space's fastest, keeps tuning from making the
+ * contraction slower than no tuning: say so. */
 static void warn_outside(const struct ranker *r, const struct tcx_contraction *c,
 			 struct tune_space *sp)
 {
@@ -228,10 +228,10 @@ static void warn_outside(const struct ranker *r, const struct tcx_contraction *c
 	sp->untuned_s = planned;
 	sp->untuned_outside = outside && planned > 0 && planned < 0.8 * best_s;
 	if (sp->untuned_outside)
-		tcx_log(TCX_LOG_WARN,
+		tcx_log(TCX_LOG_INFO,
 			"'%s' is predicted %.1fx faster untuned: the planner merges its indices "
-			"or permutes its operands, which library logic cannot record yet, and the "
-			"kernels tuned here take it as written",
+			"or permutes its operands, and the kernels tuned here take it as written; "
+			"the race at each size runs the planner's plan too (not with --race 1)",
 			c->expr, best_s / planned);
 }
 

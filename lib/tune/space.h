@@ -29,7 +29,7 @@ struct tune_space {
 				* them is of */
 	int nsizes;            /* the sizes the model ranked by (a spread sample) */
 	/* the planner's own plan over the same sizes, which may merge indices
-	 * or permute operands (what logic cannot record): its predicted time,
+	 * or permute operands (what the space's kernels do not): its predicted time,
 	 * and whether it is outside the space and much faster than its best
 	 * (tune_space_attach then logs a warning) */
 	double untuned_s;

@@ -11,6 +11,7 @@
 
 #include "logic/logic.h"
 #include "logic/selector.h"
+#include "plan/planner.h"
 #include "tune/exec.h"
 #include "tune/protocol.h"
 
@@ -192,26 +193,45 @@ struct final_table {
 	struct size_list sizes;
 	int nsol, cap;
 	struct solution *sols;
+	struct plan_form *forms; /* per solution: the planner's form it runs in, where
+				  * the planner's plan won a race (race_table) */
 	double *gflops;  /* nsizes x nsol, filled after the sizes are known */
 	bool *is_exact;
 	int *group_of;   /* per solution */
 	double *err;     /* per solution: validate_winner's relative error, or -1 */
 };
 
-static int table_add_solution(struct final_table *ft, const struct solution *s, int group)
+/* Whether column k of the table is solution s in form f (NULL: none). */
+static bool table_is(const struct final_table *ft, int k, const struct solution *s,
+		     const struct plan_form *f)
+{
+	const struct plan_form none = { 0 };
+
+	return solution_equal(&ft->sols[k], s) && plan_form_equal(&ft->forms[k], f ? f : &none);
+}
+
+/* The column of solution s in form f (NULL: the problem as written), added
+ * if new; -1 when out of memory. */
+static int table_add_solution(struct final_table *ft, const struct solution *s, int group,
+			      const struct plan_form *f)
 {
 	for (int k = 0; k < ft->nsol; k++)
-		if (solution_equal(&ft->sols[k], s))
+		if (table_is(ft, k, s, f))
 			return k;
 	if (ft->nsol == ft->cap) {
 		int cap = ft->cap ? 2 * ft->cap : 16;
 		struct solution *ns = realloc(ft->sols, (size_t)cap * sizeof(*ns));
+		struct plan_form *nf;
 		double *ne;
 		int *ng;
 
 		if (!ns)
 			return -1;
 		ft->sols = ns;
+		nf = realloc(ft->forms, (size_t)cap * sizeof(*nf));
+		if (!nf)
+			return -1;
+		ft->forms = nf;
 		ng = realloc(ft->group_of, (size_t)cap * sizeof(*ng));
 		if (!ng)
 			return -1;
@@ -223,6 +243,9 @@ static int table_add_solution(struct final_table *ft, const struct solution *s, 
 		ft->cap = cap;
 	}
 	ft->sols[ft->nsol] = *s;
+	memset(&ft->forms[ft->nsol], 0, sizeof(ft->forms[ft->nsol]));
+	if (f)
+		ft->forms[ft->nsol] = *f;
 	ft->group_of[ft->nsol] = group;
 	ft->err[ft->nsol] = -1;
 	return ft->nsol++;
@@ -232,6 +255,7 @@ static void table_release(struct final_table *ft)
 {
 	size_list_release(&ft->sizes);
 	free(ft->sols);
+	free(ft->forms);
 	free(ft->gflops);
 	free(ft->is_exact);
 	free(ft->group_of);
@@ -247,24 +271,27 @@ static int64_t find_size(const struct size_list *l, const int64_t *sz)
 	return -1;
 }
 
-/* Validates solution `k` at the smallest size where it wins; on a mismatch
- * the solution is dropped (its column set to -1) with a loud warning. */
+/* Validates solution `k` at the smallest size where it wins (at < 0) or
+ * at size `at`; on a mismatch the solution is dropped (its column set to
+ * -1) with a loud warning. */
 static enum tcx_status validate_winner(struct tune_ctx *t, const struct tcx_contraction *c,
-				       struct final_table *ft, int k, bool *dropped,
+				       struct final_table *ft, int k, int64_t at, bool *dropped,
 				       struct tcx_error *err)
 {
-	int64_t where = -1;
+	int64_t where = at;
 	double wflops = 0;
 	struct problem p;
 	struct prepared pr;
 	struct validate_opts vo;
 	struct validate_report r;
+	struct plan_result pl;
 	struct tcx_error e = { 0 };
 	enum tcx_status st;
-	char name[256];
+	bool prepared, planned = false;
+	char name[384];
 
 	*dropped = false;
-	for (size_t z = 0; z < ft->sizes.count; z++) {
+	for (size_t z = 0; z < ft->sizes.count && at < 0; z++) {
 		double best = 0, f = 1;
 		int who = -1;
 
@@ -301,9 +328,26 @@ static enum tcx_status validate_winner(struct tune_ctx *t, const struct tcx_cont
 	vo.max_work = (int64_t)1 << 28;
 	vo.accuracy = t->o->accuracy;
 	solution_name(&ft->sols[k], name, sizeof(name));
-	st = contract_prepare(t->dev, c, &p, &ft->sols[k], &pr, NULL, &e);
+	if (ft->forms[k].on) {
+		size_t n = strlen(name);
+		char form[128];
+
+		plan_form_name(&ft->forms[k], form, sizeof(form));
+		snprintf(name + n, sizeof(name) - n, " (%s)", form);
+		st = planner_plan_form(&p, t->di, &ft->forms[k], &ft->sols[k], &pl, &e);
+		planned = !st;
+		if (!st)
+			st = contract_prepare_plan(t->dev, &p, &pl, &ft->sols[k], &pr, NULL, &e);
+	} else {
+		st = contract_prepare(t->dev, c, &p, &ft->sols[k], &pr, NULL, &e);
+	}
+	prepared = !st;
 	if (!st)
 		st = validate_run(t->dev, &pr, &p, &vo, &r, &e);
+	if (prepared)
+		contract_release(t->dev, &pr);
+	if (planned)
+		plan_release(&pl);
 	if (st == TCX_OK || st == TCX_EMISMATCH)
 		ft->err[k] = r.max_err_mag;
 	if (st == TCX_OK && vo.accuracy > 0) {
@@ -393,6 +437,106 @@ static enum tcx_status new_logic(struct tune_ctx *t, const struct config *cfg,
 	return TCX_OK;
 }
 
+/* The plain column (no form) fastest over the sizes where column `col`
+ * wins, summed, that has run at all of them and is not in skip[]; -1 if
+ * none.  *at is the first of those sizes. */
+static int fallback_column(const struct final_table *ft, int col, const bool *skip, int64_t *at)
+{
+	int best = -1;
+	double best_sum = 0;
+
+	*at = -1;
+	for (int s = 0; s < ft->nsol; s++) {
+		double sum = 0;
+		bool all = true;
+
+		if (ft->forms[s].on || skip[s])
+			continue;
+		for (size_t z = 0; z < ft->sizes.count && all; z++) {
+			const double *row = ft->gflops + z * (size_t)ft->nsol;
+			bool wins = row[col] > 0;
+
+			for (int o = 0; o < ft->nsol && wins; o++)
+				wins = row[o] <= row[col];
+			if (!wins)
+				continue;
+			if (*at < 0)
+				*at = (int64_t)z;
+			all = row[s] > 0;
+			sum += row[s];
+		}
+		if (all && sum > best_sum) {
+			best = s;
+			best_sum = sum;
+		}
+	}
+	return best;
+}
+
+/* Gives each solution of lg with a form (the planner's plan, which won a
+ * race) its fallback: the fastest plain solution where it won, taken into
+ * the logic if it is not there (validated first, as winners are).  One
+ * with no plain solution that ran there keeps none. */
+static enum tcx_status add_fallbacks(struct tune_ctx *t, const struct config_problem *cp,
+				     struct final_table *ft, struct logic *lg, bool *validated,
+				     struct tcx_error *err)
+{
+	bool *skip = calloc((size_t)ft->nsol + 1, sizeof(*skip));
+	enum tcx_status st = TCX_OK;
+
+	if (!skip)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	for (int k = 0, n = lg->nsol; k < n && !st; k++) {
+		struct logic_solution *ls = &lg->sols[k];
+		int col = -1, fb;
+		int64_t at;
+
+		if (!ls->form.on)
+			continue;
+		for (int s = 0; s < ft->nsol; s++)
+			if (table_is(ft, s, &ls->sol, &ls->form))
+				col = s;
+		memset(skip, 0, (size_t)(ft->nsol > 0 ? ft->nsol : 0) * sizeof(*skip));
+		while (col >= 0 && (fb = fallback_column(ft, col, skip, &at)) >= 0) {
+			struct logic_solution *ns;
+			bool dropped = false;
+			int j;
+
+			for (j = 0; j < lg->nsol; j++)
+				if (table_is(ft, fb, &lg->sols[j].sol, &lg->sols[j].form))
+					break;
+			if (j < lg->nsol) {
+				lg->sols[k].fallback = j;
+				break;
+			}
+			if (t->o->validate && !validated[fb]) {
+				st = validate_winner(t, cp->type, ft, fb, at, &dropped, err);
+				if (st)
+					break;
+				validated[fb] = !dropped;
+			}
+			if (dropped) {
+				skip[fb] = true;
+				continue;
+			}
+			ns = realloc(lg->sols, (size_t)(lg->nsol + 1) * sizeof(*ns));
+			if (!ns) {
+				st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+				break;
+			}
+			lg->sols = ns;
+			memset(&ns[lg->nsol], 0, sizeof(ns[lg->nsol]));
+			ns[lg->nsol].sol = ft->sols[fb];
+			ns[lg->nsol].fallback = -1;
+			solution_name(&ft->sols[fb], ns[lg->nsol].name, sizeof(ns[lg->nsol].name));
+			ns[k].fallback = lg->nsol++;
+			break;
+		}
+	}
+	free(skip);
+	return st;
+}
+
 static enum tcx_status write_logic(struct tune_ctx *t, const struct config *cfg,
 				   const struct config_problem *cp, struct final_table *ft,
 				   json_t *report, struct tcx_error *err)
@@ -431,6 +575,7 @@ static enum tcx_status write_logic(struct tune_ctx *t, const struct config *cfg,
 		tab.nsol = ft->nsol;
 		tab.sols = ft->sols;
 		tab.gflops = ft->gflops;
+		tab.forms = ft->forms;
 		st = logic_analyze(lg, &tab, importance, err);
 		if (st)
 			goto out;
@@ -441,11 +586,11 @@ static enum tcx_status write_logic(struct tune_ctx *t, const struct config *cfg,
 			bool dropped;
 
 			for (int s = 0; s < ft->nsol; s++)
-				if (solution_equal(&ft->sols[s], &lg->sols[k].sol))
+				if (table_is(ft, s, &lg->sols[k].sol, &lg->sols[k].form))
 					col = s;
 			if (col < 0 || validated[col])
 				continue;
-			st = validate_winner(t, cp->type, ft, col, &dropped, err);
+			st = validate_winner(t, cp->type, ft, col, -1, &dropped, err);
 			if (st)
 				goto out;
 			validated[col] = !dropped;
@@ -459,7 +604,7 @@ static enum tcx_status write_logic(struct tune_ctx *t, const struct config *cfg,
 	for (int k = 0; k < lg->nsol && t->o->validate && !unvalidated; k++) {
 		unvalidated = true;
 		for (int col = 0; col < ft->nsol; col++)
-			if (validated[col] && solution_equal(&ft->sols[col], &lg->sols[k].sol))
+			if (validated[col] && table_is(ft, col, &lg->sols[k].sol, &lg->sols[k].form))
 				unvalidated = false;
 	}
 	if (unvalidated) {
@@ -473,11 +618,15 @@ static enum tcx_status write_logic(struct tune_ctx *t, const struct config *cfg,
 		st = tcx_fail(err, TCX_EREJECT, "no valid solution is left for %s", cp->type->expr);
 		goto out;
 	}
+	st = add_fallbacks(t, cp, ft, lg, validated, err);
+	if (st)
+		goto out;
 	/* what validation measured, and the accuracy asked */
 	lg->accuracy = t->o->accuracy;
 	for (int k = 0; k < lg->nsol; k++)
 		for (int col = 0; col < ft->nsol; col++)
-			if (ft->err[col] >= 0 && solution_equal(&ft->sols[col], &lg->sols[k].sol)) {
+			if (ft->err[col] >= 0 &&
+			    table_is(ft, col, &lg->sols[k].sol, &lg->sols[k].form)) {
 				lg->sols[k].measured = true;
 				lg->sols[k].arith = arith_of(cp->type->dtype, &lg->sols[k].sol);
 				lg->sols[k].measured_error = ft->err[col];
@@ -544,7 +693,7 @@ static enum tcx_status final_group(struct protocol *pc, struct final_table *ft, 
 			st = TCX_OK;
 			continue;
 		}
-		if (!st && table_add_solution(ft, &sol, group) < 0)
+		if (!st && table_add_solution(ft, &sol, group, NULL) < 0)
 			st = tcx_fail(err, TCX_ENOMEM, "out of memory");
 		for (int64_t z = 0; z < nsz && !st; z++) {
 			tasks[n].sol = sol;
@@ -591,29 +740,102 @@ static enum tcx_status fill_table(struct tune_ctx *t, const struct config_proble
 	return TCX_OK;
 }
 
+/* A win of the planner's own plan in a race (race_table): at size z, its
+ * solution in its form, and the group of the solution it beat. */
+struct form_win {
+	size_t z;
+	int group;
+	struct solution sol;
+	struct plan_form form;
+	double gflops;
+};
+
+/* The planner's plan of c at sizes sz where it runs the problem other than
+ * as written (merged, permuted, by the tensor-times-matrix kernel) and in
+ * a form logic can record: true, with *pl to release. */
+static bool race_planner(struct tune_ctx *t, const struct tcx_contraction *c, const int64_t *sz,
+			 struct plan_result *pl)
+{
+	struct problem p;
+	struct tcx_error e = { 0 };
+
+	if (tune_problem_at(t, c, sz, &p, &e) != TCX_OK ||
+	    planner_plan_accuracy(&p, t->di, planner_env_flags(), t->o->accuracy, ARITH_TF32, pl,
+				  &e) != TCX_OK)
+		return false;
+	if (plan_is_plain(pl) || pl->direct.on) {
+		plan_release(pl);
+		return false;
+	}
+	return true;
+}
+
+/* Adds the planner's wins as columns of their own (a form each), measured
+ * at the sizes they won and not measured (-2) at the others. */
+static enum tcx_status table_add_wins(struct final_table *ft, const struct form_win *w, int nw,
+				      struct tcx_error *err)
+{
+	const int old = ft->nsol;
+	double *g;
+
+	for (int k = 0; k < nw; k++)
+		if (table_add_solution(ft, &w[k].sol, w[k].group, &w[k].form) < 0)
+			return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	if (ft->nsol == old)
+		return TCX_OK;
+	g = malloc(ft->sizes.count * (size_t)ft->nsol * sizeof(*g) + 1);
+	if (!g)
+		return tcx_fail(err, TCX_ENOMEM, "out of memory");
+	for (size_t z = 0; z < ft->sizes.count; z++)
+		for (int s = 0; s < ft->nsol; s++)
+			g[z * (size_t)ft->nsol + (size_t)s] =
+			    s < old ? ft->gflops[z * (size_t)old + (size_t)s] : -2;
+	for (int k = 0; k < nw; k++)
+		for (int s = old; s < ft->nsol; s++)
+			if (table_is(ft, s, &w[k].sol, &w[k].form))
+				g[w[k].z * (size_t)ft->nsol + (size_t)s] = w[k].gflops;
+	free(ft->gflops);
+	ft->gflops = g;
+	return TCX_OK;
+}
+
 /* A race at each size (tune_opts.race): the fastest few solutions the
  * store holds for it, within 2x of the best, timed again side by side, so
- * that the winner is not whichever ran while a shared machine was quiet.
- * Their cells take the race's figures; the report's "races" lists them. */
+ * that the winner is not whichever ran while a shared machine was quiet,
+ * and with them the planner's own plan where it merges the indices,
+ * permutes the operands or runs another kernel (what the space, kernels
+ * of the problem as written, cannot hold), so that tuning never keeps a
+ * slower kernel than no tuning would run.  Their cells take the race's
+ * figures; where the planner's plan wins, it becomes a solution of its own
+ * with its form (logic.h).  The report's "races" lists them. */
 static enum tcx_status race_table(struct tune_ctx *t, const struct config_problem *cp,
 				  struct final_table *ft, json_t *report, struct tcx_error *err)
 {
-	int want = t->o->race < BENCH_MAX_RACE ? t->o->race : BENCH_MAX_RACE;
+	struct form_win *wins = NULL;
+	int nwins = 0;
 	json_t *races;
+	enum tcx_status st = TCX_OK;
 
-	if (want < 2 || ft->nsol < 2 || t->o->from_store)
+	if (t->o->race < 2 || ft->nsol < 1 || t->o->from_store)
 		return TCX_OK; /* --from-store measures nothing */
 	races = json_array();
-	if (!races)
-		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	for (size_t z = 0; z < ft->sizes.count; z++) {
+	wins = calloc(ft->sizes.count + 1, sizeof(*wins));
+	if (!races || !wins) {
+		st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t z = 0; z < ft->sizes.count && !st; z++) {
 		double *row = ft->gflops + z * (size_t)ft->nsol;
 		const int64_t *sz = ft->sizes.v + z * (size_t)ft->nidx;
 		const struct solution *sols[BENCH_MAX_RACE];
 		struct measured m[BENCH_MAX_RACE];
+		struct plan_result pl;
+		const bool planner = race_planner(t, cp->type, sz, &pl);
+		const int cap = BENCH_MAX_RACE - planner;
+		int want = t->o->race < cap ? t->o->race : cap;
 		int pick[BENCH_MAX_RACE], n = 0, before = -1, after = -1;
 		json_t *entry;
-		enum tcx_status st;
+		char name[384];
 
 		/* the `want` fastest, by insertion into pick[] */
 		for (int s = 0; s < ft->nsol; s++) {
@@ -631,27 +853,22 @@ static enum tcx_status race_table(struct tune_ctx *t, const struct config_proble
 		}
 		while (n > 1 && row[pick[n - 1]] < 0.5 * row[pick[0]])
 			n--;
-		if (n < 2)
+		if (n + planner < 2) {
+			if (planner)
+				plan_release(&pl);
 			continue;
+		}
 		before = pick[0];
 		for (int k = 0; k < n; k++)
 			sols[k] = &ft->sols[pick[k]];
-		st = tune_race(t, cp->type, sols, n, sz, m, err);
-		if (st) {
-			json_decref(races);
-			return st;
-		}
-		entry = json_pack("{s:{}, s:[]}", "sizes", "solutions");
-		if (!entry || json_array_append_new(races, entry)) {
-			json_decref(races);
-			return tcx_fail(err, TCX_ENOMEM, "out of memory");
-		}
-		for (int d = 0; d < ft->nidx; d++)
+		st = tune_race(t, cp->type, sols, n, planner ? &pl : NULL, sz, m, err);
+		entry = st ? NULL : json_pack("{s:{}, s:[]}", "sizes", "solutions");
+		if (!st && (!entry || json_array_append_new(races, entry)))
+			st = tcx_fail(err, TCX_ENOMEM, "out of memory");
+		for (int d = 0; !st && d < ft->nidx; d++)
 			json_object_set_new(json_object_get(entry, "sizes"), cp->type->idx[d].name,
 					    json_integer(sz[d]));
-		for (int k = 0; k < n; k++) {
-			char name[256];
-
+		for (int k = 0; !st && k < n; k++) {
 			solution_name(&ft->sols[pick[k]], name, sizeof(name));
 			json_array_append_new(json_object_get(entry, "solutions"),
 					      json_pack("{s:s, s:f, s:o}", "solution", name,
@@ -661,25 +878,56 @@ static enum tcx_status race_table(struct tune_ctx *t, const struct config_proble
 			if (m[k].status == MEAS_OK)
 				row[pick[k]] = m[k].gflops;
 		}
-		for (int k = 0; k < n; k++)
+		for (int k = 0; !st && k < n; k++)
 			if (after < 0 || row[pick[k]] > row[after])
 				after = pick[k];
+		if (!st && planner) {
+			char form[128];
+			const bool ok = m[n].status == MEAS_OK;
+
+			plan_form_name(&pl.form, form, sizeof(form));
+			solution_name(&pl.best.sol, name, sizeof(name));
+			json_array_append_new(json_object_get(entry, "solutions"),
+					      json_pack("{s:s, s:s, s:n, s:o}", "solution", name, "form",
+							form, "solo_gflops", "race_gflops",
+							ok ? json_real(m[n].gflops) : json_null()));
+			if (ok && m[n].gflops > row[after]) {
+				wins[nwins].z = z;
+				wins[nwins].group = ft->group_of[after];
+				wins[nwins].sol = pl.best.sol;
+				wins[nwins].form = pl.form;
+				wins[nwins].gflops = m[n].gflops;
+				nwins++;
+				tcx_log(TCX_LOG_INFO,
+					"  race of %d at size %zu: the planner's plan, %s %s (%.3g "
+					"GFLOP/s), over the fastest tuned (%.3g)",
+					n + 1, z + 1, name, form, m[n].gflops, row[after]);
+			}
+		}
+		if (planner)
+			plan_release(&pl);
+		if (st || (nwins && wins[nwins - 1].z == z))
+			continue;
 		if (after == before) {
-			tcx_log(TCX_LOG_DEBUG, "  race of %d at size %zu: the winner stands", n,
-				z + 1);
+			tcx_log(TCX_LOG_DEBUG, "  race of %d at size %zu: the winner stands",
+				n + planner, z + 1);
 		} else {
-			char name[256], was[256];
+			char was[256];
 
 			solution_name(&ft->sols[after], name, sizeof(name));
 			solution_name(&ft->sols[before], was, sizeof(was));
 			tcx_log(TCX_LOG_INFO, "  race of %d at size %zu: %s (%.3g GFLOP/s) over %s "
-				"(%.3g)", n, z + 1, name, row[after], was, row[before]);
+				"(%.3g)", n + planner, z + 1, name, row[after], was, row[before]);
 		}
 	}
-	if (json_array_size(races))
+	if (!st)
+		st = table_add_wins(ft, wins, nwins, err);
+	if (!st && json_array_size(races))
 		json_object_set(report, "races", races);
+out:
 	json_decref(races);
-	return TCX_OK;
+	free(wins);
+	return st;
 }
 
 /* Marks the sizes that came from Exact specs in any group's final sizes. */

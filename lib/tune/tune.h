@@ -141,17 +141,22 @@ enum tcx_status tune_measure_on(struct tune_ctx *t, int dev, const struct tcx_co
 				const struct solution *s, const int64_t *sizes,
 				struct measured *m, struct tcx_error *err);
 
-/* Times the n (2 to BENCH_MAX_RACE) solutions of c at these sizes side by
- * side on the first device (bench_race), so that a drift of the machine
- * between their solo measurements cannot decide between them.  m[k] is
- * sols[k]'s result; one that cannot be prepared now, or a race that a
- * kernel's failure stops, leaves MEAS_SKIPPED (the solo measurement
- * stands).  The store keeps the solo measurements, which the steps of a
- * re-run decide from as this run did.  Only errors that stop the run are
- * returned. */
+/* Times the n solutions of c at these sizes side by side on the first
+ * device (bench_race), so that a drift of the machine between their solo
+ * measurements cannot decide between them; with pl (NULL: none), the
+ * planner's plan of c at these sizes too (planner_plan: merged, permuted,
+ * or by another kernel), as racer n, its result in m[n].  2 to
+ * BENCH_MAX_RACE racers.  m[k] is sols[k]'s result; one that cannot be
+ * prepared now, or a race that a kernel's failure stops, leaves
+ * MEAS_SKIPPED (the solo measurement stands).  The store keeps the solo
+ * measurements, which the steps of a re-run decide from as this run did.
+ * Only errors that stop the run are returned.  Fake timing
+ * ($TCX_FAKE_TIMING) rates the planner's plan at 200 GFLOP/s, above every
+ * solution's, so that tests see it win. */
+struct plan_result;
 enum tcx_status tune_race(struct tune_ctx *t, const struct tcx_contraction *c,
-			  const struct solution *const *sols, int n, const int64_t *sizes,
-			  struct measured *m, struct tcx_error *err);
+			  const struct solution *const *sols, int n, const struct plan_result *pl,
+			  const int64_t *sizes, struct measured *m, struct tcx_error *err);
 
 /* Records a measurement taken elsewhere (another MPI rank) in the store. */
 enum tcx_status tune_record(struct tune_ctx *t, const struct tcx_contraction *c,

@@ -241,6 +241,8 @@ assert len(r) == 1 and r[0]["sizes"] == {"i": 9, "j": 7, "k": 3, "l": 5}, r
 s = r[0]["solutions"]
 # the 4 fastest of 6 solo figures, less those under half the best
 assert 2 <= len(s) <= 4, s
+# the plan of the planner itself, where it merges or permutes, races with no solo figure
+s = [x for x in s if "form" not in x]
 assert all(x["solo_gflops"] >= 10 and 0 < x["race_gflops"] < 10 for x in s), s
 assert [x["solo_gflops"] for x in s] == sorted((x["solo_gflops"] for x in s), reverse=True), s
 ' || fail "the race timed the fastest solo figures for real"
@@ -249,5 +251,59 @@ assert [x["solo_gflops"] for x in s] == sorted((x["solo_gflops"] for x in s), re
 run tune "$ex" --exact 9,7,3,5 --db race.db -o logicr --race 0 --device opencl:0:0
 expect_rc 2 "--race 0"
 expect_err "race" "named"
+
+# the planner's own plan races too: where it merges indices or permutes
+# operands, which no kernel of the space does, and wins (fake timing rates
+# it above every solution), the logic keeps it with its form and a
+# fallback, and what reads the logic runs it in that form
+em='C[a,b,j]=A[b,k,a]*B[k,j]'
+TCX_PLANNER=ttgt TCX_FAKE_TIMING=1 run tune "$em" --sizes a=24,b=10,j=17,k=9 --budget 4 \
+	--db form.db -o logicm --format json --device opencl:0:0
+expect_rc 0 "a tune the planner's plan wins"
+checks=$((checks + 1))
+printf '%s' "$out" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["problems"][0]["races"][0]["solutions"]
+f = [x for x in r if "form" in x]
+assert len(f) == 1 and f[0]["form"] == "merged+permute-A" and f[0]["race_gflops"] == 200, r
+assert f[0]["solo_gflops"] is None, f
+' || fail "the planner's plan raced in its form"
+lf=$(ls logicm/*.yaml)
+checks=$((checks + 1))
+run logic show --format json "$lf"
+expect_rc 0 "logic show"
+printf '%s' "$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+s = d["solutions"]
+w = s[d["exact"][0]["solution"]]
+assert w["form"] == "merged+permute-A" and w["name"].endswith("_Fmerged+permute-A"), w
+assert "form" not in s[w["fallback"]], s
+' || fail "the logic keeps the form and a fallback with none"
+run logic show "$lf"
+expect_out "in the planner's form: merged\+permute-A; fallback [0-9]" "logic show says so"
+run validate "$em" --sizes a=24,b=10,j=17,k=9 --logic "$lf" --format json --device opencl:0:0
+expect_rc 0 "the form validates"
+expect_out '"planned_as": "C\[ab,j\] = A\[ab,k\] \* B\[k,j\]"' "run merged, A permuted"
+run bench "$em" --exact a=24,b=10,j=17,k=9 --logic "$lf" --format json --device opencl:0:0 \
+	--min-time 0.01 --no-store
+expect_rc 0 "bench runs the form"
+expect_out '"planned_as": "C\[ab,j\] = A\[ab,k\] \* B\[k,j\]"' "bench ran it merged"
+run export-lib -o libf "$lf"
+expect_rc 0 "export-lib runs the fallback"
+run logic export --tensile -o logicm.tensile.yaml "$lf"
+expect_rc 0 "so does Tensile's format"
+# a hand-written form with no fallback: tcx runs it, nothing else can
+sed -e '/^  fallback: /d' "$lf" >nofb.yaml
+run validate "$em" --sizes a=24,b=10,j=17,k=9 --logic nofb.yaml --device opencl:0:0
+expect_rc 0 "no fallback: tcx runs the form"
+run export-lib -o libnofb nofb.yaml
+expect_rc 2 "no fallback: export-lib"
+expect_err "names no fallback" "says why"
+[ -e libnofb ] && fail "export-lib left a library behind"
+sed -e 's/form: merged+permute-A/form: merged+permute-Q/' "$lf" >badform.yaml
+run validate "$em" --sizes a=24,b=10,j=17,k=9 --logic badform.yaml --device opencl:0:0
+expect_rc 2 "a form tcx does not know"
+expect_err "'form' must be" "named"
 
 done_testing
