@@ -148,8 +148,19 @@ static enum tcx_status measure_size(struct device *dev, const struct logic *l, c
 		struct tcx_error e = {0};
 		enum tcx_status s2;
 
+		/* what the library runs: a solution in the planner's form runs
+		 * its fallback there (logic_drop_forms) */
+		const struct logic_solution *ls = &l->sols[k];
+
 		g[k] = 0;
-		s2 = contract_prepare(dev, l->type, &p, &l->sols[k].sol, &pr[k], NULL, &e);
+		if (ls->form.on && ls->fallback >= 0 && ls->fallback < l->nsol)
+			ls = &l->sols[ls->fallback];
+		if (ls->form.on)
+			s2 = tcx_fail(&e, TCX_EUNSUPPORTED,
+				      "it runs in the planner's form and names no fallback, which a "
+				      "library cannot run");
+		else
+			s2 = contract_prepare(dev, l->type, &p, &ls->sol, &pr[k], NULL, &e);
 		if (s2 && !candidate_fault(s2)) {
 			*err = e;
 			st = s2;

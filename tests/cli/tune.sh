@@ -293,6 +293,8 @@ run export-lib -o libf "$lf"
 expect_rc 0 "export-lib runs the fallback"
 run logic export --tensile -o logicm.tensile.yaml "$lf"
 expect_rc 0 "so does Tensile's format"
+run logic eval --holdout 24,10,17,9 --min-time 0.01 "$lf" --device opencl:0:0
+expect_rc 0 "logic eval measures what a library runs"
 # a hand-written form with no fallback: tcx runs it, nothing else can
 sed -e '/^  fallback: /d' "$lf" >nofb.yaml
 run validate "$em" --sizes a=24,b=10,j=17,k=9 --logic nofb.yaml --device opencl:0:0
