@@ -153,8 +153,8 @@ static enum tcx_status measure_size(struct device *dev, const struct logic *l, c
 		const struct logic_solution *ls = &l->sols[k];
 
 		g[k] = 0;
-		if (ls->form.on && ls->fallback >= 0 && ls->fallback < l->nsol)
-			ls = &l->sols[ls->fallback];
+		if (ls->form.on && logic_fallback(l, k))
+			ls = logic_fallback(l, k);
 		if (ls->form.on)
 			s2 = tcx_fail(&e, TCX_EUNSUPPORTED,
 				      "it runs in the planner's form and names no fallback, which a "

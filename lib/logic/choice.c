@@ -29,10 +29,10 @@ enum tcx_status logic_plan(const struct logic *l, int k, const struct problem *p
 			*err = why;
 		return st;
 	}
-	if (ls->fallback >= 0 && ls->fallback < l->nsol && !l->sols[ls->fallback].form.on) {
+	if (logic_fallback(l, k)) {
 		tcx_log(TCX_LOG_INFO, "logic solution %d: %s; its fallback, solution %d, runs", k,
 			why.msg, ls->fallback);
-		*s = l->sols[ls->fallback].sol;
+		*s = logic_fallback(l, k)->sol;
 		return TCX_OK;
 	}
 	tcx_log(TCX_LOG_INFO, "logic solution %d: %s, and it names no fallback: the planner's "

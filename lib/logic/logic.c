@@ -321,6 +321,13 @@ static enum tcx_status check_range(const struct range_node *n, const struct logi
 	return TCX_OK;
 }
 
+const struct logic_solution *logic_fallback(const struct logic *l, int k)
+{
+	const int fb = l->sols[k].fallback;
+
+	return fb >= 0 && fb < l->nsol && !l->sols[fb].form.on ? &l->sols[fb] : NULL;
+}
+
 enum tcx_status logic_drop_forms(struct logic *l, const char *name, bool *changed,
 				 struct tcx_error *err)
 {
@@ -328,18 +335,19 @@ enum tcx_status logic_drop_forms(struct logic *l, const char *name, bool *change
 		*changed = false;
 	for (int k = 0; k < l->nsol; k++) {
 		struct logic_solution *ls = &l->sols[k];
-		const struct logic_solution *fb;
-		char form[128];
+		const struct logic_solution *fb = logic_fallback(l, k);
 
 		if (!ls->form.on)
 			continue;
-		plan_form_name(&ls->form, form, sizeof(form));
-		if (ls->fallback < 0 || ls->fallback >= l->nsol || l->sols[ls->fallback].form.on)
+		if (!fb) {
+			char form[128];
+
+			plan_form_name(&ls->form, form, sizeof(form));
 			return tcx_fail(err, TCX_EUNSUPPORTED,
 					"%s: solution %d (%s) runs the contraction %s, which only tcx "
 					"itself runs, and names no fallback solution",
 					name, k, ls->name, form);
-		fb = &l->sols[ls->fallback];
+		}
 		json_decref(ls->tensile);
 		ls->tensile = fb->tensile ? json_incref(fb->tensile) : NULL;
 		ls->sol = fb->sol;

@@ -158,6 +158,10 @@ enum tcx_status logic_plan(const struct logic *l, int k, const struct problem *p
 			   const struct device_info *dev, struct plan_result *pl, bool *planned,
 			   struct solution *s, struct tcx_error *err);
 
+/* The fallback of solution k (logic_solution.fallback) where it names one
+ * that is a solution with no form, else NULL. */
+const struct logic_solution *logic_fallback(const struct logic *l, int k);
+
 /* For what runs no form (exported libraries, Tensile's files): every
  * solution with a form takes its fallback's parameters and name, so that
  * the sizes it was chosen for run the fastest solution measured there on

@@ -276,42 +276,26 @@ static const char *min_version(const struct logic *l, int format)
 	return format == LOGIC_TENSILE_V3 ? "3.0.0" : "4.2.0";
 }
 
-static enum tcx_status tensile_doc(const struct logic *l, int format, json_t **out,
-				   struct tcx_error *err);
-
-/* A solution with a form and no fallback, which Tensile cannot run; -1 if
- * none. */
-static int form_without_fallback(const struct logic *l)
-{
-	for (int k = 0; k < l->nsol; k++)
-		if (l->sols[k].form.on && (l->sols[k].fallback < 0 || l->sols[k].fallback >= l->nsol))
-			return k;
-	return -1;
-}
-
 enum tcx_status logic_to_tensile(const struct logic *l, int format, json_t **out,
 				 struct tcx_error *err)
 {
-	const int nofb = form_without_fallback(l);
-
-	if (nofb >= 0) {
-		*out = NULL;
-		return tcx_fail(err, TCX_EUNSUPPORTED,
-				"solution %d (%s) runs the contraction in the planner's form, which "
-				"Tensile cannot, and names no fallback solution",
-				nofb, l->sols[nofb].name);
-	}
-	return tensile_doc(l, format, out, err);
-}
-
-static enum tcx_status tensile_doc(const struct logic *l, int format, json_t **out,
-				   struct tcx_error *err)
-{
-	json_t *doc = json_array(), *head = json_object(), *pt = problem_type(l), *sols, *ex;
+	json_t *doc, *head, *pt, *sols, *ex;
 	int nidx = l->type->nidx;
-	bool ok = doc && head && pt;
+	bool ok;
 
 	*out = NULL;
+	/* Tensile runs no form: a solution tuned in the planner's runs its
+	 * fallback (logic_drop_forms), and one without cannot be written */
+	for (int k = 0; k < l->nsol; k++)
+		if (l->sols[k].form.on && !logic_fallback(l, k))
+			return tcx_fail(err, TCX_EUNSUPPORTED,
+					"solution %d (%s) runs the contraction in the planner's form, "
+					"which Tensile cannot, and names no fallback solution",
+					k, l->sols[k].name);
+	doc = json_array();
+	head = json_object();
+	pt = problem_type(l);
+	ok = doc && head && pt;
 	if (ok) {
 		ok = set_new(head, "MinimumRequiredVersion", json_string(min_version(l, format))) &&
 		     json_array_append(doc, head) == 0 &&
@@ -335,16 +319,13 @@ static enum tcx_status tensile_doc(const struct logic *l, int format, json_t **o
 	}
 	ok = ok && json_array_append(doc, pt) == 0;
 	sols = ok ? json_array() : NULL;
-	for (int k = 0; sols && k < l->nsol; k++) {
-		/* Tensile runs no form: a solution tuned in the planner's
-		 * takes its fallback's parameters (logic_drop_forms) */
-		const struct logic_solution *ls = &l->sols[k];
-
-		if (!append_new(sols, solution_state(ls->form.on ? &l->sols[ls->fallback] : ls, pt))) {
+	for (int k = 0; sols && k < l->nsol; k++)
+		if (!append_new(sols, solution_state(l->sols[k].form.on ? logic_fallback(l, k)
+									: &l->sols[k],
+						     pt))) {
 			json_decref(sols);
 			sols = NULL;
 		}
-	}
 	ok = ok && append_new(doc, sols) && append_new(doc, json_array());
 	for (int k = 0; ok && k < l->norder; k++)
 		ok = append_new(json_array_get(doc, json_array_size(doc) - 1),

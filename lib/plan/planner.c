@@ -1155,10 +1155,11 @@ int planner_env_ttm(void)
 }
 
 /* The tensor-times-matrix or -vector kernel for p where one applies, and
- * its predicted time; force as planner_env_ttm returns it.  The matrix kernel: T, M and C moved once at the
- * rate the SIMT kernel's loads and stores reach (T once more for each
- * further block of j, half of it from the cache), its products at the
- * SIMT rate, whichever is longer.  The vector kernel: its traffic at
+ * its predicted time (force: as planner_env_ttm returns it).  The matrix
+ * kernel: T, M and C moved once at the rate the SIMT kernel's loads and
+ * stores reach (T once more for each further block of j, half of it from
+ * the cache), its products at the SIMT rate, whichever is longer.  The
+ * vector kernel: its traffic at
  * eff_ttv_mem of that rate, on a GPU in proportion to how much of half
  * the SMs' work-item slots its work-groups fill (below that too few loads
  * are in flight), its products at the SIMT rate. */
@@ -1243,6 +1244,20 @@ static bool make_variant(const struct problem *p, const struct plan_device *m,
 	return true;
 }
 
+/* The variant that runs p as written, merged where it merges. */
+static enum tcx_status direct_variant(const struct problem *p, struct variant *v,
+				      struct tcx_error *err)
+{
+	enum tcx_status st;
+
+	memset(v, 0, sizeof(*v));
+	v->tp = *p;
+	st = problem_merge(p, &v->merged, &v->kp, &v->map, err);
+	if (!st && !v->merged)
+		v->kp = *p;
+	return st;
+}
+
 enum tcx_status planner_plan(const struct problem *p, const struct device_info *dev,
 			     unsigned flags, struct plan_result *pl, struct tcx_error *err)
 {
@@ -1295,15 +1310,11 @@ enum tcx_status planner_plan_accuracy(const struct problem *p, const struct devi
 		if (which == 0 && nv > 0)
 			break; /* PLAN_PERMUTE_ONLY, and permuting changed the problem */
 		if (which == 0) {
-			memset(cur, 0, sizeof(*cur));
-			cur->tp = *p;
-			if (problem_merge(p, &cur->merged, &cur->kp, &cur->map, err) != TCX_OK) {
+			if (direct_variant(p, cur, err) != TCX_OK) {
 				free(cs);
 				free(v);
 				return err ? err->code : TCX_ENOMEM;
 			}
-			if (!cur->merged)
-				cur->kp = *p;
 		} else if (!make_variant(p, &pl->model, dev, which, cur)) {
 			continue;
 		} else if (best_v >= 0 && cur->permute[0].seconds + cur->permute[1].seconds +
@@ -1406,13 +1417,9 @@ enum tcx_status planner_plan_form(const struct problem *p, const struct device_i
 	if (st)
 		return st;
 	if (f->permute == 0) {
-		memset(&v, 0, sizeof(v));
-		v.tp = *p;
-		st = problem_merge(p, &v.merged, &v.kp, &v.map, err);
+		st = direct_variant(p, &v, err);
 		if (st)
 			return st;
-		if (!v.merged)
-			v.kp = *p;
 	} else if (!make_variant(p, &pl->model, dev, f->permute, &v)) {
 		return tcx_fail(err, TCX_EREJECT,
 				"form '%s' does not apply at these sizes: an operand it permutes is "

@@ -255,7 +255,6 @@ enum tcx_status planner_plan_form(const struct problem *p, const struct device_i
 				  const struct plan_form *f, const struct solution *s,
 				  struct plan_result *out, struct tcx_error *err);
 
-
 /* A GPU described without opening it, for planning what tcx would run
  * there: "H100" (NVIDIA H100 80GB HBM3) or "H200" (case does not matter).
  * False for a name it does not know. */
