@@ -109,14 +109,23 @@ static void free_sets(struct device *dev, struct bufset *s, int n)
 	}
 }
 
-static enum tcx_status make_sets(struct device *dev, const struct prepared *pr,
+static enum tcx_status make_sets(struct device *dev, const struct prepared *const *prs, int nk,
 				 const struct problem *p, const struct bench_opts *o,
 				 struct bufset *sets, int nsets, struct tcx_error *err)
 {
 	size_t esz = (size_t)dtype_info(p->c->dtype)->bytes;
 	size_t bytes[3];
-	size_t nws = contract_workspace_bytes(pr, p);
+	size_t nws = 0;
 	enum tcx_status st = TCX_OK;
+
+	/* the kernels of a race or a pair take turns on each set: its
+	 * workspace is the largest any of them needs (GlobalSplitU's partial
+	 * sums grow with the split) */
+	for (int k = 0; k < nk; k++) {
+		size_t w = contract_workspace_bytes(prs[k], p);
+
+		nws = w > nws ? w : nws;
+	}
 
 	for (int t = 0; t < 3; t++)
 		bytes[t] = (size_t)p->extent[t] * esz;
@@ -287,7 +296,7 @@ static enum tcx_status measure(struct device *dev, const struct prepared *const 
 				"index '%s' has size 0: an empty problem has nothing to time",
 				p->c->idx[problem_empty_index(p)].name);
 	plan_rotation(di, p, o->flush, &nsets, &do_flush);
-	st = make_sets(dev, prs[0], p, o, sets, nsets, err);
+	st = make_sets(dev, prs, nk, p, o, sets, nsets, err);
 	if (st)
 		return st;
 	if (do_flush) {

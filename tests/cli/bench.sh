@@ -84,6 +84,19 @@ json full.json 'd.update(new_field=1) or json.dump(d, open("extra.json","w"))' >
 checks=$((checks + 1))
 conforms bench extra.json 2>/dev/null && fail "an undocumented field must fail the schema check"
 
+# ---- a pair whose second kernel needs more workspace than the first ------
+# The two take turns on each input set: its workspace must fit the larger
+# split (GlobalSplitU 1 needs none; 64 partial sums outgrow those of 2).
+for pair in 'GSU=1 GSU=16' 'GSU=2 GSU=64'; do
+	set -- $pair
+	run bench 'C[s,l]=A[s,i,o]*B[o,l,i]' --exact 57,28,80,43 "${quick[@]}" --params "$1" \
+		--versus "$2" --format json -o gsu.json
+	expect_rc 0 "bench --params $1 --versus $2"
+	checks=$((checks + 1))
+	[ "$(json gsu.json '[r["status"] for r in d["results"]] == ["ok"] and d["results"][0]["ratio"]["median"] > 0')" = True ] ||
+		fail "a pair of GlobalSplitU $1 and $2 times both"
+done
+
 # ---- CSV: the header is the documented one --------------------------------
 run bench "$gemm" --exact 16,16,16 "${quick[@]}" --versus 'ThreadTile=[16,4]' --format csv
 expect_rc 0 "csv"
