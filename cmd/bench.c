@@ -24,7 +24,8 @@
 
 static const char *const bench_synopsis[] = {
 	"tcx bench (--range <spec> | --exact <spec>)... [--type <t>] [--device <id>] "
-	"[--params <params> | --solution <file> | --logic <file>] [--versus <params>] "
+	"[--params <params> | --solution <file> | --logic <file>] "
+	"[--versus <params> | --versus-logic <file>] "
 	"[--min-reps <n>] [--min-time <s>] [--timer <timer>] [--flush <flush>] [--seed <n>] "
 	"[--peak-gflops <n>] [--baseline <file> [--max-regression <x>]] [--no-cache] "
 	"[--kernel-timeout <s>] [--strides <strides>] [--db <file> | --no-store] "
@@ -42,6 +43,7 @@ enum {
 	OPT_FLUSH,
 	OPT_SEED,
 	OPT_VERSUS,
+	OPT_VERSUS_LOGIC,
 	OPT_COMPARE,
 	OPT_BASELINE,
 	OPT_MAX_REGRESSION,
@@ -74,6 +76,9 @@ static const struct cmd_option bench_options[] = {
 	{ "versus", OPT_VERSUS, required_argument, "<params>",
 	  "also time these parameters, interleaved; report the paired ratio versus/first",
 	  OV_NONE, NULL },
+	{ "versus-logic", OPT_VERSUS_LOGIC, required_argument, "<file>",
+	  "or the solution a logic file selects per size, in its form, as --versus times it",
+	  OV_FILE, NULL },
 	{ "min-reps", OPT_MIN_REPS, required_argument, "<n>",
 	  "time at least n launches (default 10)", OV_NONE, NULL },
 	{ "min-time", OPT_MIN_TIME, required_argument, "<s>",
@@ -130,6 +135,7 @@ static const char *const bench_examples[] = {
 	"--versus 'ThreadTile=[16,8]'",
 	"tcx bench 'C[ij]=A[ik]*B[jk]' --range '[256,256,1024],0,0' --baseline old.json "
 	"--max-regression 5%",
+	"tcx bench 'C[ijk]=A[ilk]*B[jlk]' --exact 512,512,64,512 --versus-logic tuned.yaml",
 	"tcx bench --compare old.json new.json --plot old-vs-new.svg",
 	NULL,
 };
@@ -148,7 +154,7 @@ const struct cmd cmd_bench_def = {
 
 /* Everything the options say. */
 struct bench_cli {
-	const char *type, *layout, *devid, *params, *solfile, *logic, *versus;
+	const char *type, *layout, *devid, *params, *solfile, *logic, *versus, *vlogic;
 	const char *outpath, *plot, *baseline, *strides, *db;
 	const char **ranges, **exacts;
 	int nr, ne;
@@ -303,6 +309,8 @@ struct run_ctx {
 	struct solution sol, vsol;
 	bool planning;           /* the planner picks each size's solution */
 	struct logic *lg;        /* --logic, else NULL */
+	struct logic *vlg;       /* --versus-logic, else NULL */
+	bool pair;               /* --versus or --versus-logic: a second side */
 	double peak;             /* for this element type; 0 when unknown */
 	FILE *fp;
 	json_t *rows;
@@ -320,7 +328,7 @@ static void table_header(const struct run_ctx *x)
 
 	for (int id = 0; id < c->nidx; id++)
 		fprintf(x->fp, "%7s ", c->idx[id].name);
-	if (x->cli->versus) {
+	if (x->pair) {
 		fprintf(x->fp, "%11s %11s %7s %15s %9s %9s %5s\n", "first_ms", "versus_ms", "ratio",
 			"ratio_95%_ci", "GFLOP/s", "vsGFLOP/s", "reps");
 		return;
@@ -338,7 +346,7 @@ static void csv_header(const struct run_ctx *x)
 	fprintf(x->fp, "median_ms,ci_lo_ms,ci_hi_ms,min_ms,max_ms,event_ms,wall_ms,gflops,gbs,"
 		       "reps,timer,compile_s,first_launch_ms,status,solution,peak_fraction,kernel,"
 		       "solution_name,reason");
-	if (x->cli->versus)
+	if (x->pair)
 		fprintf(x->fp, ",versus_median_ms,versus_ci_lo_ms,versus_ci_hi_ms,versus_gflops,"
 			       "versus_status,versus_solution,ratio,ratio_ci_lo,ratio_ci_hi");
 	fputc('\n', x->fp);
@@ -572,6 +580,39 @@ static enum tcx_status bench_acc_try(void *ctx, enum arith floor, struct accurac
 	return st;
 }
 
+/* The second side's solution for one size: --versus's parameters, or the
+ * solution --versus-logic selects, in the planner's form where it was tuned
+ * in one (*have_plan, pl).  A size the logic selects no solution for marks
+ * b rejected, sets *s to NULL (nothing to record) and returns TCX_EREJECT;
+ * any other error stops the run. */
+static enum tcx_status versus_solution(struct run_ctx *x, const int64_t *sz,
+				       const struct problem *p, struct plan_result *pl,
+				       bool *have_plan, struct solution *planned,
+				       const struct solution **s, struct timed *b,
+				       struct tcx_error *err)
+{
+	int pick;
+
+	*s = &x->vsol;
+	if (!x->vlg)
+		return TCX_OK;
+	pick = logic_lookup(x->vlg, sz, NULL);
+	if (pick < 0) {
+		*s = NULL;
+		b->status = "rejected";
+		b->origin = "";
+		snprintf(b->reason, sizeof(b->reason),
+			 "the logic file '%s' selects no solution for this size", x->cli->vlogic);
+		return TCX_EREJECT;
+	}
+	enum tcx_status st = logic_plan(x->vlg, pick, p, device_info_of(x->dev), pl, have_plan,
+					planned, err);
+
+	if (!st)
+		*s = planned;
+	return st;
+}
+
 /* Benchmarks one size: appends its record to x->rows and prints its line.
  * Returns an error only for what stops the whole run. */
 static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct tcx_error *err)
@@ -579,10 +620,11 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 	struct problem p;
 	struct prepared pa = { 0 }, pb = { 0 };
 	struct timed *a = calloc(1, sizeof(*a)), *b = NULL;
-	const struct solution *sa = &x->sol;
-	struct solution planned;
-	struct plan_result pl;
+	const struct solution *sa = &x->sol, *sb = &x->vsol;
+	struct solution planned, planned_b;
+	struct plan_result pl, plb;
 	bool have_plan = false, direct = false, ttm = false, joint = false, accuracy_checked = false;
+	bool have_plan_b = false, direct_b = false;
 	struct accuracy_outcome acc;
 	double ratio[3] = { NAN, NAN, NAN };
 	json_t *row, *sizes;
@@ -591,7 +633,7 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 
 	if (!a)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	if (x->cli->versus && !(b = calloc(1, sizeof(*b)))) {
+	if (x->pair && !(b = calloc(1, sizeof(*b)))) {
 		free(a);
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	}
@@ -671,8 +713,13 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		st = TCX_EREJECT;
 	}
 	if (b) {
-		enum tcx_status stb = prepare_one(x, &p, NULL, &x->vsol, &pb, b, err);
+		enum tcx_status stb =
+		    versus_solution(x, sz, &p, &plb, &have_plan_b, &planned_b, &sb, b, err);
 
+		if (!stb)
+			stb = prepare_one(x, &p, have_plan_b ? &plb : NULL, sb, &pb, b, err);
+		direct_b = !stb && (contract_direct(&pb, x->cli->o.alpha, x->cli->o.beta) ||
+				    pb.ttm.on);
 		if (stb && !b->status) {
 			st = stb;
 			goto out_free;
@@ -708,8 +755,8 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 	tcx_error_clear(err);
 	if (pick >= 0 && !joint)
 		record(x, &p, have_plan ? &pl : NULL, direct || ttm, sa, a);
-	if (b && !joint)
-		record(x, &p, NULL, false, &x->vsol, b);
+	if (b && !joint && sb)
+		record(x, &p, have_plan_b ? &plb : NULL, direct_b, sb, b);
 
 	row = json_object();
 	sizes = json_object();
@@ -747,6 +794,8 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		bool both = strcmp(a->status, "ok") == 0 && strcmp(b->status, "ok") == 0;
 
 		timed_json(v, b, x->peak);
+		if (have_plan_b)
+			json_object_set_new(v, "planned_as", json_string(plb.kp.c->expr));
 		json_object_set_new(row, "versus", v);
 		json_object_set_new(q, "median", jnum(both ? ratio[0] : NAN));
 		json_object_set_new(q, "ci_lo", jnum(both ? ratio[1] : NAN));
@@ -768,6 +817,8 @@ out_free:
 	contract_release(x->dev, &pb);
 	if (have_plan)
 		plan_release(&pl);
+	if (have_plan_b)
+		plan_release(&plb);
 	free(a);
 	free(b);
 	return st;
@@ -872,7 +923,7 @@ static enum tcx_status plot_run(const struct run_ctx *x, json_t *doc, struct ato
 {
 	json_t *rows = json_object_get(doc, "results");
 	size_t n = json_array_size(rows), nser = 0, used = 0;
-	int sides = x->cli->versus ? 2 : 1;
+	int sides = x->pair ? 2 : 1;
 	struct svg_series *ser = calloc((size_t)sides * n + 1, sizeof(*ser));
 	double *xs = calloc((size_t)sides * n + 1, sizeof(double));
 	double *ys = calloc((size_t)sides * n + 1, sizeof(double));
@@ -1049,6 +1100,9 @@ static int run_mode(struct bench_cli *cli, int argc, char **argv)
 		error("--params, --solution and --logic cannot be used together");
 		return TCX_EXIT_USAGE;
 	}
+	if (cli->versus && cli->vlogic)
+		return usage_error(&cmd_bench_def,
+				   "--versus and --versus-logic cannot be used together");
 	if (cli->db && cli->no_store)
 		return usage_error(&cmd_bench_def, "--db and --no-store cannot be used together");
 	/* read the baseline first: a CI job should not time for an hour and
@@ -1119,6 +1173,11 @@ static int run_mode(struct bench_cli *cli, int argc, char **argv)
 		if (ret)
 			goto out;
 	}
+	if (cli->vlogic) {
+		ret = load_logic(cli->vlogic, x.c, &x.vlg);
+		if (ret)
+			goto out;
+	}
 	ret = open_device(cli->devid, &x.dev);
 	if (ret)
 		goto out;
@@ -1156,11 +1215,16 @@ static int run_mode(struct bench_cli *cli, int argc, char **argv)
 	    strcmp(x.lg->device_name, device_info_of(x.dev)->name) != 0)
 		warning("logic file '%s' was made for '%s', not '%s'", cli->logic,
 			x.lg->device_name, device_info_of(x.dev)->name);
+	if (x.vlg && x.vlg->device_name && *x.vlg->device_name &&
+	    strcmp(x.vlg->device_name, device_info_of(x.dev)->name) != 0)
+		warning("logic file '%s' was made for '%s', not '%s'", cli->vlogic,
+			x.vlg->device_name, device_info_of(x.dev)->name);
 	x.planning = planner_wanted(cli->params, cli->solfile, cli->logic) &&
 		     !device_is_host(x.dev);
 	ret = load_solution(cli->params, cli->solfile, x.c, device_info_of(x.dev), &x.sol);
 	if (!ret && cli->versus)
 		ret = load_solution(cli->versus, NULL, x.c, device_info_of(x.dev), &x.vsol);
+	x.pair = cli->versus || cli->vlogic;
 	if (ret)
 		goto out;
 	x.peak = find_peak(cli, &x);
@@ -1234,6 +1298,7 @@ out:
 	bench_doc_release(&base);
 	size_list_release(&list);
 	logic_free(x.lg);
+	logic_free(x.vlg);
 	device_close(x.dev);
 	contraction_free(x.c);
 	return ret;
@@ -1335,6 +1400,7 @@ static int compare_mode(struct bench_cli *cli, int argc, char **argv)
 		return usage_error(&cmd_bench_def, "--compare needs two results files, not %d",
 				   argc);
 	if (cli->nr || cli->ne || cli->params || cli->solfile || cli->logic || cli->versus ||
+	    cli->vlogic ||
 	    cli->baseline || cli->devid || cli->type || cli->no_cache || cli->db ||
 	    cli->no_store || cli->accuracy > 0)
 		return usage_error(&cmd_bench_def,
@@ -1564,6 +1630,9 @@ int cmd_bench(int argc, char **argv)
 			break;
 		case OPT_VERSUS:
 			cli.versus = optarg;
+			break;
+		case OPT_VERSUS_LOGIC:
+			cli.vlogic = optarg;
 			break;
 		case OPT_MIN_REPS:
 			if ((ret = parse_count(optarg, "min-reps", 1, &v)))

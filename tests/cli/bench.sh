@@ -262,6 +262,16 @@ checks=$((checks + 1))
 	fail "the logic's solution per size, rejected where it selects none: $(json logic.json '[(r["status"], r["solution_name"]) for r in d["results"]]')"
 checks=$((checks + 1))
 [ "$(svg_series logic.svg)" = "2 linear" ] || fail "one line per solution: $(svg_series logic.svg)"
+# the same logic as the versus side: the planner's choice against it, per
+# size, and the first timed alone where the logic selects nothing
+run bench "$gemm" --range '[16,8,32],0,0' "${quick[@]}" --versus-logic "$TCX_TEST_DATA/bench/gemm-logic.yaml" -o vlogic.json
+expect_rc 0 "--versus-logic"
+checks=$((checks + 1))
+conforms bench vlogic.json || fail "--versus-logic's JSON conforms to the schema"
+checks=$((checks + 1))
+got=$(json vlogic.json '[(r["status"], "plan" in r, r["versus"]["status"], json.loads(r["versus"]["solution"])["ThreadTile"] if r["versus"]["solution"] else None, (r["ratio"]["median"] or 0) > 0) for r in d["results"]]')
+[ "$got" = "[('ok', True, 'ok', [16, 4], True), ('ok', True, 'rejected', None, False), ('ok', True, 'ok', [32, 8], True)]" ] ||
+	fail "the planner against the logic's solution per size, the first alone where it selects none: $got"
 
 # ---- tcx devices --measure: the peak, measured once and cached ---------------
 export XDG_CACHE_HOME=$scratch/peakcache

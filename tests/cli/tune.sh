@@ -289,6 +289,16 @@ run bench "$em" --exact a=24,b=10,j=17,k=9 --logic "$lf" --format json --device 
 	--min-time 0.01 --no-store
 expect_rc 0 "bench runs the form"
 expect_out '"planned_as": "C\[ab,j\] = A\[ab,k\] \* B\[k,j\]"' "bench ran it merged"
+run bench "$em" --exact a=24,b=10,j=17,k=9 --versus-logic "$lf" --format json \
+	--device opencl:0:0 --min-time 0.01 --no-store
+expect_rc 0 "bench --versus-logic runs the form"
+checks=$((checks + 1))
+printf '%s' "$out" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["results"][0]
+assert r["versus"]["planned_as"] == "C[ab,j] = A[ab,k] * B[k,j]", r["versus"]
+assert r["ratio"]["median"] > 0, r["ratio"]
+' || fail "the versus side ran the logic's form"
 run export-lib -o libf "$lf"
 expect_rc 0 "export-lib runs the fallback"
 run logic export --tensile -o logicm.tensile.yaml "$lf"
