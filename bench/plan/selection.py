@@ -24,11 +24,14 @@ short goes on where it stopped.  Where the optimum's logic is still in
 the store's folder (FILE.logic), it is timed again beside the planner.
 Cases not in --json are measured whole.
 
---rounds N times the optimum, the budgeted tune and the planner's choice
-N times each, interleaved (the order reversed every other round), and
-keeps the medians: on a device whose speed drifts (a CPU shared with other
-work: PoCL's timings drift by 20% between runs) the ratios are then taken
-within one stretch of time rather than minutes apart.
+Each ratio is paired: the exhaustive optimum's logic is timed beside the
+planner's choice (and beside the budgeted tune's logic) in one `tcx bench
+--versus-logic`, their launches interleaved, and the ratio is the median
+of the per-launch ratios.  On a device whose speed drifts (a CPU shared
+with other work: PoCL's absolute timings move by a factor of 1.5-2 between
+runs a minute apart) a ratio of two separate runs' GFLOP/s is mostly that
+drift; the paired ratio moves by a few percent.  --rounds N repeats each
+pair N times and keeps the medians.
 
 Columns: the space's size, GFLOP/s of the exhaustive optimum, of the
 planner's choice ("planned as" when it merged indices or permuted
@@ -153,36 +156,46 @@ def bench(args, case, exact, extra, env=None):
     return r["gflops"], r
 
 
-def paired(args, case, exact, sides):
-    """Each of sides (bench's extra arguments) timed args.rounds times,
-    the rounds interleaved and the order reversed every other round, so
-    that a device's drift (a CPU's clock, another process) falls on all
-    sides alike: per side the median GFLOP/s and the last result."""
-    got = [[] for _ in sides]
-    last = [None] * len(sides)
-    for k in range(max(1, args.rounds)):
-        order = range(len(sides)) if k % 2 == 0 else reversed(range(len(sides)))
-        for i in order:
-            g, last[i] = bench(args, case, exact, sides[i])
-            got[i].append(g)
-    return [(statistics.median(g), r) for g, r in zip(got, last)]
+def versus(args, case, exact, first, logic, env=None):
+    """The paired ratio of `logic`'s solution against the first side
+    (bench's extra arguments: [] for the planner's choice), as GFLOP/s
+    first / versus: time_versus / time_first from `tcx bench
+    --versus-logic`, the median over args.rounds runs.  Returns the ratio,
+    the two sides' median GFLOP/s and the last result row."""
+    rs, gf, gv, last = [], [], [], None
+    for _ in range(max(1, args.rounds)):
+        _, last = bench(args, case, exact, first + ["--versus-logic", logic], env)
+        v = last.get("versus", {})
+        if v.get("status") != "ok" or last["ratio"]["median"] is None:
+            raise RuntimeError("bench --versus-logic: %s" % v.get("reason", v.get("status")))
+        rs.append(last["ratio"]["median"])
+        gf.append(last["gflops"])
+        gv.append(v["gflops"])
+    return statistics.median(rs), statistics.median(gf), statistics.median(gv), last
 
 
-def planner_fields(args, case, exact, e, planner=None):
+def planner_fields(args, case, exact, e, planner=None, whole=None):
     """The planner's choice timed by bench, as a row's fields (e: the
-    exhaustive optimum's GFLOP/s; planner: its bench, when timed already)."""
-    p, r = planner or bench(args, case, exact, [])
+    exhaustive optimum's GFLOP/s; planner: its bench and paired ratio,
+    when timed already; whole: the optimum's logic, to pair the built-in
+    model's choice with)."""
+    p, r, ratio = planner or bench(args, case, exact, []) + (None,)
     plan = r.get("plan", {})
     out = {"planner_gflops": p, "planner_solution": r.get("solution_name"),
            "planner_ttm": plan.get("tensor_times_matrix", False),
            "planned_as": plan.get("planned_as"), "permuted": plan.get("permuted", []),
-           "planner_ratio": p / e if e > 0 else None}
+           "planner_ratio": ratio if ratio is not None else p / e if e > 0 else None,
+           "paired": ratio is not None}
     if args.replan:
         out["planner_tag"] = args.replan
     if args.builtin_too:
-        b, rb = bench(args, case, exact, [], {"TCX_MODEL": "none"})
+        env = {"TCX_MODEL": "none"}
+        if whole:
+            ratio, b, _, rb = versus(args, case, exact, [], whole, env)
+        else:
+            (b, rb), ratio = bench(args, case, exact, [], env), None
         out.update(builtin_gflops=b, builtin_solution=rb.get("solution_name"),
-                   builtin_ratio=b / e if e > 0 else None)
+                   builtin_ratio=ratio if ratio is not None else b / e if e > 0 else None)
     return out
 
 
@@ -201,16 +214,17 @@ def one(args, case, work):
     run(base + jobs + ["--strategy", "exhaustive", "--db", args.db, "-o", whole], 1800)
     t1 = time.time()
     run(base + jobs + ["--budget", str(budget), "--db", args.db, "-o", model], 1800)
-    (e, re_), (m, rm), pl = paired(args, case, exact, [["--logic", logic_file(whole)],
-                                                        ["--logic", logic_file(model)], []])
-    extra = planner_fields(args, case, exact, e, pl)
+    best = logic_file(whole)
+    pr, p, e, rp = versus(args, case, exact, [], best)
+    br, m, e2, rm = versus(args, case, exact, ["--logic", logic_file(model)], best)
+    e = statistics.median([e, e2])
+    extra = planner_fields(args, case, exact, e, (p, rp, pr), best)
     return {"name": case["name"], "group": case["group"], "expression": case["tensile"],
             "sizes": case["sizes"], "space": n, "budget": budget,
             "exhaustive_gflops": e, "budget_gflops": m,
-            "exhaustive_solution": re_.get("solution_name"),
+            "exhaustive_solution": rp["versus"].get("solution_name"),
             "budget_solution": rm.get("solution_name"),
-            "budget_ratio": m / e if e > 0 else None,
-            "tune_s": round(t1 - t0, 1), **extra}
+            "budget_ratio": br, "tune_s": round(t1 - t0, 1), **extra}
 
 
 def p10(xs):
@@ -248,8 +262,8 @@ def main():
                     help="tune --budget as a share of the space (default 0.1)")
     ap.add_argument("--min-time", type=float, default=None)
     ap.add_argument("--rounds", type=int, default=1,
-                    help="time the optimum, the budgeted tune and the planner's choice this "
-                    "many times each, interleaved, and take the medians (default 1)")
+                    help="time each pair (the optimum beside the planner's choice, beside the "
+                    "budgeted tune) this many times and take the medians (default 1)")
     ap.add_argument("--jobs", "-j", type=int, default=1)
     ap.add_argument("--json", default=None, help="rows, written after every case (resumable)")
     ap.add_argument("--deadline", type=float, default=None,
@@ -313,9 +327,11 @@ def main():
                 whole = os.path.join(work, case["name"] + "-exhaustive")
                 if os.path.isdir(whole):
                     # the optimum's logic is at hand: time it again beside the planner
-                    (e, re_), pl = paired(args, case, exact, [["--logic", logic_file(whole)], []])
-                    r.update(exhaustive_gflops=e, exhaustive_solution=re_.get("solution_name"))
-                    r.update(planner_fields(args, case, exact, e, pl))
+                    best = logic_file(whole)
+                    pr, p, e, rp = versus(args, case, exact, [], best)
+                    r.update(exhaustive_gflops=e,
+                             exhaustive_solution=rp["versus"].get("solution_name"))
+                    r.update(planner_fields(args, case, exact, e, (p, rp, pr), best))
                 else:
                     r.update(planner_fields(args, case, exact, r["exhaustive_gflops"]))
             else:
