@@ -32,6 +32,7 @@ static const struct {
 	P(eff_simt_ragged), P(eff_simt96_c), P(eff_ttm),	 P(eff_ttm_mem),
 	P(eff_ttv_mem),
 	P(eff_perm_tile), P(eff_cpu_wide), P(eff_cpu_line), P(eff_cpu_cols), P(cpu_cache_bw),
+	P(cpu_group_s),
 	P(eff_wg_copy),	  P(eff_wg_copy1),
 };
 #undef P

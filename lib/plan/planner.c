@@ -29,6 +29,21 @@ static const struct known_gpu known_gpus[] = {
 	{ "H100", 3.0e12, 45e12, 107e12, 610e12 },
 };
 
+/* Whether a CPU device's compiler targets AVX-512: PoCL names its devices
+ * after LLVM's CPU ("pthread-skylake-avx512-AMD EPYC"), and reports 16-wide
+ * floats preferred whatever the CPU, so the name is what tells. */
+static bool cpu_avx512(const char *name)
+{
+	static const char *const cpus[] = { "avx512", "cascadelake", "cooperlake", "icelake",
+					     "tigerlake", "sapphirerapids", "graniterapids",
+					     "emeraldrapids", "znver4", "znver5", "x86-64-v4" };
+
+	for (size_t k = 0; k < ARRAY_SIZE(cpus); k++)
+		if (strstr(name, cpus[k]))
+			return true;
+	return false;
+}
+
 /* Whether m models a GPU (or another accelerator): else a CPU. */
 static bool model_gpu(const struct plan_device *m)
 {
@@ -214,6 +229,19 @@ void plan_device_defaults(const struct device_info *dev, enum tcx_dtype t,
 	m->eff_cpu_line = 0.8;
 	m->eff_cpu_cols = 0.86;
 	m->cpu_cache_bw = 4;
+	/* Each work-group costs a core a little beyond its products (its
+	 * dispatch, its loops' setup), the permute's too; and where the
+	 * compiler targets AVX-512 a row of two 64-byte lines runs as well as
+	 * one.  Over the 108 contractions of the selection set on PoCL
+	 * (AVX-512 EPYC, two cores) the planner's paired ratio to the
+	 * exhaustive optimum went from a mean 0.892 (P10 0.667) to 0.938
+	 * (0.701) with both, 0.897 with the lines alone, 0.928-0.945 with
+	 * 0.25-0.5 us a work-group and no lines, which overstates the cost of
+	 * the many work-groups of a large C (4096^2 x 16: 16 ms predicted for
+	 * them, 7 ms measured in all): larger tiles where a sum is short
+	 * (bench/results/2026-12-08-pocl-selection.md) */
+	m->cpu_group_s = 0.15e-6;
+	m->cpu_line_bytes = cpu_avx512(dev->name) ? 128 : 64;
 	/* GlobalSplitU: its partial sums' traffic as counted, and the
 	 * reduction's launch; on an H200 a split of 2 ran a median 1.56 times
 	 * as long as the same tile unsplit (bench/results/
@@ -385,7 +413,7 @@ static double family_eff(const struct plan_device *m, const struct kernel_plan *
 		const int es = dtype_info(k->c->dtype)->bytes;
 
 		e = s->vw * es > 32 ? m->eff_cpu_wide : 1.0;
-		if (s->tt[0] * es != 64)
+		if (s->tt[0] * es != 64 && s->tt[0] * es != m->cpu_line_bytes)
 			e *= m->eff_cpu_line;
 		if (s->tt[1] < 8)
 			e *= s->tt[1] < 4 ? m->eff_cpu_cols * m->eff_cpu_cols : m->eff_cpu_cols;
@@ -463,6 +491,8 @@ void plan_predict(const struct plan_device *m, const struct problem *kp,
 	/* every slot of a wave runs at the rate's share of one slot, so a
 	 * wave takes one tile's time; a partly filled last wave too */
 	out->compute_s = waves * tile_flops * slots / rate;
+	if (!gpu)
+		out->compute_s += tiles * m->cpu_group_s / m->units;
 	useful = 2.0 * cplx * s0 * s1 * fold * su * outer;
 	out->tile_util = useful / (tiles * tile_flops);
 
@@ -1105,6 +1135,9 @@ static bool permute_seconds(const struct problem *p, enum tensor_role t, const i
 		rate = m->eff_perm_tile * m->bw * fill;
 	}
 	*out = pp.path == PERMUTE_EMPTY ? 0 : bytes / rate + m->launch_s;
+	if (!model_gpu(m) && pp.path != PERMUTE_EMPTY)
+		*out += (double)pp.groups[0] * pp.groups[1] * pp.groups[2] * m->cpu_group_s /
+			m->units;
 	return true;
 }
 

@@ -82,6 +82,13 @@ struct plan_device {
 	 * bw their traffic moves at where A, B and C fit in half the cache
 	 * (plan_predict) */
 	double eff_cpu_wide, eff_cpu_line, eff_cpu_cols, cpu_cache_bw;
+	/* CPUs: the time a core spends on each work-group beyond its
+	 * products (PoCL's dispatch of it, its loops' setup), added to the
+	 * contraction's compute_s in plan_predict and to a permute's time;
+	 * and the bytes of a work-item's row along D0 that eff_cpu_line
+	 * spares besides 64 (128 where the compiler targets AVX-512) */
+	double cpu_group_s;
+	double cpu_line_bytes;
 	/* the permute kernel's rate through local memory (a transpose), as a
 	 * share of bw (permute_seconds) */
 	double eff_perm_tile;
