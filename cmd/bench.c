@@ -310,7 +310,6 @@ struct run_ctx {
 	bool planning;           /* the planner picks each size's solution */
 	struct logic *lg;        /* --logic, else NULL */
 	struct logic *vlg;       /* --versus-logic, else NULL */
-	bool pair;               /* --versus or --versus-logic: a second side */
 	double peak;             /* for this element type; 0 when unknown */
 	FILE *fp;
 	json_t *rows;
@@ -322,13 +321,20 @@ struct run_ctx {
 	int store_ret;           /* the exit code of an explicit --db that failed */
 };
 
+/* Whether a second side is timed beside the first (--versus or
+ * --versus-logic). */
+static bool paired(const struct run_ctx *x)
+{
+	return x->cli->versus || x->cli->vlogic;
+}
+
 static void table_header(const struct run_ctx *x)
 {
 	const struct tcx_contraction *c = x->c;
 
 	for (int id = 0; id < c->nidx; id++)
 		fprintf(x->fp, "%7s ", c->idx[id].name);
-	if (x->pair) {
+	if (paired(x)) {
 		fprintf(x->fp, "%11s %11s %7s %15s %9s %9s %5s\n", "first_ms", "versus_ms", "ratio",
 			"ratio_95%_ci", "GFLOP/s", "vsGFLOP/s", "reps");
 		return;
@@ -346,7 +352,7 @@ static void csv_header(const struct run_ctx *x)
 	fprintf(x->fp, "median_ms,ci_lo_ms,ci_hi_ms,min_ms,max_ms,event_ms,wall_ms,gflops,gbs,"
 		       "reps,timer,compile_s,first_launch_ms,status,solution,peak_fraction,kernel,"
 		       "solution_name,reason");
-	if (x->pair)
+	if (paired(x))
 		fprintf(x->fp, ",versus_median_ms,versus_ci_lo_ms,versus_ci_hi_ms,versus_gflops,"
 			       "versus_status,versus_solution,ratio,ratio_ci_lo,ratio_ci_hi");
 	fputc('\n', x->fp);
@@ -580,6 +586,28 @@ static enum tcx_status bench_acc_try(void *ctx, enum arith floor, struct accurac
 	return st;
 }
 
+/* Marks t rejected: the logic file at path selects no solution for the
+ * size. */
+static void timed_no_solution(struct timed *t, const char *path)
+{
+	t->status = "rejected";
+	t->origin = "";
+	snprintf(t->reason, sizeof(t->reason),
+		 "the logic file '%s' selects no solution for this size", path);
+}
+
+/* Warns when the logic file lg (read from path; NULL: none) was made on
+ * another device than dev. */
+static void warn_other_device(const struct logic *lg, const char *path,
+			      const struct device *dev)
+{
+	const char *name = device_info_of(dev)->name;
+
+	if (lg && lg->device_name && *lg->device_name && strcmp(lg->device_name, name) != 0)
+		warning("logic file '%s' was made for '%s', not '%s'", path, lg->device_name,
+			name);
+}
+
 /* The second side's solution for one size: --versus's parameters, or the
  * solution --versus-logic selects, in the planner's form where it was tuned
  * in one (*have_plan, pl).  A size the logic selects no solution for marks
@@ -599,10 +627,7 @@ static enum tcx_status versus_solution(struct run_ctx *x, const int64_t *sz,
 	pick = logic_lookup(x->vlg, sz, NULL);
 	if (pick < 0) {
 		*s = NULL;
-		b->status = "rejected";
-		b->origin = "";
-		snprintf(b->reason, sizeof(b->reason),
-			 "the logic file '%s' selects no solution for this size", x->cli->vlogic);
+		timed_no_solution(b, x->cli->vlogic);
 		return TCX_EREJECT;
 	}
 	enum tcx_status st = logic_plan(x->vlg, pick, p, device_info_of(x->dev), pl, have_plan,
@@ -633,7 +658,7 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 
 	if (!a)
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
-	if (x->pair && !(b = calloc(1, sizeof(*b)))) {
+	if (paired(x) && !(b = calloc(1, sizeof(*b)))) {
 		free(a);
 		return tcx_fail(err, TCX_ENOMEM, "out of memory");
 	}
@@ -705,10 +730,7 @@ static enum tcx_status bench_size(struct run_ctx *x, const int64_t *sz, struct t
 		/* its try was rejected or failed: a->status says how */
 	} else if (!x->planning) {
 		st = TCX_EREJECT;
-		a->status = "rejected";
-		a->origin = "";
-		snprintf(a->reason, sizeof(a->reason),
-			 "the logic file '%s' selects no solution for this size", x->cli->logic);
+		timed_no_solution(a, x->cli->logic);
 	} else {
 		st = TCX_EREJECT;
 	}
@@ -923,7 +945,7 @@ static enum tcx_status plot_run(const struct run_ctx *x, json_t *doc, struct ato
 {
 	json_t *rows = json_object_get(doc, "results");
 	size_t n = json_array_size(rows), nser = 0, used = 0;
-	int sides = x->pair ? 2 : 1;
+	int sides = paired(x) ? 2 : 1;
 	struct svg_series *ser = calloc((size_t)sides * n + 1, sizeof(*ser));
 	double *xs = calloc((size_t)sides * n + 1, sizeof(double));
 	double *ys = calloc((size_t)sides * n + 1, sizeof(double));
@@ -1211,20 +1233,13 @@ static int run_mode(struct bench_cli *cli, int argc, char **argv)
 		st = TCX_OK;
 		tcx_error_clear(&err);
 	}
-	if (x.lg && x.lg->device_name && *x.lg->device_name &&
-	    strcmp(x.lg->device_name, device_info_of(x.dev)->name) != 0)
-		warning("logic file '%s' was made for '%s', not '%s'", cli->logic,
-			x.lg->device_name, device_info_of(x.dev)->name);
-	if (x.vlg && x.vlg->device_name && *x.vlg->device_name &&
-	    strcmp(x.vlg->device_name, device_info_of(x.dev)->name) != 0)
-		warning("logic file '%s' was made for '%s', not '%s'", cli->vlogic,
-			x.vlg->device_name, device_info_of(x.dev)->name);
+	warn_other_device(x.lg, cli->logic, x.dev);
+	warn_other_device(x.vlg, cli->vlogic, x.dev);
 	x.planning = planner_wanted(cli->params, cli->solfile, cli->logic) &&
 		     !device_is_host(x.dev);
 	ret = load_solution(cli->params, cli->solfile, x.c, device_info_of(x.dev), &x.sol);
 	if (!ret && cli->versus)
 		ret = load_solution(cli->versus, NULL, x.c, device_info_of(x.dev), &x.vsol);
-	x.pair = cli->versus || cli->vlogic;
 	if (ret)
 		goto out;
 	x.peak = find_peak(cli, &x);
